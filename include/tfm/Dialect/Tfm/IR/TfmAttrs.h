@@ -1,0 +1,22 @@
+//===- TfmAttrs.h - tfm attributes ------------------------------*- C++ -*-===//
+
+#ifndef TFM_DIALECT_TFM_IR_TFMATTRS_H
+#define TFM_DIALECT_TFM_IR_TFMATTRS_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include "tfm/Dialect/Tfm/IR/TfmEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tfm/Dialect/Tfm/IR/TfmAttrs.h.inc"
+
+namespace mlir::tfm {
+/// Name of the argument attribute that carries a #tfm.param.
+inline constexpr llvm::StringLiteral kParamAttrName = "tfm.param";
+/// The placeholder for the layer index in stacked parameter names.
+inline constexpr llvm::StringLiteral kLayerPlaceholder = "{layer}";
+} // namespace mlir::tfm
+
+#endif // TFM_DIALECT_TFM_IR_TFMATTRS_H

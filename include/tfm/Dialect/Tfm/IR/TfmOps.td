@@ -1,0 +1,551 @@
+//===- TfmOps.td - tfm operations --------------------------*- tablegen -*-===//
+//
+// Every op: summary, semantics, example and gradient rule; the normative text
+// is docs/spec.md (one section per op, same name).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_OPS
+#define TFM_OPS
+
+include "tfm/Dialect/Tfm/IR/TfmDialect.td"
+include "tfm/Dialect/Tfm/IR/TfmAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/OpBase.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Tfm_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+def Tfm_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+def Tfm_IdTensor : RankedTensorOf<[I32, I64]>;
+// Statistics (rstd, lse, loss) are f32, or f64 when the inputs are f64.
+def Tfm_StatTensor : RankedTensorOf<[F32, F64]>;
+
+// The common printed form: operands, attributes, then the functional type.
+defvar Tfm_FunctionalFormat =
+    "operands attr-dict `:` functional-type(operands, results)";
+
+class Tfm_PureOp<string mnemonic, list<Trait> traits = []>
+    : Tfm_Op<mnemonic, !listconcat([Pure], traits)> {
+  let assemblyFormat = Tfm_FunctionalFormat;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding and normalisation
+//===----------------------------------------------------------------------===//
+
+def Tfm_EmbeddingOp : Tfm_PureOp<"embedding"> {
+  let summary = "row gather from an embedding table";
+  let description = [{
+    `result[b, t, :] = table[ids[b, t], :]`. Ids outside `[0, V)` are an
+    error at run time.
+
+    ```mlir
+    %h = tfm.embedding %ids, %table
+        : (tensor<?x?xi64>, tensor<32000x4096xf32>) -> tensor<?x?x4096xf32>
+    ```
+
+    Gradient: `d table[v] = sum over (b, t) with ids[b, t] = v of d result[b, t]`
+    (scatter-add); ids have no gradient.
+  }];
+  let arguments = (ins Tfm_IdTensor:$ids, Tfm_FloatTensor:$table);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_RmsNormOp : Tfm_PureOp<"rmsnorm"> {
+  let summary = "RMS normalisation over the last dimension";
+  let description = [{
+    `rstd = 1 / sqrt(mean(x^2) + eps)` computed in f32 (f64 for f64 input),
+    `y = (x * rstd) * w`, or `* (1 + w)` with `unit_offset` (Gemma). `rstd`
+    has the shape of `x` without its last dimension.
+
+    ```mlir
+    %y, %rstd = tfm.rmsnorm %x, %w {eps = 1.0e-05 : f64}
+        : (tensor<?x?x64xf32>, tensor<64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?xf32>)
+    ```
+
+    Gradient, with `xh = x * rstd`, `g = w` (or `1 + w`), `N` the last size:
+    `dx = rstd * (dy*g - xh * mean(dy*g*xh))`, `dw = sum over rows of dy*xh`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, Tfm_FloatTensor:$weight,
+                   F64Attr:$eps, UnitAttr:$unit_offset);
+  let results = (outs Tfm_FloatTensor:$y, Tfm_StatTensor:$rstd);
+}
+
+def Tfm_LayerNormOp : Tfm_PureOp<"layernorm"> {
+  let summary = "layer normalisation over the last dimension";
+  let description = [{
+    `mean = mean(x)`, `rstd = 1 / sqrt(mean((x - mean)^2) + eps)`,
+    `y = (x - mean) * rstd * w + b` (`b` optional). Statistics in f32.
+
+    ```mlir
+    %y, %mean, %rstd = tfm.layernorm %x, %w, %b {eps = 1.0e-05 : f64}
+        : (tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32>)
+        -> (tensor<?x?x64xf32>, tensor<?x?xf32>, tensor<?x?xf32>)
+    ```
+
+    Gradient, with `xh = (x - mean) * rstd`:
+    `dx = rstd * (dy*w - mean(dy*w) - xh * mean(dy*w*xh))`,
+    `dw = sum(dy*xh)`, `db = sum(dy)` over rows.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, Tfm_FloatTensor:$weight,
+                   Optional<Tfm_FloatTensor>:$bias, F64Attr:$eps);
+  let results = (outs Tfm_FloatTensor:$y, Tfm_StatTensor:$mean,
+                      Tfm_StatTensor:$rstd);
+}
+
+def Tfm_FusedResidualRmsNormOp : Tfm_PureOp<"fused_residual_rmsnorm"> {
+  let summary = "residual add followed by RMSNorm";
+  let description = [{
+    `residual_out = x + residual`, then `y, rstd = rmsnorm(residual_out, w)`
+    with the attributes of `tfm.rmsnorm`. Fused from `tfm.add` + `tfm.rmsnorm`.
+
+    ```mlir
+    %y, %r, %rstd = tfm.fused_residual_rmsnorm %x, %res, %w {eps = 1.0e-06 : f64}
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>)
+        -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?xf32>)
+    ```
+
+    Gradient: the RMSNorm gradient through `y`, plus `d residual_out`;
+    the sum flows to both `x` and `residual`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, Tfm_FloatTensor:$residual,
+                   Tfm_FloatTensor:$weight, F64Attr:$eps, UnitAttr:$unit_offset);
+  let results = (outs Tfm_FloatTensor:$y, Tfm_FloatTensor:$residual_out,
+                      Tfm_StatTensor:$rstd);
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def Tfm_MatmulOp : Tfm_PureOp<"matmul"> {
+  let summary = "x times a weight matrix, optional bias";
+  let description = [{
+    `nt`: `y[..., n] = sum_k x[..., k] * w[n, k] + bias[n]` (HF `nn.Linear`
+    layout `[out, in]`); `nn`: `w` is `[K, N]`.
+
+    ```mlir
+    %y = tfm.matmul %x, %w {transpose = #tfm.transpose<nt>}
+        : (tensor<?x?x64xf32>, tensor<128x64xf32>) -> tensor<?x?x128xf32>
+    ```
+
+    Gradient (nt): `dx = dy · w`, `dw = dyᵀ · x` summed over leading dims,
+    `dbias = sum(dy)` over leading dims.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, Tfm_FloatTensor:$w,
+                   Optional<Tfm_FloatTensor>:$bias,
+                   Tfm_TransposeAttr:$transpose);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Positions and attention
+//===----------------------------------------------------------------------===//
+
+def Tfm_RopeOp : Tfm_PureOp<"rope"> {
+  let summary = "rotary position embedding (rotate-half pairing)";
+  let description = [{
+    `x` is `[B, T, H, D]`, `positions` `[B, T]`. With
+    `inv_freq[i] = theta^(-2i / rotary_dim)` transformed by `scaling`, and
+    `a = positions[b, t] * inv_freq[i]` for `i < rotary_dim / 2`, dimension
+    pairs `(i, i + rotary_dim/2)` of the first `rotary_dim` dimensions rotate:
+    `y1 = x1*cos(a) - x2*sin(a)`, `y2 = x2*cos(a) + x1*sin(a)`, where cos and
+    sin are multiplied by the scaling's `attention_factor`; dimensions from
+    `rotary_dim` on pass through (partial rotary).
+
+    ```mlir
+    %y = tfm.rope %x, %pos {theta = 5.0e+05 : f64, rotary_dim = 64 : i64}
+        : (tensor<?x?x8x64xf32>, tensor<?x?xi64>) -> tensor<?x?x8x64xf32>
+    ```
+
+    Gradient: the transposed rotation, `dx1 = dy1*cos + dy2*sin`,
+    `dx2 = dy2*cos - dy1*sin`; pass-through dimensions copy `dy`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, Tfm_IdTensor:$positions,
+                   F64Attr:$theta, I64Attr:$rotary_dim,
+                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_QkNormOp : Tfm_PureOp<"qk_norm"> {
+  let summary = "RMSNorm of queries and keys";
+  let description = [{
+    `q` `[B, T, Hq, D]` and `k` `[B, T, Hkv, D]` are RMS-normalised:
+    `per_head` over `D` with weights `[D]` (Qwen3, Gemma3), `whole` over all
+    `H*D` values of a token with weights `[H*D]` (OLMo2). `unit_offset` uses
+    `(1 + w)`. The f32 `rstd` results are `[B, T, H]` (per_head) or `[B, T]`.
+
+    ```mlir
+    %q2, %k2, %rq, %rk = tfm.qk_norm %q, %k, %wq, %wk
+        {eps = 1.0e-06 : f64, mode = #tfm.qk_norm_mode<per_head>}
+        : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<64xf32>, tensor<64xf32>)
+        -> (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x8xf32>, tensor<?x?x2xf32>)
+    ```
+
+    Gradient: the `tfm.rmsnorm` gradient applied to each of q and k over the
+    normalised group.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$q, Tfm_FloatTensor:$k,
+                   Tfm_FloatTensor:$q_weight, Tfm_FloatTensor:$k_weight,
+                   F64Attr:$eps, Tfm_QkNormModeAttr:$mode, UnitAttr:$unit_offset);
+  let results = (outs Tfm_FloatTensor:$q_out, Tfm_FloatTensor:$k_out,
+                      Tfm_StatTensor:$q_rstd, Tfm_StatTensor:$k_rstd);
+}
+
+def Tfm_QkvQkNormRopeOp : Tfm_PureOp<"qkv_qk_norm_rope"> {
+  let summary = "per-head q/k RMSNorm and RoPE on packed QKV";
+  let description = [{
+    `qkv` is `[B, T, Hq + 2*Hkv, D]`: query heads, then key heads, then value
+    heads. The query and key heads get per-head RMSNorm (as `tfm.qk_norm`
+    `per_head`) and then RoPE (as `tfm.rope`); value heads pass through.
+    Fused from `tfm.qk_norm` + two `tfm.rope`.
+
+    ```mlir
+    %o, %rq, %rk = tfm.qkv_qk_norm_rope %qkv, %wq, %wk, %pos
+        {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, eps = 1.0e-06 : f64,
+         theta = 1.0e+06 : f64, rotary_dim = 64 : i64}
+        : (tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<?x?xi64>)
+        -> (tensor<?x?x12x64xf32>, tensor<?x?x8xf32>, tensor<?x?x2xf32>)
+    ```
+
+    Gradient: RoPE gradient, then the RMSNorm gradient, on the q and k heads;
+    value heads copy `dy`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$qkv, Tfm_FloatTensor:$q_weight,
+                   Tfm_FloatTensor:$k_weight, Tfm_IdTensor:$positions,
+                   I64Attr:$num_q_heads, I64Attr:$num_kv_heads, F64Attr:$eps,
+                   UnitAttr:$unit_offset, F64Attr:$theta, I64Attr:$rotary_dim,
+                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
+  let results = (outs Tfm_FloatTensor:$result, Tfm_StatTensor:$q_rstd,
+                      Tfm_StatTensor:$k_rstd);
+}
+
+def Tfm_AttentionOp : Tfm_PureOp<"attention"> {
+  let summary = "scaled dot-product attention (GQA, causal, window, softcap, sinks)";
+  let description = [{
+    `q` `[B, T, Hq, D]`, `k` `[B, S, Hkv, D]`, `v` `[B, S, Hkv, Dv]`; query
+    head `h` reads key/value head `h / (Hq / Hkv)`.
+    `s = scale * q·k`; with `softcap`, `s = softcap * tanh(s / softcap)`;
+    `causal` masks `j > i`; `sliding_window = W` also masks `i - j >= W`
+    (HF convention: a token sees itself and the W-1 before it). With `sinks`
+    (`[Hq]`), a per-head logit joins the softmax denominator only.
+    `out = softmax(s) · v`.
+
+    ```mlir
+    %o = tfm.attention %q, %k, %v {causal, scale = 1.25e-01 : f64}
+        : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>)
+        -> tensor<?x?x8x64xf32>
+    ```
+
+    Gradient, with `p = softmax(s)`: `dv = pᵀ·dout`, `dp = dout·vᵀ`,
+    `ds = p * (dp - rowsum(dout * out))`, times `1 - tanh²` under softcap,
+    `dq = scale * ds·k`, `dk = scale * dsᵀ·q` summed over the query heads of a
+    group; `dsinks = -sum over rows of p_sink * rowsum(dout * out)`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$q, Tfm_FloatTensor:$k,
+                   Tfm_FloatTensor:$v, Optional<Tfm_FloatTensor>:$sinks,
+                   F64Attr:$scale, UnitAttr:$causal,
+                   OptionalAttr<I64Attr>:$sliding_window,
+                   OptionalAttr<F64Attr>:$softcap);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_FlashAttentionOp : Tfm_PureOp<"flash_attention"> {
+  let summary = "attention on packed QKV, saving the log-sum-exp";
+  let description = [{
+    `qkv` `[B, T, Hq + 2*Hkv, D]` (query, key, value heads); semantics of
+    `tfm.attention` with the same attributes. Also returns `lse` `[B, Hq, T]`
+    (f32), the log-sum-exp of each score row, so the backward recomputes
+    probabilities tile by tile. Lowerings never materialise `T x T`.
+
+    ```mlir
+    %o, %lse = tfm.flash_attention %qkv
+        {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 1.25e-01 : f64}
+        : (tensor<?x?x12x64xf32>) -> (tensor<?x?x8x64xf32>, tensor<?x8x?xf32>)
+    ```
+
+    Gradient: as `tfm.attention`, with `p = exp(s - lse)`; the result is one
+    packed `dqkv`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$qkv, Optional<Tfm_FloatTensor>:$sinks,
+                   I64Attr:$num_q_heads, I64Attr:$num_kv_heads,
+                   F64Attr:$scale, UnitAttr:$causal,
+                   OptionalAttr<I64Attr>:$sliding_window,
+                   OptionalAttr<F64Attr>:$softcap);
+  let results = (outs Tfm_FloatTensor:$result, Tfm_StatTensor:$lse);
+}
+
+//===----------------------------------------------------------------------===//
+// Activations and element-wise ops
+//===----------------------------------------------------------------------===//
+
+class Tfm_GluOp<string mnemonic, string act, string grad> : Tfm_PureOp<mnemonic> {
+  let summary = "gated linear unit over packed up|gate with " # act;
+  let description = [{
+    `x` is `[..., 2I]`: `up = x[..., :I]`, `gate = x[..., I:]`;
+    `y = up * }] # act # [{(gate)`.
+
+    ```mlir
+    %y = tfm.}] # mnemonic # [{ %x : (tensor<?x?x256xf32>) -> tensor<?x?x128xf32>
+    ```
+
+    Gradient: `dup = dy * act(gate)`, `dgate = dy * up * }] # grad # [{`,
+    packed back as `[dup | dgate]`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_SwigluOp : Tfm_GluOp<"swiglu", "silu", "silu'(gate)">;
+def Tfm_GegluOp : Tfm_GluOp<"geglu", "gelu_tanh", "gelu_tanh'(gate)">;
+
+class Tfm_UnaryOp<string mnemonic, string math, string grad>
+    : Tfm_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "element-wise " # math;
+  let description = [{
+    `y = }] # math # [{`, element-wise.
+
+    ```mlir
+    %y = tfm.}] # mnemonic # [{ %x : tensor<?x?x64xf32>
+    ```
+
+    Gradient: `dx = dy * (}] # grad # [{)`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def Tfm_SiluOp : Tfm_UnaryOp<"silu", "x * sigmoid(x)",
+    "sigmoid(x) * (1 + x * (1 - sigmoid(x)))">;
+def Tfm_GeluTanhOp : Tfm_UnaryOp<"gelu_tanh",
+    "0.5 x (1 + tanh(c (x + 0.044715 x^3))), c = sqrt(2/pi)",
+    "0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 * 0.044715 x^2), t = tanh(...)">;
+def Tfm_Relu2Op : Tfm_UnaryOp<"relu2", "max(x, 0)^2", "2 max(x, 0)">;
+
+class Tfm_BinaryOp<string mnemonic, string math, string grad>
+    : Tfm_Op<mnemonic, [Pure, SameOperandsAndResultType, Commutative]> {
+  let summary = "element-wise " # math;
+  let description = [{
+    `result = }] # math # [{`, element-wise on equal shapes.
+
+    ```mlir
+    %r = tfm.}] # mnemonic # [{ %a, %b : tensor<?x?x64xf32>
+    ```
+
+    Gradient: }] # grad # [{.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$lhs, Tfm_FloatTensor:$rhs);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Tfm_AddOp : Tfm_BinaryOp<"add", "lhs + rhs", "`dlhs = drhs = dresult`">;
+def Tfm_MulOp : Tfm_BinaryOp<"mul", "lhs * rhs",
+    "`dlhs = dresult * rhs`, `drhs = dresult * lhs`">;
+
+def Tfm_ScaleOp : Tfm_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "multiply by a constant";
+  let description = [{
+    `y = x * factor`, with `factor` rounded to the element type first (as
+    PyTorch multiplies a tensor by a Python scalar).
+
+    ```mlir
+    %y = tfm.scale %x {factor = 8.0 : f64} : tensor<?x?x64xf32>
+    ```
+
+    Gradient: `dx = dy * factor`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, F64Attr:$factor);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+  let hasFolder = 1;
+}
+
+def Tfm_SoftcapOp : Tfm_Op<"softcap", [Pure, SameOperandsAndResultType]> {
+  let summary = "tanh soft capping";
+  let description = [{
+    `y = cap * tanh(x / cap)` (Gemma 2 logit soft-capping), `cap > 0`.
+
+    ```mlir
+    %y = tfm.softcap %x {cap = 30.0 : f64} : tensor<?x?x256xf32>
+    ```
+
+    Gradient: `dx = dy * (1 - tanh(x / cap)^2)`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, F64Attr:$cap);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+def Tfm_ReshapeOp : Tfm_Op<"reshape", [Pure]> {
+  let summary = "regroup the static trailing dimensions";
+  let description = [{
+    Same elements in row-major order. The leading dynamic dimensions (batch,
+    sequence) are kept as they are; the static dimensions after them are
+    regrouped, with equal products.
+
+    ```mlir
+    %y = tfm.reshape %x : tensor<?x?x512xf32> -> tensor<?x?x8x64xf32>
+    ```
+
+    Gradient: `dx = reshape(dy)` back to the operand type.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tfm_SplitOp : Tfm_Op<"split", [Pure]> {
+  let summary = "split along one static dimension";
+  let description = [{
+    The results are consecutive slices of `x` along `dim`, of their own sizes,
+    which add up to the size of `x` there.
+
+    ```mlir
+    %a, %b = tfm.split %x {dim = 2 : i64}
+        : (tensor<?x?x96xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>)
+    ```
+
+    Gradient: `dx = concat(dresults, dim)` (zeros for unused results).
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, I64Attr:$dim);
+  let results = (outs Variadic<Tfm_FloatTensor>:$results);
+  let assemblyFormat = Tfm_FunctionalFormat;
+  let hasVerifier = 1;
+}
+
+def Tfm_ConcatOp : Tfm_Op<"concat", [Pure]> {
+  let summary = "concatenate along one static dimension";
+  let description = [{
+    ```mlir
+    %y = tfm.concat %a, %b {dim = 2 : i64}
+        : (tensor<?x?x64xf32>, tensor<?x?x32xf32>) -> tensor<?x?x96xf32>
+    ```
+
+    Gradient: `dinputs = split(dy, dim)` with the input sizes.
+  }];
+  let arguments = (ins Variadic<Tfm_FloatTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = Tfm_FunctionalFormat;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Tfm_CrossEntropyOp : Tfm_PureOp<"cross_entropy"> {
+  let summary = "causal-LM cross-entropy (HF convention)";
+  let description = [{
+    `logits` `[B, T, V]`, `labels` `[B, T]` unshifted. Position `t < T-1`
+    predicts `labels[b, t+1]`; targets equal to `ignore_index` (default
+    -100) do not count. `loss = sum(lse - logit[target]) / count`, one mean
+    over all counted tokens of the batch, in f32 (NaN when nothing counts, as
+    in PyTorch).
+
+    ```mlir
+    %loss = tfm.cross_entropy %logits, %labels {ignore_index = -100 : i64}
+        : (tensor<?x?x256xf32>, tensor<?x?xi64>) -> tensor<f32>
+    ```
+
+    Gradient: `dlogits[b, t] = dloss / count * (softmax(logits[b, t]) -
+    onehot(target))` for counted positions, zero elsewhere.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$logits, Tfm_IdTensor:$labels,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs Tfm_StatTensor:$loss);
+}
+
+def Tfm_FusedLmHeadLossOp : Tfm_PureOp<"fused_lm_head_loss"> {
+  let summary = "LM head and cross-entropy without materialising logits";
+  let description = [{
+    `loss = cross_entropy(softcap?(hidden · weightᵀ), labels)` with the
+    convention of `tfm.cross_entropy`, computed in chunks of tokens so the
+    `[B*T, V]` logits never exist. Also returns `lse` `[B, T]` (f32) for the
+    backward. Fused from `tfm.matmul` (+ `tfm.softcap`) + `tfm.cross_entropy`.
+
+    ```mlir
+    %loss, %lse = tfm.fused_lm_head_loss %h, %w, %labels {ignore_index = -100 : i64}
+        : (tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<?x?xi64>)
+        -> (tensor<f32>, tensor<?x?xf32>)
+    ```
+
+    Gradient: with `p` recomputed per chunk from `lse`, `dlogits` as for
+    `tfm.cross_entropy` (times the softcap derivative), `dhidden = dlogits ·
+    weight`, `dweight = dlogitsᵀ · hidden`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$hidden, Tfm_FloatTensor:$weight,
+                   Tfm_IdTensor:$labels,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                   OptionalAttr<F64Attr>:$softcap);
+  let results = (outs Tfm_StatTensor:$loss, Tfm_StatTensor:$lse);
+}
+
+//===----------------------------------------------------------------------===//
+// Model structure
+//===----------------------------------------------------------------------===//
+
+def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
+                                     RecursiveMemoryEffects]> {
+  let summary = "run layer bodies over weights stacked on a layer dimension";
+  let description = [{
+    A scan over `num_layers` layers. Each region is one layer kind, written
+    once; layer `i` runs region `schedule[i]` (region 0 for every layer when
+    there is no schedule). A region's block arguments are the carried values
+    (typed as `inits`) followed by layer `i`'s slice of each stacked weight
+    (the weight type without its leading dimension); it yields the next
+    carried values. Values defined above (positions) may be used inside.
+
+    ```mlir
+    %h = tfm.repeat (%h0 : tensor<?x?x64xf32>)
+        layers(%w : tensor<4x64xf32>) {num_layers = 4 : i64} -> tensor<?x?x64xf32> {
+    ^bb0(%x: tensor<?x?x64xf32>, %wl: tensor<64xf32>):
+      %y, %r = tfm.rmsnorm %x, %wl {eps = 1.0e-05 : f64}
+          : (tensor<?x?x64xf32>, tensor<64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?xf32>)
+      tfm.yield %y : tensor<?x?x64xf32>
+    }
+    ```
+
+    Gradient: a reverse scan of the per-kind adjoint bodies; weight gradients
+    are stacked like the weights.
+  }];
+  let arguments = (ins Variadic<Tfm_FloatTensor>:$inits,
+                   Variadic<Tfm_FloatTensor>:$weights,
+                   I64Attr:$num_layers,
+                   OptionalAttr<DenseI64ArrayAttr>:$schedule);
+  let results = (outs Variadic<Tfm_FloatTensor>:$results);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$kinds);
+  let assemblyFormat = [{
+    `(` $inits `:` type($inits) `)` `layers` `(` ($weights^ `:` type($weights))? `)`
+    attr-dict `->` type($results) $kinds
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The region layer `layer` runs.
+    unsigned getKindOfLayer(int64_t layer);
+  }];
+}
+
+def Tfm_YieldOp : Tfm_Op<"yield", [Pure, Terminator, ReturnLike,
+                                   HasParent<"RepeatOp">]> {
+  let summary = "the carried values after one layer";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+#endif // TFM_OPS

@@ -1,0 +1,69 @@
+//===- TfmDialect.cpp - tfm dialect registration and attr hooks -----------===//
+
+#include "tfm/Dialect/Tfm/IR/TfmDialect.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+#include "tfm/Dialect/Tfm/IR/TfmOpsDialect.cpp.inc"
+
+void TfmDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tfm/Dialect/Tfm/IR/TfmOps.cpp.inc"
+      >();
+  registerAttributes();
+}
+
+/// `tfm.param` on a function argument: a #tfm.param on a static tensor whose
+/// stacked layout agrees with its name template.
+LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  if (attr.getName() != kParamAttrName)
+    return op->emitError() << "unknown tfm argument attribute '"
+                           << attr.getName().getValue() << "'";
+  auto param = dyn_cast<ParamAttr>(attr.getValue());
+  if (!param)
+    return op->emitError() << "'" << kParamAttrName
+                           << "' must be a #tfm.param attribute";
+  Region &region = op->getRegion(regionIndex);
+  if (region.empty())
+    return success(); // Declarations carry the map too; nothing to check.
+  Type argType = region.getArgument(argIndex).getType();
+  auto tensor = dyn_cast<RankedTensorType>(argType);
+  if (!tensor || !tensor.hasStaticShape())
+    return op->emitError() << "parameter '" << param.getName()
+                           << "' (argument #" << argIndex
+                           << ") must be a statically shaped tensor, got "
+                           << argType;
+  if (param.getStacked() && tensor.getRank() < 1)
+    return op->emitError() << "stacked parameter '" << param.getName()
+                           << "' needs a leading layer dimension";
+  if ((param.getMapping() == ParamMapping::fuse ||
+       param.getMapping() == ParamMapping::split) &&
+      param.getDim() + (param.getStacked() ? 1 : 0) >= tensor.getRank())
+    return op->emitError() << "parameter '" << param.getName() << "' "
+                           << stringifyParamMapping(param.getMapping())
+                           << " dimension " << param.getDim()
+                           << " is out of range for " << tensor;
+  return success();
+}
+
+LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  // `tfm.hf` on a module records where the model came from.
+  if (attr.getName() == "tfm.hf") {
+    if (!isa<DictionaryAttr>(attr.getValue()))
+      return op->emitError("'tfm.hf' must be a dictionary");
+    return success();
+  }
+  return op->emitError() << "unknown tfm attribute '"
+                         << attr.getName().getValue() << "'";
+}

@@ -1,0 +1,602 @@
+//===- TfmOps.cpp - tfm op verifiers and folders --------------------------===//
+//
+// Verifiers reject every inconsistent shape, element type or attribute with
+// a message naming the operand and the expected shape; each message has an
+// expected-error test in test/Dialect/Tfm/invalid.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "TfmVerifyUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::detail;
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+static RankedTensorType rankedOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Shape without its last dimension.
+static SmallVector<int64_t> dropLast(ArrayRef<int64_t> shape) {
+  return SmallVector<int64_t>(shape.drop_back());
+}
+
+/// Checks a norm weight: rank 1, size `n`, same element type as the input.
+static LogicalResult checkNormWeight(Operation *op, StringRef what,
+                                     Value weight, int64_t n, Type elem) {
+  if (failed(checkShape(op, what, weight.getType(), {n})))
+    return failure();
+  return checkElementType(op, what, weight.getType(), elem);
+}
+
+/// Checks that `x` has at least `rank` dimensions.
+static LogicalResult checkMinRank(Operation *op, StringRef what, Value x,
+                                  int64_t rank) {
+  if (rankedOf(x).getRank() >= rank)
+    return success();
+  return op->emitOpError() << what << " must have rank at least " << rank
+                           << ", got " << x.getType();
+}
+
+//===----------------------------------------------------------------------===//
+// EmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType table = rankedOf(getTable());
+  if (table.getRank() != 2)
+    return emitOpError() << "table must be [vocab, hidden], got " << table;
+  SmallVector<int64_t> expected(rankedOf(getIds()).getShape());
+  expected.push_back(table.getDimSize(1));
+  if (failed(checkShape(*this, "result", getType(), expected)))
+    return failure();
+  return checkElementType(*this, "result", getType(), table.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation ops
+//===----------------------------------------------------------------------===//
+
+/// Shared by rmsnorm-like ops: y like x, weight [N], rstd = x without N.
+static LogicalResult verifyRmsNormLike(Operation *op, Value x, Value weight,
+                                       Value y, Value rstd, double eps) {
+  if (failed(checkMinRank(op, "input", x, 1)))
+    return failure();
+  RankedTensorType xt = rankedOf(x);
+  if (y.getType() != xt)
+    return op->emitOpError() << "result y must have the input type " << xt
+                             << ", got " << y.getType();
+  if (failed(checkNormWeight(op, "weight", weight, xt.getShape().back(),
+                             xt.getElementType())))
+    return failure();
+  if (failed(checkStat(op, "rstd", rstd.getType(), xt.getElementType(),
+                       dropLast(xt.getShape()))))
+    return failure();
+  return checkPositive(op, "eps", eps);
+}
+
+LogicalResult RmsNormOp::verify() {
+  return verifyRmsNormLike(*this, getX(), getWeight(), getY(), getRstd(),
+                           getEps().convertToDouble());
+}
+
+LogicalResult FusedResidualRmsNormOp::verify() {
+  if (getResidual().getType() != getX().getType())
+    return emitOpError() << "residual must have the input type "
+                         << getX().getType() << ", got "
+                         << getResidual().getType();
+  if (getResidualOut().getType() != getX().getType())
+    return emitOpError() << "residual_out must have the input type "
+                         << getX().getType() << ", got "
+                         << getResidualOut().getType();
+  return verifyRmsNormLike(*this, getX(), getWeight(), getY(), getRstd(),
+                           getEps().convertToDouble());
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyRmsNormLike(*this, getX(), getWeight(), getY(), getRstd(),
+                               getEps().convertToDouble())))
+    return failure();
+  RankedTensorType xt = rankedOf(getX());
+  if (getBias() && failed(checkNormWeight(*this, "bias", getBias(),
+                                          xt.getShape().back(),
+                                          xt.getElementType())))
+    return failure();
+  return checkStat(*this, "mean", getMean().getType(), xt.getElementType(),
+                   dropLast(xt.getShape()));
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  if (failed(checkMinRank(*this, "input", getX(), 1)))
+    return failure();
+  RankedTensorType xt = rankedOf(getX()), wt = rankedOf(getW());
+  if (wt.getRank() != 2)
+    return emitOpError() << "weight must be a matrix, got " << wt;
+  bool nt = getTranspose() == Transpose::nt;
+  int64_t k = wt.getDimSize(nt ? 1 : 0), n = wt.getDimSize(nt ? 0 : 1);
+  if (!dimsCompatible(xt.getShape().back(), k))
+    return emitOpError() << "contraction size mismatch: input " << xt
+                         << " has " << xt.getShape().back()
+                         << " columns but weight " << wt << " ("
+                         << stringifyTranspose(getTranspose()) << ") has " << k;
+  if (failed(checkElementType(*this, "weight", wt, xt.getElementType())))
+    return failure();
+  if (getBias() && failed(checkNormWeight(*this, "bias", getBias(), n,
+                                          xt.getElementType())))
+    return failure();
+  SmallVector<int64_t> expected = dropLast(xt.getShape());
+  expected.push_back(n);
+  if (failed(checkShape(*this, "result", getType(), expected)))
+    return failure();
+  return checkElementType(*this, "result", getType(), xt.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Rotary embeddings
+//===----------------------------------------------------------------------===//
+
+/// Shared RoPE attribute checks for a head dimension `headDim`.
+static LogicalResult verifyRopeAttrs(Operation *op, int64_t headDim,
+                                     double theta, int64_t rotaryDim,
+                                     RopeScalingAttr scaling) {
+  if (failed(checkPositive(op, "theta", theta)))
+    return failure();
+  if (rotaryDim <= 0 || rotaryDim % 2 != 0)
+    return op->emitOpError() << "rotary_dim must be positive and even, got "
+                             << rotaryDim;
+  if (!ShapedType::isDynamic(headDim) && rotaryDim > headDim)
+    return op->emitOpError() << "rotary_dim " << rotaryDim
+                             << " exceeds the head dimension " << headDim;
+  if (scaling && scaling.getKind() == RopeKind::longrope &&
+      static_cast<int64_t>(scaling.getShortFactor().size()) != rotaryDim / 2)
+    return op->emitOpError() << "longrope factors must have rotary_dim / 2 = "
+                             << rotaryDim / 2 << " entries, got "
+                             << scaling.getShortFactor().size();
+  return success();
+}
+
+/// Positions are [B, T] matching the first two dimensions of `x`.
+static LogicalResult verifyPositions(Operation *op, Value positions,
+                                     RankedTensorType x) {
+  return checkShape(op, "positions", positions.getType(),
+                    {x.getDimSize(0), x.getDimSize(1)});
+}
+
+LogicalResult RopeOp::verify() {
+  RankedTensorType xt = rankedOf(getX());
+  if (xt.getRank() != 4)
+    return emitOpError() << "input must be [batch, seq, heads, head_dim], got "
+                         << xt;
+  if (getType() != xt)
+    return emitOpError() << "result must have the input type " << xt;
+  if (failed(verifyPositions(*this, getPositions(), xt)))
+    return failure();
+  return verifyRopeAttrs(*this, xt.getDimSize(3), getTheta().convertToDouble(),
+                         getRotaryDim(), getScalingAttr());
+}
+
+//===----------------------------------------------------------------------===//
+// Q/K normalisation
+//===----------------------------------------------------------------------===//
+
+LogicalResult QkNormOp::verify() {
+  RankedTensorType qt = rankedOf(getQ()), kt = rankedOf(getK());
+  if (qt.getRank() != 4 || kt.getRank() != 4)
+    return emitOpError("q and k must be [batch, seq, heads, head_dim]");
+  if (qt.getElementType() != kt.getElementType() ||
+      !dimsCompatible(qt.getDimSize(3), kt.getDimSize(3)))
+    return emitOpError() << "q " << qt << " and k " << kt
+                         << " must share element type and head_dim";
+  if (getQOut().getType() != qt || getKOut().getType() != kt)
+    return emitOpError("results must have the types of q and k");
+  bool perHead = getMode() == QkNormMode::per_head;
+  auto weightSize = [&](RankedTensorType t) {
+    return perHead ? t.getDimSize(3) : t.getDimSize(2) * t.getDimSize(3);
+  };
+  auto statShape = [&](RankedTensorType t) {
+    SmallVector<int64_t> s{t.getDimSize(0), t.getDimSize(1)};
+    if (perHead)
+      s.push_back(t.getDimSize(2));
+    return s;
+  };
+  if (failed(checkNormWeight(*this, "q_weight", getQWeight(), weightSize(qt),
+                             qt.getElementType())) ||
+      failed(checkNormWeight(*this, "k_weight", getKWeight(), weightSize(kt),
+                             kt.getElementType())) ||
+      failed(checkStat(*this, "q_rstd", getQRstd().getType(),
+                       qt.getElementType(), statShape(qt))) ||
+      failed(checkStat(*this, "k_rstd", getKRstd().getType(),
+                       kt.getElementType(), statShape(kt))))
+    return failure();
+  return checkPositive(*this, "eps", getEps().convertToDouble());
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Head counts, window and softcap shared by attention ops.
+static LogicalResult verifyAttentionAttrs(Operation *op, int64_t hq,
+                                          int64_t hkv, double scale,
+                                          std::optional<int64_t> window,
+                                          std::optional<double> softcap) {
+  if (hq <= 0 || hkv <= 0)
+    return op->emitOpError() << "head counts must be positive, got " << hq
+                             << " query and " << hkv << " key/value heads";
+  if (hq % hkv != 0)
+    return op->emitOpError() << "query heads (" << hq
+                             << ") must be a multiple of key/value heads ("
+                             << hkv << ")";
+  if (failed(checkPositive(op, "scale", scale)))
+    return failure();
+  if (window && *window <= 0)
+    return op->emitOpError() << "sliding_window must be positive, got "
+                             << *window;
+  if (softcap && failed(checkPositive(op, "softcap", *softcap)))
+    return failure();
+  return success();
+}
+
+static LogicalResult verifySinks(Operation *op, Value sinks, int64_t hq,
+                                 Type elem) {
+  if (!sinks)
+    return success();
+  return checkNormWeight(op, "sinks", sinks, hq, elem);
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType qt = rankedOf(getQ()), kt = rankedOf(getK()),
+                   vt = rankedOf(getV());
+  if (qt.getRank() != 4 || kt.getRank() != 4 || vt.getRank() != 4)
+    return emitOpError("q, k and v must be [batch, seq, heads, head_dim]");
+  Type elem = qt.getElementType();
+  if (kt.getElementType() != elem || vt.getElementType() != elem)
+    return emitOpError("q, k and v must share an element type");
+  int64_t b = qt.getDimSize(0), s = kt.getDimSize(1);
+  int64_t hq = qt.getDimSize(2), hkv = kt.getDimSize(2);
+  if (failed(checkShape(*this, "k", kt, {b, kDyn, hkv, qt.getDimSize(3)})) ||
+      failed(checkShape(*this, "v", vt, {b, s, hkv, kDyn})))
+    return failure();
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
+    return emitOpError("head counts must be static");
+  if (failed(verifyAttentionAttrs(*this, hq, hkv,
+                                  getScale().convertToDouble(),
+                                  getSlidingWindow(),
+                                  getSoftcap() ? std::optional<double>(
+                                                     getSoftcap()->convertToDouble())
+                                               : std::nullopt)))
+    return failure();
+  if (getSlidingWindow() && !getCausal())
+    return emitOpError("sliding_window requires causal attention");
+  if (failed(verifySinks(*this, getSinks(), hq, elem)))
+    return failure();
+  if (failed(checkShape(*this, "result", getType(),
+                        {b, qt.getDimSize(1), hq, vt.getDimSize(3)})))
+    return failure();
+  return checkElementType(*this, "result", getType(), elem);
+}
+
+/// Packed QKV: [B, T, Hq + 2*Hkv, D].
+static LogicalResult verifyPackedQkv(Operation *op, RankedTensorType qkv,
+                                     int64_t hq, int64_t hkv) {
+  if (qkv.getRank() != 4)
+    return op->emitOpError()
+           << "qkv must be [batch, seq, q_heads + 2 * kv_heads, head_dim], got "
+           << qkv;
+  if (hq > 0 && hkv > 0 && !dimsCompatible(qkv.getDimSize(2), hq + 2 * hkv))
+    return op->emitOpError() << "qkv has " << qkv.getDimSize(2)
+                             << " heads, expected num_q_heads + 2 * "
+                                "num_kv_heads = "
+                             << hq + 2 * hkv;
+  return success();
+}
+
+LogicalResult FlashAttentionOp::verify() {
+  RankedTensorType qkv = rankedOf(getQkv());
+  int64_t hq = getNumQHeads(), hkv = getNumKvHeads();
+  if (failed(verifyAttentionAttrs(*this, hq, hkv,
+                                  getScale().convertToDouble(),
+                                  getSlidingWindow(),
+                                  getSoftcap() ? std::optional<double>(
+                                                     getSoftcap()->convertToDouble())
+                                               : std::nullopt)) ||
+      failed(verifyPackedQkv(*this, qkv, hq, hkv)))
+    return failure();
+  if (getSlidingWindow() && !getCausal())
+    return emitOpError("sliding_window requires causal attention");
+  Type elem = qkv.getElementType();
+  int64_t b = qkv.getDimSize(0), t = qkv.getDimSize(1);
+  if (failed(verifySinks(*this, getSinks(), hq, elem)) ||
+      failed(checkShape(*this, "result", getResult().getType(),
+                        {b, t, hq, qkv.getDimSize(3)})) ||
+      failed(checkElementType(*this, "result", getResult().getType(), elem)))
+    return failure();
+  return checkStat(*this, "lse", getLse().getType(), elem, {b, hq, t});
+}
+
+LogicalResult QkvQkNormRopeOp::verify() {
+  RankedTensorType qkv = rankedOf(getQkv());
+  int64_t hq = getNumQHeads(), hkv = getNumKvHeads();
+  if (failed(verifyAttentionAttrs(*this, hq, hkv, 1.0, std::nullopt,
+                                  std::nullopt)) ||
+      failed(verifyPackedQkv(*this, qkv, hq, hkv)))
+    return failure();
+  if (getResult().getType() != qkv)
+    return emitOpError() << "result must have the qkv type " << qkv;
+  Type elem = qkv.getElementType();
+  int64_t b = qkv.getDimSize(0), t = qkv.getDimSize(1), d = qkv.getDimSize(3);
+  if (failed(checkNormWeight(*this, "q_weight", getQWeight(), d, elem)) ||
+      failed(checkNormWeight(*this, "k_weight", getKWeight(), d, elem)) ||
+      failed(verifyPositions(*this, getPositions(), qkv)) ||
+      failed(checkStat(*this, "q_rstd", getQRstd().getType(), elem,
+                       {b, t, hq})) ||
+      failed(checkStat(*this, "k_rstd", getKRstd().getType(), elem,
+                       {b, t, hkv})) ||
+      failed(checkPositive(*this, "eps", getEps().convertToDouble())))
+    return failure();
+  return verifyRopeAttrs(*this, d, getTheta().convertToDouble(),
+                         getRotaryDim(), getScalingAttr());
+}
+
+//===----------------------------------------------------------------------===//
+// Gated linear units
+//===----------------------------------------------------------------------===//
+
+/// [..., 2I] -> [..., I].
+static LogicalResult verifyGlu(Operation *op, Value x, Value result) {
+  if (failed(checkMinRank(op, "input", x, 1)))
+    return failure();
+  RankedTensorType xt = rankedOf(x);
+  int64_t packed = xt.getShape().back();
+  if (ShapedType::isDynamic(packed) || packed % 2 != 0)
+    return op->emitOpError() << "packed up|gate dimension must be static and "
+                                "even, got "
+                             << xt;
+  SmallVector<int64_t> expected = dropLast(xt.getShape());
+  expected.push_back(packed / 2);
+  if (failed(checkShape(op, "result", result.getType(), expected)))
+    return failure();
+  return checkElementType(op, "result", result.getType(), xt.getElementType());
+}
+
+LogicalResult SwigluOp::verify() { return verifyGlu(*this, getX(), getResult()); }
+LogicalResult GegluOp::verify() { return verifyGlu(*this, getX(), getResult()); }
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (getFactor().convertToDouble() == 1.0)
+    return getX();
+  return {};
+}
+
+LogicalResult SoftcapOp::verify() {
+  return checkPositive(*this, "cap", getCap().convertToDouble());
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+/// Number of leading dynamic dimensions.
+static int64_t leadingDynamic(ArrayRef<int64_t> shape) {
+  int64_t n = 0;
+  while (n < static_cast<int64_t>(shape.size()) &&
+         ShapedType::isDynamic(shape[n]))
+    ++n;
+  return n;
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = rankedOf(getX()), out = getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("reshape must keep the element type");
+  int64_t nIn = leadingDynamic(in.getShape());
+  int64_t nOut = leadingDynamic(out.getShape());
+  ArrayRef<int64_t> restIn = in.getShape().drop_front(nIn);
+  ArrayRef<int64_t> restOut = out.getShape().drop_front(nOut);
+  if (nIn != nOut || !llvm::none_of(restIn, ShapedType::isDynamic) ||
+      !llvm::none_of(restOut, ShapedType::isDynamic))
+    return emitOpError() << "only static trailing dimensions can be "
+                            "regrouped; the leading dynamic dimensions must "
+                            "match: "
+                         << in << " vs " << out;
+  int64_t pIn = 1, pOut = 1;
+  for (int64_t d : restIn)
+    pIn *= d;
+  for (int64_t d : restOut)
+    pOut *= d;
+  if (pIn != pOut)
+    return emitOpError() << "element count mismatch: " << in << " has " << pIn
+                         << " per leading index, " << out << " has " << pOut;
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getX().getType() == getType())
+    return getX();
+  // reshape(reshape(x)) regroups x directly.
+  if (auto inner = getX().getDefiningOp<ReshapeOp>()) {
+    if (inner.getX().getType() == getType())
+      return inner.getX();
+    getXMutable().assign(inner.getX());
+    return getResult();
+  }
+  return {};
+}
+
+/// Checks `dim` for a static concat/split axis of rank `rank`.
+static LogicalResult checkAxis(Operation *op, int64_t dim, int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    return op->emitOpError() << "dim " << dim << " out of range for rank "
+                             << rank;
+  return success();
+}
+
+/// The pieces match the whole except along `dim`, where their sizes add up.
+static LogicalResult verifyPieces(Operation *op, RankedTensorType whole,
+                                  TypeRange pieces, int64_t dim,
+                                  StringRef pieceName) {
+  if (failed(checkAxis(op, dim, whole.getRank())))
+    return failure();
+  if (pieces.empty())
+    return op->emitOpError() << "needs at least one " << pieceName;
+  if (ShapedType::isDynamic(whole.getDimSize(dim)))
+    return op->emitOpError() << "dimension " << dim << " must be static";
+  int64_t sum = 0;
+  for (Type t : pieces) {
+    auto piece = cast<RankedTensorType>(t);
+    if (piece.getElementType() != whole.getElementType() ||
+        piece.getRank() != whole.getRank())
+      return op->emitOpError() << pieceName << " " << piece
+                               << " must match the rank and element type of "
+                               << whole;
+    for (int64_t i = 0; i < whole.getRank(); ++i)
+      if (i != dim && !dimsCompatible(piece.getDimSize(i), whole.getDimSize(i)))
+        return op->emitOpError() << pieceName << " " << piece
+                                 << " differs from " << whole
+                                 << " outside dimension " << dim;
+    if (ShapedType::isDynamic(piece.getDimSize(dim)))
+      return op->emitOpError() << "dimension " << dim << " must be static";
+    sum += piece.getDimSize(dim);
+  }
+  if (sum != whole.getDimSize(dim))
+    return op->emitOpError() << pieceName << " sizes along dimension " << dim
+                             << " add up to " << sum << ", expected "
+                             << whole.getDimSize(dim);
+  return success();
+}
+
+LogicalResult SplitOp::verify() {
+  return verifyPieces(*this, rankedOf(getX()), getResultTypes(), getDim(),
+                      "result");
+}
+
+LogicalResult ConcatOp::verify() {
+  return verifyPieces(*this, getType(), getInputs().getTypes(), getDim(),
+                      "input");
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+/// logits/hidden [B, T, X] against labels [B, T].
+static LogicalResult verifyTokensAndLabels(Operation *op, RankedTensorType x,
+                                           Value labels) {
+  if (x.getRank() != 3)
+    return op->emitOpError() << "expected [batch, seq, features], got " << x;
+  return checkShape(op, "labels", labels.getType(),
+                    {x.getDimSize(0), x.getDimSize(1)});
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  RankedTensorType logits = rankedOf(getLogits());
+  if (failed(verifyTokensAndLabels(*this, logits, getLabels())))
+    return failure();
+  return checkStat(*this, "loss", getLoss().getType(),
+                   logits.getElementType(), {});
+}
+
+LogicalResult FusedLmHeadLossOp::verify() {
+  RankedTensorType hidden = rankedOf(getHidden()), w = rankedOf(getWeight());
+  if (failed(verifyTokensAndLabels(*this, hidden, getLabels())))
+    return failure();
+  if (w.getRank() != 2 || !dimsCompatible(w.getDimSize(1), hidden.getDimSize(2)))
+    return emitOpError() << "weight must be [vocab, " << hidden.getDimSize(2)
+                         << "], got " << w;
+  if (failed(checkElementType(*this, "weight", w, hidden.getElementType())))
+    return failure();
+  if (getSoftcap() &&
+      failed(checkPositive(*this, "softcap", getSoftcap()->convertToDouble())))
+    return failure();
+  Type elem = hidden.getElementType();
+  if (failed(checkStat(*this, "loss", getLoss().getType(), elem, {})))
+    return failure();
+  return checkStat(*this, "lse", getLse().getType(), elem,
+                   {hidden.getDimSize(0), hidden.getDimSize(1)});
+}
+
+//===----------------------------------------------------------------------===//
+// RepeatOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RepeatOp::verify() {
+  int64_t layers = getNumLayers();
+  if (layers <= 0)
+    return emitOpError() << "num_layers must be positive, got " << layers;
+  if (getResultTypes() != getInits().getTypes())
+    return emitOpError("result types must match the carried (init) types");
+  for (auto [i, w] : llvm::enumerate(getWeights())) {
+    RankedTensorType wt = rankedOf(w);
+    if (wt.getRank() < 1 || wt.getDimSize(0) != layers)
+      return emitOpError() << "stacked weight #" << i
+                           << " must have a leading dimension of num_layers = "
+                           << layers << ", got " << wt;
+  }
+  unsigned kinds = getKinds().size();
+  if (kinds == 0)
+    return emitOpError("needs at least one layer body region");
+  if (auto schedule = getSchedule()) {
+    if (static_cast<int64_t>(schedule->size()) != layers)
+      return emitOpError() << "schedule has " << schedule->size()
+                           << " entries, expected num_layers = " << layers;
+    for (auto [i, k] : llvm::enumerate(*schedule))
+      if (k < 0 || k >= kinds)
+        return emitOpError() << "schedule entry " << i << " is " << k
+                             << ", but there are " << kinds << " layer kinds";
+  } else if (kinds != 1) {
+    return emitOpError("several layer kinds need a schedule");
+  }
+  return success();
+}
+
+LogicalResult RepeatOp::verifyRegions() {
+  SmallVector<Type> expected(getInits().getTypes());
+  for (Value w : getWeights()) {
+    RankedTensorType wt = rankedOf(w);
+    expected.push_back(RankedTensorType::get(wt.getShape().drop_front(),
+                                             wt.getElementType()));
+  }
+  for (auto [k, region] : llvm::enumerate(getKinds())) {
+    Block &body = region.front();
+    if (TypeRange(body.getArgumentTypes()) != TypeRange(expected)) {
+      InFlightDiagnostic diag = emitOpError()
+                                << "layer kind " << k
+                                << " block arguments must be the carried "
+                                   "types then the per-layer weight types (";
+      llvm::interleaveComma(expected, diag);
+      return diag << ")";
+    }
+    auto yield = dyn_cast<YieldOp>(body.getTerminator());
+    if (!yield)
+      return emitOpError() << "layer kind " << k
+                           << " must end with tfm.yield";
+    if (yield.getValues().getTypes() != getInits().getTypes())
+      return yield.emitOpError()
+             << "yields types that differ from the carried types";
+  }
+  return success();
+}
+
+unsigned RepeatOp::getKindOfLayer(int64_t layer) {
+  if (auto schedule = getSchedule())
+    return (*schedule)[layer];
+  return 0;
+}
+
+#define GET_OP_CLASSES
+#include "tfm/Dialect/Tfm/IR/TfmOps.cpp.inc"

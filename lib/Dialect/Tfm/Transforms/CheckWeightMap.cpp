@@ -1,0 +1,93 @@
+//===- CheckWeightMap.cpp - weight-map consistency check ------------------===//
+
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Dialect/Tfm/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMCHECKWEIGHTMAPPASS
+#include "tfm/Dialect/Tfm/Transforms/Passes.h.inc"
+
+namespace {
+
+struct TfmCheckWeightMapPass
+    : impl::TfmCheckWeightMapPassBase<TfmCheckWeightMapPass> {
+  void runOnOperation() override {
+    bool ok = true;
+    getOperation().walk([&](func::FuncOp func) {
+      if (func.isExternal() || failed(checkFunction(func)))
+        ok = false;
+    });
+    if (!ok)
+      signalPassFailure();
+  }
+
+  LogicalResult checkFunction(func::FuncOp func) {
+    // HF name -> argument that claims it, within this function.
+    llvm::StringMap<unsigned> claimed;
+    auto claim = [&](const std::string &name, unsigned arg) -> LogicalResult {
+      auto [it, inserted] = claimed.try_emplace(name, arg);
+      if (inserted)
+        return success();
+      return func.emitError() << "HF tensor '" << name
+                              << "' is claimed by arguments #" << it->second
+                              << " and #" << arg;
+    };
+    bool hasParams = false;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      hasParams |= static_cast<bool>(func.getArgAttr(i, kParamAttrName));
+    if (!hasParams)
+      return success();
+
+    for (BlockArgument arg : func.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      auto param = func.getArgAttrOfType<ParamAttr>(i, kParamAttrName);
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!param) {
+        if (type && isa<FloatType>(type.getElementType()))
+          return func.emitError() << "float argument #" << i
+                                  << " has no 'tfm.param': every weight "
+                                     "needs an HF name";
+        continue;
+      }
+      int64_t layers = param.getStacked() ? type.getDimSize(0) : 1;
+      for (int64_t l = 0; l < layers; ++l) {
+        std::string name =
+            param.getStacked() ? param.nameForLayer(l) : param.getName().str();
+        if (failed(claim(name, i)))
+          return failure();
+      }
+      if (auto tied = param.getTied())
+        for (Attribute alias : tied)
+          if (failed(claim(cast<StringAttr>(alias).str(), i)))
+            return failure();
+      if (param.getStacked() && failed(checkStackedUses(func, arg, param)))
+        return failure();
+    }
+    return success();
+  }
+
+  LogicalResult checkStackedUses(func::FuncOp func, BlockArgument arg,
+                                 ParamAttr param) {
+    for (OpOperand &use : arg.getUses()) {
+      auto repeat = dyn_cast<RepeatOp>(use.getOwner());
+      bool isWeight =
+          repeat && llvm::is_contained(repeat.getWeights(), use.get());
+      if (!isWeight)
+        return use.getOwner()->emitError()
+               << "stacked parameter '" << param.getName()
+               << "' may only be used as a tfm.repeat weight";
+      if (repeat.getNumLayers() !=
+          cast<RankedTensorType>(arg.getType()).getDimSize(0))
+        return repeat.emitError()
+               << "num_layers differs from the leading dimension of '"
+               << param.getName() << "'";
+    }
+    return success();
+  }
+};
+
+} // namespace
+} // namespace mlir::tfm
