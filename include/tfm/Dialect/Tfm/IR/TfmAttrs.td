@@ -19,7 +19,9 @@ def Tfm_Transpose : I32EnumAttr<"Transpose",
   let cppNamespace = "::mlir::tfm";
   let genSpecializedAttr = 0;
 }
-def Tfm_TransposeAttr : EnumAttr<Tfm_Dialect, Tfm_Transpose, "transpose">;
+def Tfm_TransposeAttr : EnumAttr<Tfm_Dialect, Tfm_Transpose, "transpose"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 def Tfm_RopeDefault : I32EnumAttrCase<"plain", 0>;
 def Tfm_RopeLinear : I32EnumAttrCase<"linear", 1>;
@@ -41,7 +43,9 @@ def Tfm_QkNormMode : I32EnumAttr<"QkNormMode",
   let cppNamespace = "::mlir::tfm";
   let genSpecializedAttr = 0;
 }
-def Tfm_QkNormModeAttr : EnumAttr<Tfm_Dialect, Tfm_QkNormMode, "qk_norm_mode">;
+def Tfm_QkNormModeAttr : EnumAttr<Tfm_Dialect, Tfm_QkNormMode, "qk_norm_mode"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 def Tfm_MapDirect : I32EnumAttrCase<"direct", 0>;
 def Tfm_MapFuse : I32EnumAttrCase<"fuse", 1>;

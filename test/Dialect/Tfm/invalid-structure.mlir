@@ -1,0 +1,179 @@
+// Verifier messages of tfm.repeat, tfm.yield, #tfm.param and the tfm
+// argument/module attributes.
+// RUN: tfm-opt %s --split-input-file --verify-diagnostics
+
+func.func @zero_layers(%h: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{num_layers must be positive, got 0}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 0 : i64} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @result_types(%h: tensor<?x8xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{result types must match the carried (init) types}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 2 : i64} -> tensor<?x4xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @weight_layers(%h: tensor<?x8xf32>, %w: tensor<3x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{stacked weight #0 must have a leading dimension of num_layers = 2, got 'tensor<3x8xf32>'}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers(%w : tensor<3x8xf32>) {num_layers = 2 : i64} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>, %wl: tensor<8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @schedule_length(%h: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{schedule has 3 entries, expected num_layers = 2}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 2 : i64, schedule = array<i64: 0, 0, 0>} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @schedule_entry(%h: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{schedule entry 1 is 1, but there are 1 layer kinds}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 2 : i64, schedule = array<i64: 0, 1>} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @kinds_need_schedule(%h: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{several layer kinds need a schedule}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 2 : i64} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @block_args(%h: tensor<?x8xf32>, %w: tensor<2x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{layer kind 0 block arguments must be the carried types then the per-layer weight types ('tensor<?x8xf32>', 'tensor<8xf32>')}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers(%w : tensor<2x8xf32>) {num_layers = 2 : i64} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>, %wl: tensor<2x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @yield_types(%h: tensor<?x8xf32>, %h2: tensor<?x4xf32>) -> tensor<?x8xf32> {
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 2 : i64} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    // expected-error @+1 {{yields types that differ from the carried types}}
+    tfm.yield %h2 : tensor<?x4xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @yield_parent(%h: tensor<?x8xf32>) {
+  // expected-error @+1 {{expects parent op 'tfm.repeat'}}
+  tfm.yield %h : tensor<?x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{parameter name must not be empty}}
+func.func private @p0(tensor<8xf32> {tfm.param = #tfm.param<name = "">})
+
+// -----
+
+// expected-error @+1 {{stacked parameters need a '{layer}' placeholder in the name}}
+func.func private @p1(tensor<2x8xf32> {tfm.param = #tfm.param<name = "model.norm.weight", stacked = true>})
+
+// -----
+
+// expected-error @+1 {{'{layer}' in the name of a parameter that is not stacked}}
+func.func private @p2(tensor<8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.w">})
+
+// -----
+
+// expected-error @+1 {{sources and tied must be string arrays}}
+func.func private @p3(tensor<8xf32> {tfm.param = #tfm.param<name = "w", tied = [1]>})
+
+// -----
+
+// expected-error @+1 {{direct mapping takes no sources (the name is the source)}}
+func.func private @p4(tensor<8xf32> {tfm.param = #tfm.param<name = "w", sources = ["a"]>})
+
+// -----
+
+// expected-error @+1 {{fuse mapping needs at least two sources}}
+func.func private @p5(tensor<8xf32> {tfm.param = #tfm.param<name = "w", mapping = fuse, sources = ["a"]>})
+
+// -----
+
+// expected-error @+1 {{split mapping needs exactly one source}}
+func.func private @p6(tensor<8xf32> {tfm.param = #tfm.param<name = "w", mapping = split, sources = ["a", "b"]>})
+
+// -----
+
+// expected-error @+1 {{stacked_experts needs one source template containing '{expert}'}}
+func.func private @p7(tensor<8xf32> {tfm.param = #tfm.param<name = "w", mapping = stacked_experts, sources = ["a"]>})
+
+// -----
+
+// expected-error @+1 {{dim and offset must be non-negative}}
+func.func private @p8(tensor<8xf32> {tfm.param = #tfm.param<name = "w", mapping = split, sources = ["a"], dim = -1>})
+
+// -----
+
+// expected-error @+1 {{unknown tfm argument attribute 'tfm.weight'}}
+func.func @arg_unknown(%w: tensor<8xf32> {tfm.weight = 1}) { return }
+
+// -----
+
+// expected-error @+1 {{'tfm.param' must be a #tfm.param attribute}}
+func.func @arg_not_param(%w: tensor<8xf32> {tfm.param = "model.norm.weight"}) { return }
+
+// -----
+
+// expected-error @+1 {{parameter 'w' (argument #0) must be a statically shaped tensor, got 'tensor<?xf32>'}}
+func.func @arg_dynamic(%w: tensor<?xf32> {tfm.param = #tfm.param<name = "w">}) { return }
+
+// -----
+
+// expected-error @+1 {{stacked parameter 'l.{layer}.w' needs a leading layer dimension}}
+func.func @arg_stacked_rank(%w: tensor<f32> {tfm.param = #tfm.param<name = "l.{layer}.w", stacked = true>}) { return }
+
+// -----
+
+// expected-error @+1 {{parameter 'qkv' fuse dimension 1 is out of range for 'tensor<24xf32>'}}
+func.func @arg_fuse_dim(%w: tensor<24xf32> {tfm.param = #tfm.param<name = "qkv", mapping = fuse, sources = ["q", "k"], dim = 1>}) { return }
+
+// -----
+
+// expected-error @+1 {{'tfm.hf' must be a dictionary}}
+module attributes {tfm.hf = "llama"} {}
+
+// -----
+
+// expected-error @+1 {{unknown tfm attribute 'tfm.model'}}
+module attributes {tfm.model} {}

@@ -1,0 +1,47 @@
+# -*- Python -*-
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TFM"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".py"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "Unit",
+                   "CMakeLists.txt", "helpers"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tfm_obj_root, "test")
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = ["tfm-opt", "tfm-import-hf"]
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, unresolved="ignore") for t in tools],
+    [config.tfm_tools_dir, config.llvm_tools_dir])
+
+# Tests under python/ (.py) run with the reference virtualenv; anything else
+# ending in .py is a helper, not a test.
+config.substitutions.append(("%python", config.tfm_python or "python3"))
+config.substitutions.append(("%tfm_src", config.tfm_src_root))
+config.substitutions.append(("%hf_helpers",
+                             os.path.join(config.tfm_src_root, "test", "helpers")))
+
+def _has_reference_env():
+    if not config.tfm_python or not os.path.exists(config.tfm_python):
+        return False
+    try:
+        subprocess.run([config.tfm_python, "-c", "import torch, transformers"],
+                       check=True, capture_output=True, timeout=120)
+        return True
+    except Exception:
+        return False
+
+if _has_reference_env():
+    config.available_features.add("hf-reference")
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
