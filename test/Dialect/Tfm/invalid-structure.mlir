@@ -71,6 +71,17 @@ func.func @kinds_need_schedule(%h: tensor<?x8xf32>) -> tensor<?x8xf32> {
 
 // -----
 
+func.func @kind_names(%h: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{kind_names has 2 entries for 1 layer kinds}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 2 : i64, kind_names = ["a", "b"]} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
 func.func @block_args(%h: tensor<?x8xf32>, %w: tensor<2x8xf32>) -> tensor<?x8xf32> {
   // expected-error @+1 {{layer kind 0 block arguments must be the carried types then the per-layer weight types ('tensor<?x8xf32>', 'tensor<8xf32>')}}
   %r = tfm.repeat (%h : tensor<?x8xf32>) layers(%w : tensor<2x8xf32>) {num_layers = 2 : i64} -> tensor<?x8xf32> {

@@ -561,6 +561,9 @@ LogicalResult RepeatOp::verify() {
   } else if (kinds != 1) {
     return emitOpError("several layer kinds need a schedule");
   }
+  if (auto names = getKindNames(); names && names->size() != kinds)
+    return emitOpError() << "kind_names has " << names->size()
+                         << " entries for " << kinds << " layer kinds";
   return success();
 }
 

@@ -509,6 +509,7 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
     (typed as `inits`) followed by layer `i`'s slice of each stacked weight
     (the weight type without its leading dimension); it yields the next
     carried values. Values defined above (positions) may be used inside.
+    `kind_names` optionally names the kinds (e.g. `sliding_attention`).
 
     ```mlir
     %h = tfm.repeat (%h0 : tensor<?x?x64xf32>)
@@ -526,7 +527,8 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
   let arguments = (ins Variadic<Tfm_FloatTensor>:$inits,
                    Variadic<Tfm_FloatTensor>:$weights,
                    I64Attr:$num_layers,
-                   OptionalAttr<DenseI64ArrayAttr>:$schedule);
+                   OptionalAttr<DenseI64ArrayAttr>:$schedule,
+                   OptionalAttr<StrArrayAttr>:$kind_names);
   let results = (outs Variadic<Tfm_FloatTensor>:$results);
   let regions = (region VariadicRegion<SizedRegion<1>>:$kinds);
   let assemblyFormat = [{

@@ -1,0 +1,30 @@
+//===- ModelBuilder.h - ModelSpec to tfm IR ---------------------*- C++ -*-===//
+
+#ifndef TFM_IMPORT_MODELBUILDER_H
+#define TFM_IMPORT_MODELBUILDER_H
+
+#include "tfm/Import/ModelSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir::tfm {
+
+/// Name of the model entry point the importer emits.
+inline constexpr llvm::StringLiteral kForwardFuncName = "forward";
+
+/// Builds the HF-literal tfm module of `spec`:
+///
+///   func.func @forward(%input_ids: [B,T] i64, %position_ids: [B,T] i64,
+///                      %labels: [B,T] i64, <parameters>...)
+///       -> (logits [B,T,V], loss)
+///
+/// Each distinct layer kind is written once inside one tfm.repeat over
+/// weights stacked on a leading layer dimension. `elementType` is the
+/// parameter and activation type (f32 or bf16).
+OwningOpRef<ModuleOp> buildModel(MLIRContext &ctx, const ModelSpec &spec,
+                                 Type elementType);
+
+} // namespace mlir::tfm
+
+#endif // TFM_IMPORT_MODELBUILDER_H

@@ -1,0 +1,405 @@
+//===- ModelBuilder.cpp - ModelSpec to HF-literal tfm IR ------------------===//
+//
+// One op per step of the HF modeling code. The layer body is built once per
+// distinct LayerSpec (layer kind) inside a single tfm.repeat, so the size of
+// the IR and the time to build it do not depend on the number of layers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Import/ModelBuilder.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+/// A per-layer parameter: its HF name suffix after "model.layers.{layer}.",
+/// its kind (for summaries) and its per-layer shape.
+struct LayerParam {
+  std::string suffix;
+  std::string kind;
+  SmallVector<int64_t> shape;
+};
+
+class ModelBuilder {
+public:
+  ModelBuilder(MLIRContext &ctx, const ModelSpec &spec, Type elem)
+      : ctx(ctx), spec(spec), elem(elem), b(&ctx), loc(UnknownLoc::get(&ctx)) {
+    collectLayerParams();
+  }
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  // --- Parameters ---------------------------------------------------------
+  void addLayerParam(StringRef role, StringRef suffix, StringRef kind,
+                     ArrayRef<int64_t> shape) {
+    roles[role.str()] = layerParams.size();
+    layerParams.push_back({suffix.str(), kind.str(), SmallVector<int64_t>(shape)});
+  }
+  bool hasRole(StringRef role) const { return roles.count(role.str()); }
+  /// The per-layer slice of a parameter inside a layer body (null if absent).
+  Value param(ValueRange weights, StringRef role) const {
+    auto it = roles.find(role.str());
+    return it == roles.end() ? Value() : weights[it->second];
+  }
+  void collectLayerParams();
+
+  // --- Types --------------------------------------------------------------
+  RankedTensorType act(ArrayRef<int64_t> trailing) const {
+    SmallVector<int64_t> shape{kDyn, kDyn};
+    shape.append(trailing.begin(), trailing.end());
+    return RankedTensorType::get(shape, elem);
+  }
+  RankedTensorType stat(ArrayRef<int64_t> shape) const {
+    return RankedTensorType::get(shape, Float32Type::get(&ctx));
+  }
+  RankedTensorType ids() const {
+    return RankedTensorType::get({kDyn, kDyn}, IntegerType::get(&ctx, 64));
+  }
+
+  // --- Op helpers ---------------------------------------------------------
+  Value matmul(Value x, Value w, Value bias = {}) {
+    auto wt = cast<RankedTensorType>(w.getType());
+    auto xt = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> shape(xt.getShape().drop_back());
+    shape.push_back(wt.getDimSize(0));
+    return MatmulOp::create(b, loc, RankedTensorType::get(shape, elem), x, w,
+                            bias, TransposeAttr::get(&ctx, Transpose::nt));
+  }
+  Value rmsnorm(Value x, Value w) {
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto op = RmsNormOp::create(b, loc, xt, stat(xt.getShape().drop_back()), x,
+                                w, b.getF64FloatAttr(spec.rmsNormEps),
+                                unitOffset());
+    return op.getY();
+  }
+  Value reshape(Value x, ArrayRef<int64_t> trailing) {
+    return ReshapeOp::create(b, loc, act(trailing), x);
+  }
+  UnitAttr unitOffset() {
+    return spec.unitOffsetNorm ? b.getUnitAttr() : UnitAttr();
+  }
+  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
+  Value rope(Value x, Value positions, const RopeSpec &r);
+  Value attention(Value x, ValueRange w, Value positions,
+                  const LayerSpec &layer);
+  Value mlp(Value x, ValueRange w);
+  Value layerBody(Value h, ValueRange w, Value positions,
+                  const LayerSpec &layer);
+
+  MLIRContext &ctx;
+  const ModelSpec &spec;
+  Type elem;
+  OpBuilder b;
+  Location loc;
+  std::vector<LayerParam> layerParams;
+  std::map<std::string, size_t> roles;
+};
+
+void ModelBuilder::collectLayerParams() {
+  int64_t h = spec.hiddenSize, d = spec.headDim, i = spec.intermediateSize;
+  int64_t qw = spec.numHeads * d, kvw = spec.numKvHeads * d;
+  if (spec.style != BlockStyle::postNorm)
+    addLayerParam("in_norm", "input_layernorm.weight", "norm", {h});
+  if (spec.fusedQkv) {
+    addLayerParam("qkv", "self_attn.qkv_proj.weight", "attn_qkv",
+                  {qw + 2 * kvw, h});
+  } else {
+    addLayerParam("q", "self_attn.q_proj.weight", "attn_q", {qw, h});
+    if (spec.qkvBias)
+      addLayerParam("q_bias", "self_attn.q_proj.bias", "attn_q", {qw});
+    addLayerParam("k", "self_attn.k_proj.weight", "attn_k", {kvw, h});
+    if (spec.qkvBias)
+      addLayerParam("k_bias", "self_attn.k_proj.bias", "attn_k", {kvw});
+    addLayerParam("v", "self_attn.v_proj.weight", "attn_v", {kvw, h});
+    if (spec.qkvBias)
+      addLayerParam("v_bias", "self_attn.v_proj.bias", "attn_v", {kvw});
+  }
+  if (spec.qkNorm == QkNorm::perHead) {
+    addLayerParam("q_norm", "self_attn.q_norm.weight", "qk_norm", {d});
+    addLayerParam("k_norm", "self_attn.k_norm.weight", "qk_norm", {d});
+  } else if (spec.qkNorm == QkNorm::whole) {
+    addLayerParam("q_norm", "self_attn.q_norm.weight", "qk_norm", {qw});
+    addLayerParam("k_norm", "self_attn.k_norm.weight", "qk_norm", {kvw});
+  }
+  addLayerParam("o", "self_attn.o_proj.weight", "attn_o", {h, qw});
+  if (spec.oBias)
+    addLayerParam("o_bias", "self_attn.o_proj.bias", "attn_o", {h});
+  // Norm after attention: the pre-MLP norm (pre-norm), or the norm of the
+  // attention output (sandwich, post-norm); HF names both
+  // post_attention_layernorm.
+  addLayerParam("post_attn_norm", "post_attention_layernorm.weight", "norm",
+                {h});
+  if (spec.style == BlockStyle::sandwich)
+    addLayerParam("pre_ff_norm", "pre_feedforward_layernorm.weight", "norm",
+                  {h});
+  if (spec.style != BlockStyle::preNorm)
+    addLayerParam("post_ff_norm", "post_feedforward_layernorm.weight", "norm",
+                  {h});
+  if (spec.fusedGateUp) {
+    addLayerParam("gate_up", "mlp.gate_up_proj.weight", "mlp_gate_up",
+                  {2 * i, h});
+  } else {
+    addLayerParam("gate", "mlp.gate_proj.weight", "mlp_gate", {i, h});
+    if (spec.mlpBias)
+      addLayerParam("gate_bias", "mlp.gate_proj.bias", "mlp_gate", {i});
+    addLayerParam("up", "mlp.up_proj.weight", "mlp_up", {i, h});
+    if (spec.mlpBias)
+      addLayerParam("up_bias", "mlp.up_proj.bias", "mlp_up", {i});
+  }
+  addLayerParam("down", "mlp.down_proj.weight", "mlp_down", {h, i});
+  if (spec.mlpBias)
+    addLayerParam("down_bias", "mlp.down_proj.bias", "mlp_down", {h});
+}
+
+Value ModelBuilder::rope(Value x, Value positions, const RopeSpec &r) {
+  static const std::map<std::string, RopeKind> kinds = {
+      {"default", RopeKind::plain},
+      {"linear", RopeKind::linear},
+      {"llama3", RopeKind::llama3},
+      {"yarn", RopeKind::yarn},
+      {"longrope", RopeKind::longrope}};
+  RopeScalingAttr scaling;
+  RopeKind kind = kinds.at(r.type);
+  if (kind != RopeKind::plain || r.attentionFactor != 1.0) {
+    auto f64Array = [&](const std::vector<double> &v) {
+      return v.empty() ? DenseF64ArrayAttr() : b.getDenseF64ArrayAttr(v);
+    };
+    scaling = RopeScalingAttr::get(
+        &ctx, kind, APFloat(r.factor), APFloat(r.lowFreqFactor),
+        APFloat(r.highFreqFactor), r.original, APFloat(r.betaFast),
+        APFloat(r.betaSlow), r.truncate, APFloat(r.attentionFactor),
+        f64Array(r.shortFactor), f64Array(r.longFactor));
+  }
+  return RopeOp::create(b, loc, x.getType(), x, positions,
+                        b.getF64FloatAttr(r.theta),
+                        b.getI64IntegerAttr(r.rotaryDim), scaling);
+}
+
+Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
+                              const LayerSpec &layer) {
+  int64_t d = spec.headDim, hq = spec.numHeads, hkv = spec.numKvHeads;
+  Value q, k, v;
+  if (spec.fusedQkv) {
+    // Phi-3: one projection, then q | k | v along the features.
+    Value qkv = matmul(x, param(w, "qkv"));
+    auto split = SplitOp::create(
+        b, loc, TypeRange{act({hq * d}), act({hkv * d}), act({hkv * d})}, qkv,
+        b.getI64IntegerAttr(2));
+    q = split.getResult(0);
+    k = split.getResult(1);
+    v = split.getResult(2);
+  } else {
+    q = matmul(x, param(w, "q"), param(w, "q_bias"));
+    k = matmul(x, param(w, "k"), param(w, "k_bias"));
+    v = matmul(x, param(w, "v"), param(w, "v_bias"));
+  }
+  q = reshape(q, {hq, d});
+  k = reshape(k, {hkv, d});
+  v = reshape(v, {hkv, d});
+  if (spec.qkNorm != QkNorm::none) {
+    bool perHead = spec.qkNorm == QkNorm::perHead;
+    auto statOf = [&](int64_t heads) {
+      return perHead ? stat({kDyn, kDyn, heads}) : stat({kDyn, kDyn});
+    };
+    auto norm = QkNormOp::create(
+        b, loc, q.getType(), k.getType(), statOf(hq), statOf(hkv), q, k,
+        param(w, "q_norm"), param(w, "k_norm"),
+        b.getF64FloatAttr(spec.rmsNormEps),
+        QkNormModeAttr::get(&ctx, perHead ? QkNormMode::per_head
+                                          : QkNormMode::whole),
+        unitOffset());
+    q = norm.getQOut();
+    k = norm.getKOut();
+  }
+  if (layer.rope) {
+    q = rope(q, positions, *layer.rope);
+    k = rope(k, positions, *layer.rope);
+  }
+  IntegerAttr window;
+  if (layer.slidingWindow)
+    window = b.getI64IntegerAttr(*layer.slidingWindow);
+  FloatAttr softcap;
+  if (spec.attnSoftcap)
+    softcap = b.getF64FloatAttr(*spec.attnSoftcap);
+  Value a = AttentionOp::create(b, loc, act({hq, d}), q, k, v, Value(),
+                                b.getF64FloatAttr(spec.attentionScale),
+                                /*causal=*/b.getUnitAttr(), window, softcap);
+  return matmul(reshape(a, {hq * d}), param(w, "o"), param(w, "o_bias"));
+}
+
+Value ModelBuilder::mlp(Value x, ValueRange w) {
+  int64_t i = spec.intermediateSize;
+  Value gate, up;
+  if (spec.fusedGateUp) {
+    // Phi-3: gate_up_proj output is [gate | up].
+    Value gu = matmul(x, param(w, "gate_up"));
+    auto split = SplitOp::create(b, loc, TypeRange{act({i}), act({i})}, gu,
+                                 b.getI64IntegerAttr(2));
+    gate = split.getResult(0);
+    up = split.getResult(1);
+  } else {
+    gate = matmul(x, param(w, "gate"), param(w, "gate_bias"));
+    up = matmul(x, param(w, "up"), param(w, "up_bias"));
+  }
+  Value activated = spec.activation == Activation::silu
+                        ? Value(SiluOp::create(b, loc, gate))
+                        : Value(GeluTanhOp::create(b, loc, gate));
+  Value prod = MulOp::create(b, loc, activated, up);
+  return matmul(prod, param(w, "down"), param(w, "down_bias"));
+}
+
+Value ModelBuilder::layerBody(Value h, ValueRange w, Value positions,
+                              const LayerSpec &layer) {
+  switch (spec.style) {
+  case BlockStyle::preNorm: {
+    Value a = attention(rmsnorm(h, param(w, "in_norm")), w, positions, layer);
+    Value h2 = add(h, a);
+    return add(h2, mlp(rmsnorm(h2, param(w, "post_attn_norm")), w));
+  }
+  case BlockStyle::sandwich: {
+    Value a = attention(rmsnorm(h, param(w, "in_norm")), w, positions, layer);
+    Value h2 = add(h, rmsnorm(a, param(w, "post_attn_norm")));
+    Value m = mlp(rmsnorm(h2, param(w, "pre_ff_norm")), w);
+    return add(h2, rmsnorm(m, param(w, "post_ff_norm")));
+  }
+  case BlockStyle::postNorm: {
+    Value a = attention(h, w, positions, layer);
+    Value h2 = add(h, rmsnorm(a, param(w, "post_attn_norm")));
+    return add(h2, rmsnorm(mlp(h2, w), param(w, "post_ff_norm")));
+  }
+  }
+  llvm_unreachable("unknown block style");
+}
+
+OwningOpRef<ModuleOp> ModelBuilder::build() {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  auto str = [&](StringRef s) { return b.getStringAttr(s); };
+  module->getOperation()->setAttr(
+      "tfm.hf",
+      b.getDictionaryAttr({
+          b.getNamedAttr("architecture", str(spec.architecture)),
+          b.getNamedAttr("model_type", str(spec.modelType)),
+          b.getNamedAttr("hidden_size", b.getI64IntegerAttr(spec.hiddenSize)),
+          b.getNamedAttr("vocab_size", b.getI64IntegerAttr(spec.vocabSize)),
+          b.getNamedAttr("num_layers", b.getI64IntegerAttr(spec.numLayers)),
+          b.getNamedAttr("tied_embeddings",
+                         b.getBoolAttr(spec.tiedEmbeddings)),
+      }));
+  b.setInsertionPointToEnd(module->getBody());
+
+  // Signature: inputs, then parameters with their HF names.
+  int64_t h = spec.hiddenSize, vocab = spec.vocabSize, L = spec.numLayers;
+  SmallVector<Type> argTypes = {ids(), ids(), ids()};
+  SmallVector<DictionaryAttr> argAttrs(3, b.getDictionaryAttr({}));
+  auto addParam = [&](Type type, ParamAttr attr) {
+    argTypes.push_back(type);
+    argAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr(kParamAttrName, attr)));
+    return argTypes.size() - 1;
+  };
+  auto plain = [&](StringRef name, StringRef kind, ArrayAttr tied = {}) {
+    return ParamAttr::get(&ctx, name, kind, ParamMapping::direct, ArrayAttr(),
+                          0, 0, /*stacked=*/false, tied, /*frozen=*/false);
+  };
+  ArrayAttr tied;
+  if (spec.tiedEmbeddings)
+    tied = b.getStrArrayAttr({"lm_head.weight"});
+  size_t embedArg = addParam(RankedTensorType::get({vocab, h}, elem),
+                             plain("model.embed_tokens.weight", "embedding", tied));
+  size_t firstLayerArg = argTypes.size();
+  for (const LayerParam &p : layerParams) {
+    SmallVector<int64_t> shape{L};
+    shape.append(p.shape.begin(), p.shape.end());
+    addParam(RankedTensorType::get(shape, elem),
+             ParamAttr::get(&ctx, "model.layers.{layer}." + p.suffix, p.kind,
+                            ParamMapping::direct, ArrayAttr(), 0, 0,
+                            /*stacked=*/true, ArrayAttr(), false));
+  }
+  size_t normArg = addParam(RankedTensorType::get({h}, elem),
+                            plain("model.norm.weight", "norm"));
+  std::optional<size_t> headArg;
+  if (!spec.tiedEmbeddings)
+    headArg = addParam(RankedTensorType::get({vocab, h}, elem),
+                       plain("lm_head.weight", "lm_head"));
+
+  auto logitsType = act({vocab});
+  auto lossType = stat({});
+  auto func = func::FuncOp::create(
+      b, loc, kForwardFuncName,
+      b.getFunctionType(argTypes, {logitsType, lossType}));
+  func.setAllArgAttrs(argAttrs);
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+  Value inputIds = entry->getArgument(0), positions = entry->getArgument(1),
+        labels = entry->getArgument(2);
+
+  Value hidden = EmbeddingOp::create(b, loc, act({h}), inputIds,
+                                     entry->getArgument(embedArg));
+  if (spec.embeddingScale)
+    hidden = ScaleOp::create(b, loc, hidden,
+                             b.getF64FloatAttr(*spec.embeddingScale));
+
+  // Layer kinds: distinct LayerSpecs in order of first use.
+  std::vector<const LayerSpec *> kinds;
+  SmallVector<int64_t> schedule;
+  for (const LayerSpec &layer : spec.layers) {
+    auto it = llvm::find_if(kinds, [&](const LayerSpec *k) { return *k == layer; });
+    schedule.push_back(it - kinds.begin());
+    if (it == kinds.end())
+      kinds.push_back(&layer);
+  }
+  SmallVector<Value> stacked;
+  for (size_t i = 0; i < layerParams.size(); ++i)
+    stacked.push_back(entry->getArgument(firstLayerArg + i));
+  SmallVector<Attribute> kindNames;
+  for (const LayerSpec *k : kinds)
+    kindNames.push_back(str(k->kindName()));
+  auto repeat = RepeatOp::create(
+      b, loc, TypeRange{hidden.getType()}, ValueRange{hidden}, stacked,
+      b.getI64IntegerAttr(L),
+      kinds.size() > 1 ? b.getDenseI64ArrayAttr(schedule) : DenseI64ArrayAttr(),
+      b.getArrayAttr(kindNames), kinds.size());
+  SmallVector<Type> blockTypes{hidden.getType()};
+  SmallVector<Location> blockLocs{loc};
+  for (Value s : stacked) {
+    auto t = cast<RankedTensorType>(s.getType());
+    blockTypes.push_back(RankedTensorType::get(t.getShape().drop_front(), elem));
+    blockLocs.push_back(loc);
+  }
+  for (auto [region, kind] : llvm::zip(repeat.getKinds(), kinds)) {
+    Block *body = b.createBlock(&region, {}, blockTypes, blockLocs);
+    Value out = layerBody(body->getArgument(0), body->getArguments().drop_front(),
+                          positions, *kind);
+    YieldOp::create(b, loc, out);
+  }
+  b.setInsertionPointAfter(repeat);
+
+  Value normed = rmsnorm(repeat.getResult(0), entry->getArgument(normArg));
+  Value logits = matmul(normed, entry->getArgument(headArg ? *headArg : embedArg));
+  if (spec.finalSoftcap)
+    logits = SoftcapOp::create(b, loc, logits,
+                               b.getF64FloatAttr(*spec.finalSoftcap));
+  Value loss = CrossEntropyOp::create(b, loc, lossType, logits, labels,
+                                      b.getI64IntegerAttr(-100));
+  func::ReturnOp::create(b, loc, ValueRange{logits, loss});
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> mlir::tfm::buildModel(MLIRContext &ctx,
+                                            const ModelSpec &spec,
+                                            Type elementType) {
+  ctx.loadDialect<TfmDialect, func::FuncDialect>();
+  return ModelBuilder(ctx, spec, elementType).build();
+}
