@@ -52,12 +52,17 @@ struct FamilyRules {
   const char *architecture;
   /// Class default of num_key_value_heads; 0: same as num_attention_heads.
   int64_t defaultKvHeads;
+  /// The field is `int | None`: an explicit null means num_attention_heads
+  /// (otherwise the class rejects null).
+  bool kvHeadsNullable;
   /// Class default of head_dim; 0: hidden_size / num_attention_heads.
   int64_t defaultHeadDim;
   const char *activationKey;
   const char *defaultActivation;
   double defaultEps;
   double defaultTheta;
+  /// Class default of max_position_embeddings (feeds yarn/longrope/llama3).
+  int64_t defaultMaxPositions;
   bool defaultTied;
   BiasRule bias;
   bool readsMlpBias;
@@ -79,6 +84,9 @@ struct FamilyRules {
   bool ropePerLayerType;
   /// partial_rotary_factor is honoured (only phi3 implements it).
   bool partialRotary;
+  /// Class default of a top-level original_max_position_embeddings field,
+  /// which overrides the one in the rope dict (phi3: 4096); 0: no field.
+  int64_t defaultTopLevelOriginal;
   /// Fused qkv_proj and gate_up_proj checkpoints (phi3).
   bool fusedProjections;
   /// The config class rejects hidden_size % num_attention_heads != 0.
@@ -92,44 +100,45 @@ constexpr double kNone = NAN;
 const std::vector<FamilyRules> &families() {
   static const std::vector<FamilyRules> table = {
       // clang-format off
-      {"gemma2", "Gemma2ForCausalLM", 4, 256, "hidden_activation",
-       "gelu_pytorch_tanh", 1e-6, 1e4, true, BiasRule::attentionKey, false,
-       BlockStyle::sandwich, true, QkNorm::none, true, true,
+      {"gemma2", "Gemma2ForCausalLM", 4, false, 256, "hidden_activation",
+       "gelu_pytorch_tanh", 1e-6, 1e4, 8192, true, BiasRule::attentionKey,
+       false, BlockStyle::sandwich, true, QkNorm::none, true, true,
        "attn_logit_softcapping", 50.0, 30.0, WindowRule::alternate, 4096,
-       false, false, false, true, {}},
-      {"gemma3_text", "Gemma3ForCausalLM", 4, 256, "hidden_activation",
-       "gelu_pytorch_tanh", 1e-6, 1e6, true, BiasRule::attentionKey, false,
-       BlockStyle::sandwich, true, QkNorm::perHead, true, true,
+       false, false, 0, false, true, {}},
+      {"gemma3_text", "Gemma3ForCausalLM", 4, false, 256, "hidden_activation",
+       "gelu_pytorch_tanh", 1e-6, 1e6, 131072, true, BiasRule::attentionKey,
+       false, BlockStyle::sandwich, true, QkNorm::perHead, true, true,
        nullptr, kNone, kNone, WindowRule::pattern, 4096,
-       true, false, false, true, {}},
-      {"llama", "LlamaForCausalLM", 0, 0, "hidden_act", "silu", 1e-6, 1e4,
-       false, BiasRule::attentionKey, true, BlockStyle::preNorm, false,
-       QkNorm::none, false, false, nullptr, kNone, kNone, WindowRule::none, 0,
-       false, false, false, true, {}},
-      {"mistral", "MistralForCausalLM", 8, 0, "hidden_act", "silu", 1e-6, 1e4,
-       false, BiasRule::none, false, BlockStyle::preNorm, false, QkNorm::none,
-       false, false, nullptr, kNone, kNone, WindowRule::allLayers, 4096,
-       false, false, false, false, {}},
-      {"olmo2", "Olmo2ForCausalLM", 0, 0, "hidden_act", "silu", 1e-5, 1e4,
-       false, BiasRule::attentionKey, false, BlockStyle::postNorm, false,
-       QkNorm::whole, false, false, nullptr, kNone, kNone, WindowRule::none, 0,
-       false, false, false, false, {}},
-      {"phi3", "Phi3ForCausalLM", 0, 0, "hidden_act", "silu", 1e-5, 1e4,
-       false, BiasRule::none, false, BlockStyle::preNorm, false, QkNorm::none,
-       false, false, nullptr, kNone, kNone, WindowRule::allLayers, 0,
-       false, true, true, false, {"default", "longrope"}},
-      {"qwen2", "Qwen2ForCausalLM", 0, 0, "hidden_act", "silu", 1e-6, 1e4,
-       false, BiasRule::qwen2, false, BlockStyle::preNorm, false, QkNorm::none,
-       false, false, nullptr, kNone, kNone, WindowRule::qwen, 4096,
-       false, false, false, false, {}},
-      {"qwen3", "Qwen3ForCausalLM", 0, 128, "hidden_act", "silu", 1e-6, 1e4,
-       false, BiasRule::attentionKey, false, BlockStyle::preNorm, false,
-       QkNorm::perHead, false, false, nullptr, kNone, kNone, WindowRule::qwen,
-       4096, false, false, false, false, {}},
-      {"smollm3", "SmolLM3ForCausalLM", 4, 0, "hidden_act", "silu", 1e-6, 2e6,
-       true, BiasRule::attentionKey, true, BlockStyle::preNorm, false,
+       true, false, 0, false, true, {}},
+      {"llama", "LlamaForCausalLM", 0, true, 0, "hidden_act", "silu", 1e-6,
+       1e4, 2048, false, BiasRule::attentionKey, true, BlockStyle::preNorm,
+       false, QkNorm::none, false, false, nullptr, kNone, kNone,
+       WindowRule::none, 0, false, false, 0, false, true, {}},
+      {"mistral", "MistralForCausalLM", 8, false, 0, "hidden_act", "silu",
+       1e-6, 1e4, 131072, false, BiasRule::none, false, BlockStyle::preNorm,
+       false, QkNorm::none, false, false, nullptr, kNone, kNone,
+       WindowRule::allLayers, 4096, false, false, 0, false, false, {}},
+      {"olmo2", "Olmo2ForCausalLM", 0, true, 0, "hidden_act", "silu", 1e-5,
+       1e4, 2048, false, BiasRule::attentionKey, false, BlockStyle::postNorm,
+       false, QkNorm::whole, false, false, nullptr, kNone, kNone,
+       WindowRule::none, 0, false, false, 0, false, false, {}},
+      {"phi3", "Phi3ForCausalLM", 0, true, 0, "hidden_act", "silu", 1e-5,
+       1e4, 4096, false, BiasRule::none, false, BlockStyle::preNorm, false,
        QkNorm::none, false, false, nullptr, kNone, kNone,
-       WindowRule::noRopeOnly, 0, false, false, false, false, {}},
+       WindowRule::allLayers, 0, false, true, 4096, true, false,
+       {"default", "longrope"}},
+      {"qwen2", "Qwen2ForCausalLM", 32, true, 0, "hidden_act", "silu", 1e-6,
+       1e4, 32768, false, BiasRule::qwen2, false, BlockStyle::preNorm, false,
+       QkNorm::none, false, false, nullptr, kNone, kNone, WindowRule::qwen,
+       4096, false, false, 0, false, false, {}},
+      {"qwen3", "Qwen3ForCausalLM", 32, true, 128, "hidden_act", "silu", 1e-6,
+       1e4, 32768, false, BiasRule::attentionKey, false, BlockStyle::preNorm,
+       false, QkNorm::perHead, false, false, nullptr, kNone, kNone,
+       WindowRule::qwen, 4096, false, false, 0, false, false, {}},
+      {"smollm3", "SmolLM3ForCausalLM", 4, true, 0, "hidden_act", "silu",
+       1e-6, 2e6, 32768, true, BiasRule::attentionKey, true,
+       BlockStyle::preNorm, false, QkNorm::none, false, false, nullptr, kNone,
+       kNone, WindowRule::noRopeOnly, 0, false, false, 0, false, false, {}},
       // clang-format on
   };
   return table;
@@ -142,6 +151,34 @@ const std::vector<FamilyRules> &families() {
 /// Sizes above this are rejected as absurd: no real model dimension is
 /// near it, and products of several stay far from int64 overflow.
 constexpr int64_t kMaxSize = int64_t(1) << 31;
+
+/// A JSON number, or HF's tag for a non-finite float,
+/// {"__float__": "Infinity" | "-Infinity" | "NaN"} (which bare Infinity,
+/// -Infinity and NaN tokens are rewritten to before parsing).
+std::optional<double> asNumber(const json &v) {
+  if (v.is_number())
+    return v.get<double>();
+  if (v.is_object() && v.size() == 1 && v.contains("__float__") &&
+      v.at("__float__").is_string()) {
+    const std::string &s = v.at("__float__").get_ref<const std::string &>();
+    if (s == "Infinity")
+      return HUGE_VAL;
+    if (s == "-Infinity")
+      return -HUGE_VAL;
+    if (s == "NaN")
+      return NAN;
+  }
+  return std::nullopt;
+}
+
+/// A number as it reads in config.json (nlohmann prints inf and NaN as null).
+std::string formatNumber(double x) {
+  if (std::isnan(x))
+    return "NaN";
+  if (std::isinf(x))
+    return x > 0 ? "Infinity" : "-Infinity";
+  return json(x).dump();
+}
 
 /// Reads fields of one JSON object; the first problem is kept as the error
 /// and later reads return defaults, so a parser reads straight through.
@@ -222,12 +259,12 @@ public:
   double number(llvm::StringRef key, double dflt) {
     if (!has(key))
       return dflt;
-    const json &v = obj.at(key.str());
-    if (!v.is_number() || v.is_boolean()) {
-      fail(key, "must be a number, got " + typeName(v));
+    std::optional<double> x = asNumber(obj.at(key.str()));
+    if (!x) {
+      fail(key, "must be a number, got " + typeName(obj.at(key.str())));
       return dflt;
     }
-    return v.get<double>();
+    return *x;
   }
 
   /// A required number.
@@ -242,7 +279,7 @@ public:
   double positiveNumber(llvm::StringRef key, double dflt) {
     double x = number(key, dflt);
     if (!(x > 0) || std::isinf(x))
-      fail(key, "must be a positive finite number, got " + json(x).dump());
+      fail(key, "must be a positive finite number, got " + formatNumber(x));
     return x;
   }
 
@@ -288,12 +325,13 @@ public:
       return out;
     }
     for (const json &x : v) {
-      if (!x.is_number() || x.is_boolean()) {
+      std::optional<double> d = asNumber(x);
+      if (!d) {
         fail(key, "must be a list of numbers, got an element of type " +
                       typeName(x));
         return {};
       }
-      out.push_back(x.get<double>());
+      out.push_back(*d);
     }
     return out;
   }
@@ -305,6 +343,8 @@ public:
       return "integer " + v.dump();
     if (v.is_number())
       return "number " + v.dump();
+    if (std::optional<double> x = asNumber(v))
+      return "number " + formatNumber(*x);
     if (v.is_string())
       return "string " + v.dump();
     return v.type_name();
@@ -494,8 +534,8 @@ std::vector<bool> readRopeLayers(Fields &f, int64_t numLayers) {
 //===----------------------------------------------------------------------===//
 
 /// Python's json module (and so HF) accepts bare Infinity, -Infinity and NaN.
-/// Rewrites them outside strings into tokens nlohmann reads: 1e999 overflows
-/// to infinity, NaN becomes a string (no dense-model field is a NaN).
+/// Rewrites them outside strings into HF's {"__float__": ...} tags, which
+/// nlohmann parses and asNumber() decodes.
 std::string acceptNonStrictNumbers(llvm::StringRef text) {
   std::string out;
   out.reserve(text.size());
@@ -512,16 +552,20 @@ std::string acceptNonStrictNumbers(llvm::StringRef text) {
     }
     if (c == '"') {
       inString = true;
-    } else if (text.substr(i).starts_with("Infinity")) {
-      out += "1e999";
-      i += 7;
-      continue;
-    } else if (text.substr(i).starts_with("NaN")) {
-      out += "\"NaN\"";
-      i += 2;
+      out.push_back(c);
       continue;
     }
-    out.push_back(c);
+    llvm::StringRef rest = text.substr(i);
+    llvm::StringRef token;
+    for (llvm::StringRef t : {"Infinity", "-Infinity", "NaN"})
+      if (rest.starts_with(t))
+        token = t;
+    if (token.empty()) {
+      out.push_back(c);
+      continue;
+    }
+    out += "{\"__float__\": \"" + token.str() + "\"}";
+    i += token.size() - 1;
   }
   return out;
 }
@@ -573,6 +617,9 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   } catch (const json::parse_error &e) {
     return fail(source + ": not valid JSON (byte " + llvm::Twine(e.byte) +
                 "): " + e.what());
+  } catch (const json::exception &e) {
+    // e.g. a number literal beyond the double range (out_of_range.406).
+    return fail(source + ": not valid JSON: " + e.what());
   }
   if (!root.is_object())
     return fail(source + ": expected a JSON object at the top level, got " +
@@ -603,16 +650,11 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
                   ": field 'architectures': must be a non-empty list of "
                   "strings");
     std::string arch = archs[0].get<std::string>();
-    if (arch != family->architecture) {
-      std::vector<std::string> supported;
-      for (const FamilyRules &r : families())
-        supported.push_back(r.architecture);
-      llvm::sort(supported);
+    if (arch != family->architecture)
       return fail(source + ": field 'architectures': unsupported "
                            "architecture '" +
                   arch + "' for model_type '" + spec.modelType +
-                  "' (supported: " + llvm::join(supported, ", ") + ")");
-    }
+                  "' (expected " + family->architecture + ")");
   }
 
   // --- Sizes -------------------------------------------------------------------
@@ -621,11 +663,15 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   spec.intermediateSize = f.size("intermediate_size");
   spec.numLayers = f.size("num_hidden_layers");
   spec.numHeads = f.size("num_attention_heads");
-  if (family->defaultKvHeads)
-    spec.numKvHeads = f.size("num_key_value_heads", family->defaultKvHeads);
-  else
+  int64_t defaultKv =
+      family->defaultKvHeads ? family->defaultKvHeads : spec.numHeads;
+  if (!f.present("num_key_value_heads"))
+    spec.numKvHeads = defaultKv;
+  else if (family->kvHeadsNullable)
     spec.numKvHeads =
         f.optionalSize("num_key_value_heads").value_or(spec.numHeads);
+  else
+    spec.numKvHeads = f.size("num_key_value_heads", defaultKv);
   if (f.failed())
     return fail(f.message());
   if (spec.numHeads % spec.numKvHeads != 0)
@@ -652,13 +698,25 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   if (f.failed())
     return fail(f.message());
   // Products that size tensors must stay far from overflow.
-  if (spec.numHeads * spec.headDim >= kMaxSize ||
-      double(spec.vocabSize) * double(spec.hiddenSize) >= 1e15 ||
-      double(spec.numLayers) * double(spec.hiddenSize) *
-              double(spec.intermediateSize) >=
-          1e15)
-    return fail(source + ": sizes are absurdly large (a weight would exceed "
-                         "10^15 elements)");
+  auto absurd = [&](llvm::StringRef key, llvm::StringRef product,
+                    double value) {
+    return fail(source + ": field '" + key + "': " + product + " = " +
+                json(value).dump() +
+                " is absurdly large (limit 10^15 elements per weight)");
+  };
+  if (spec.numHeads * spec.headDim >= kMaxSize)
+    return absurd("head_dim", "num_attention_heads * head_dim",
+                  double(spec.numHeads) * double(spec.headDim));
+  if (double(spec.vocabSize) * double(spec.hiddenSize) >= 1e15)
+    return absurd("vocab_size", "vocab_size * hidden_size",
+                  double(spec.vocabSize) * double(spec.hiddenSize));
+  if (double(spec.numLayers) * double(spec.hiddenSize) *
+          double(spec.intermediateSize) >=
+      1e15)
+    return absurd("intermediate_size",
+                  "num_hidden_layers * hidden_size * intermediate_size",
+                  double(spec.numLayers) * double(spec.hiddenSize) *
+                      double(spec.intermediateSize));
 
   // --- Scalars -----------------------------------------------------------------
   spec.rmsNormEps = f.positiveNumber("rms_norm_eps", family->defaultEps);
@@ -699,8 +757,9 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     if (!std::isnan(dflt))
       d = dflt;
     std::optional<double> cap = f.optionalNumber(key, d);
-    if (cap && !(*cap > 0))
-      f.fail(key, "must be positive or null, got " + json(*cap).dump());
+    if (cap && (!(*cap > 0) || std::isinf(*cap)))
+      f.fail(key, "must be a positive finite number or null, got " +
+                      formatNumber(*cap));
     return cap;
   };
   if (family->attnSoftcapKey)
@@ -741,7 +800,13 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     if (!types.empty()) {
       sliding = types;
     } else if (window) {
-      int64_t maxWindowLayers = f.size("max_window_layers", 28);
+      // 0 is meaningful here (every layer slides).
+      int64_t maxWindowLayers =
+          f.has("max_window_layers") &&
+                  f.at("max_window_layers").is_number_integer() &&
+                  f.at("max_window_layers").get<int64_t>() == 0
+              ? 0
+              : f.size("max_window_layers", 28);
       for (int64_t i = 0; i < numLayers; ++i)
         sliding[i] = i >= maxWindowLayers;
     }
@@ -779,12 +844,27 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   if (f.failed())
     return fail(f.message());
   if (!window && llvm::is_contained(sliding, true))
-    return fail(source + ": field 'sliding_window': layer_types has sliding "
-                         "layers but no window size is set");
+    return fail(source + ": field 'sliding_window': some layers are "
+                         "sliding_attention but no window size is set");
+  // Gemma: bidirectional attention (an embedding-model variant) is not a
+  // causal LM; HF also halves the window. Refuse rather than mis-import.
+  if (llvm::StringRef(family->modelType).starts_with("gemma") &&
+      f.boolean("use_bidirectional_attention", false))
+    return fail(source + ": field 'use_bidirectional_attention': "
+                         "bidirectional attention is not supported (only "
+                         "causal language models)");
+  if (f.failed())
+    return fail(f.message());
 
   // --- RoPE ----------------------------------------------------------------------
-  int64_t maxPositions = f.size("max_position_embeddings", 2048);
+  int64_t maxPositions =
+      f.size("max_position_embeddings", family->defaultMaxPositions);
   int64_t rotaryDim = spec.headDim;
+  for (const char *key : {"rope_scaling", "rope_parameters"})
+    if (f.has(key) && !f.at(key).is_object())
+      return fail(source + ": field '" + key +
+                  "': must be an object or null, got " +
+                  Fields::typeName(f.at(key)));
   json legacyScaling = root.contains("rope_scaling") ? root["rope_scaling"]
                                                      : json();
   json ropeParameters = root.contains("rope_parameters")
@@ -802,9 +882,12 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   if (rotaryDim <= 0 || rotaryDim % 2 != 0)
     return fail(source + ": field 'head_dim': the rotary dimension " +
                 llvm::Twine(rotaryDim) + " must be positive and even");
+  // phi3: the top-level field (class default 4096, also when absent)
+  // overrides original_max_position_embeddings in the rope dict.
   std::optional<int64_t> originalOverride;
-  if (family->partialRotary && f.has("original_max_position_embeddings"))
-    originalOverride = f.size("original_max_position_embeddings");
+  if (family->defaultTopLevelOriginal)
+    originalOverride = f.size("original_max_position_embeddings",
+                              family->defaultTopLevelOriginal);
   double topTheta = f.positiveNumber("rope_theta", family->defaultTheta);
   if (f.failed())
     return fail(f.message());

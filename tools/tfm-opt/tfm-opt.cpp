@@ -1,7 +1,9 @@
 //===- tfm-opt.cpp - mlir-opt with the tfm dialect and passes -------------===//
 
+#include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -12,6 +14,8 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::tfm::registerTfmPasses();
+  mlir::tfm::registerTfmConversionPasses();
+  mlir::tfm::registerTfmPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

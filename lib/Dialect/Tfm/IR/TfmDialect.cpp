@@ -3,6 +3,7 @@
 #include "tfm/Dialect/Tfm/IR/TfmDialect.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -37,7 +38,11 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
   if (region.empty())
     return success(); // Declarations carry the map too; nothing to check.
   Type argType = region.getArgument(argIndex).getType();
-  auto tensor = dyn_cast<RankedTensorType>(argType);
+  // Tensors before bufferization, memrefs after; once lowered to LLVM the
+  // argument is a pointer and the map describes what it points to.
+  if (isa<LLVM::LLVMPointerType>(argType))
+    return success();
+  auto tensor = dyn_cast<ShapedType>(argType);
   if (!tensor || !tensor.hasStaticShape())
     return op->emitError() << "parameter '" << param.getName()
                            << "' (argument #" << argIndex

@@ -1,0 +1,30 @@
+//===- Pipelines.h - named tfm compilation pipelines ------------*- C++ -*-===//
+//
+// The stages of the CPU path, each a named pipeline that tfm-opt can run
+// (and stop after):
+//
+//   tfm-lower-to-linalg   tfm -> linalg/tensor/scf/arith/math
+//   tfm-bufferize-cpu     tensors -> memrefs, BLAS calls, deallocation
+//   tfm-lower-cpu-to-llvm memrefs/loops -> LLVM dialect
+//   tfm-train-cpu         all three
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_PIPELINES_PIPELINES_H
+#define TFM_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::tfm {
+
+void buildTfmLowerToLinalgPipeline(OpPassManager &pm);
+void buildTfmBufferizeCpuPipeline(OpPassManager &pm);
+void buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm);
+void buildTfmTrainCpuPipeline(OpPassManager &pm);
+
+/// Registers the pipelines above with their names.
+void registerTfmPipelines();
+
+} // namespace mlir::tfm
+
+#endif // TFM_PIPELINES_PIPELINES_H

@@ -1,0 +1,128 @@
+//===- LossOps.cpp - causal-LM losses to linalg ---------------------------===//
+
+#include "LoweringUtils.h"
+#include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::lowering;
+
+namespace {
+
+/// Row log-sum-exp of logits [B, T, V] in `st`: returns {max, lse}.
+std::pair<Value, Value> rowLogSumExp(OpBuilder &b, Location loc, Value logits, Type st) {
+  MLIRContext *ctx = b.getContext();
+  double negInf = -std::numeric_limits<double>::infinity();
+  Value max = reduceLastDim(b, loc, logits, st, negInf,
+                            [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                              return arith::MaximumFOp::create(nb, l, a[0], a[1]);
+                            });
+  SmallVector<OpFoldResult> rows = sizesOf(b, loc, max);
+  Value acc = filledTensor(b, loc, rows, st, 0.0);
+  auto par = utils::IteratorType::parallel, red = utils::IteratorType::reduction;
+  Value sum = linalg::GenericOp::create(
+                  b, loc, TypeRange{acc.getType()}, ValueRange{logits, max}, ValueRange{acc},
+                  SmallVector<AffineMap>{identityMap(ctx, 3), dropLastDimMap(ctx, 3),
+                                         dropLastDimMap(ctx, 3)},
+                  SmallVector<utils::IteratorType>{par, par, red},
+                  [&](OpBuilder &nb, Location l, ValueRange a) {
+                    Value x = castFloat(nb, l, a[0], st);
+                    Value e = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, x, a[1]));
+                    yieldValue(nb, l, arith::AddFOp::create(nb, l, e, a[2]));
+                  })
+                  .getResult(0);
+  Value lse = buildMap(b, loc, rows, st, ValueRange{max, sum}, {},
+                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                         return arith::AddFOp::create(nb, l, a[0], math::LogOp::create(nb, l, a[1]));
+                       });
+  return {max, lse};
+}
+
+/// HF ForCausalLMLoss: position t predicts labels[b, t + 1]; ignore_index
+/// targets do not count; one mean over the counted tokens.
+Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
+                   int64_t ignoreIndex, Type st) {
+  MLIRContext *ctx = b.getContext();
+  auto [max, lse] = rowLogSumExp(b, loc, logits, st);
+  (void)max;
+  Type lt = cast<RankedTensorType>(labels.getType()).getElementType();
+  auto scalarType = RankedTensorType::get({}, st);
+  Value zeroSum = filledTensor(b, loc, {}, st, 0.0);
+  auto red = utils::IteratorType::reduction;
+  AffineMap scalarMap = AffineMap::get(2, 0, ctx);
+  auto totals = linalg::GenericOp::create(
+      b, loc, TypeRange{scalarType, scalarType}, ValueRange{lse}, ValueRange{zeroSum, zeroSum},
+      SmallVector<AffineMap>{identityMap(ctx, 2), scalarMap, scalarMap},
+      SmallVector<utils::IteratorType>{red, red},
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1);
+        Value one = arith::ConstantIndexOp::create(nb, l, 1);
+        Value tNext = arith::AddIOp::create(nb, l, ti, one);
+        Value tLen = tensor::DimOp::create(nb, l, labels, 1);
+        Value inRange = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, tNext, tLen);
+        Value tRead = arith::SelectOp::create(nb, l, inRange, tNext, ti);
+        Value target = tensor::ExtractOp::create(nb, l, labels, ValueRange{bi, tRead});
+        Value ignore = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, ignoreIndex));
+        Value counted = arith::AndIOp::create(
+            nb, l, inRange, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, target, ignore));
+        Value zeroT = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, 0));
+        Value safe = arith::SelectOp::create(nb, l, counted, target, zeroT);
+        Value vi = arith::IndexCastOp::create(nb, l, nb.getIndexType(), safe);
+        Value logit = castFloat(nb, l, tensor::ExtractOp::create(nb, l, logits, ValueRange{bi, ti, vi}), st);
+        Value nll = arith::SubFOp::create(nb, l, a[0], logit);
+        Value zero = constFloat(nb, l, st, 0.0);
+        Value sum = arith::AddFOp::create(nb, l, a[1], arith::SelectOp::create(nb, l, counted, nll, zero));
+        Value cnt = arith::AddFOp::create(
+            nb, l, a[2], arith::SelectOp::create(nb, l, counted, constFloat(nb, l, st, 1.0), zero));
+        yieldValues(nb, l, ValueRange{sum, cnt});
+      });
+  Value sum = tensor::ExtractOp::create(b, loc, totals.getResult(0), ValueRange{});
+  Value count = tensor::ExtractOp::create(b, loc, totals.getResult(1), ValueRange{});
+  Value mean = arith::DivFOp::create(b, loc, sum, count);
+  return tensor::FromElementsOp::create(b, loc, scalarType, ValueRange{mean});
+}
+
+struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyOp op, PatternRewriter &rewriter) const override {
+    Type st = op.getLoss().getType().getElementType();
+    rewriter.replaceOp(op, causalLmLoss(rewriter, op.getLoc(), op.getLogits(), op.getLabels(),
+                                        op.getIgnoreIndex(), st));
+    return success();
+  }
+};
+
+/// Decomposes into the unfused ops (materialising the logits); the chunked
+/// lowering that avoids [B*T, V] is future work (docs/passes.md).
+struct FusedLmHeadLossLowering : OpRewritePattern<FusedLmHeadLossOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FusedLmHeadLossOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto ht = cast<RankedTensorType>(op.getHidden().getType());
+    auto wt = cast<RankedTensorType>(op.getWeight().getType());
+    auto logitsType = RankedTensorType::get(
+        {ht.getDimSize(0), ht.getDimSize(1), wt.getDimSize(0)}, ht.getElementType());
+    Value logits = MatmulOp::create(rewriter, loc, logitsType, op.getHidden(), op.getWeight(),
+                                    Value(), TransposeAttr::get(rewriter.getContext(), Transpose::nt));
+    if (auto cap = op.getSoftcap())
+      logits = SoftcapOp::create(rewriter, loc, logits, rewriter.getF64FloatAttr(cap->convertToDouble()));
+    Type st = op.getLoss().getType().getElementType();
+    Value loss = CrossEntropyOp::create(rewriter, loc, op.getLoss().getType(), logits,
+                                        op.getLabels(), op.getIgnoreIndexAttr());
+    // The lowering of the matmul/softcap above runs in the same greedy
+    // rewrite; lse is computed from the same logits.
+    auto [max, lse] = rowLogSumExp(rewriter, loc, logits, st);
+    (void)max;
+    rewriter.replaceOp(op, {loss, lse});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfm::populateTfmLossToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<CrossEntropyLowering, FusedLmHeadLossLowering>(patterns.getContext());
+}

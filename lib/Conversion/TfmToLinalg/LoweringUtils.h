@@ -1,0 +1,90 @@
+//===- LoweringUtils.h - helpers shared by tfm-to-linalg patterns -*- C++ -*-===//
+//
+// Builders for the few shapes of linalg.generic the tfm ops need:
+// element-wise maps (with broadcasting maps), reductions over the last
+// dimension, and typed scalar arithmetic in the compute type (f32, or f64
+// for f64 tensors: bf16/f16 values are widened on load, rounded on store).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_LIB_CONVERSION_TFMTOLINALG_LOWERINGUTILS_H
+#define TFM_LIB_CONVERSION_TFMTOLINALG_LOWERINGUTILS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tfm::lowering {
+
+using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// linalg.yield of one value or several.
+inline void yieldValues(OpBuilder &b, Location loc, ValueRange values) {
+  linalg::YieldOp::create(b, loc, values);
+}
+inline void yieldValue(OpBuilder &b, Location loc, Value value) {
+  linalg::YieldOp::create(b, loc, ValueRange{value});
+}
+
+/// The arithmetic type for elements of type `elem`.
+Type computeType(Type elem);
+
+/// Converts a float scalar between float types (extf/truncf or nothing).
+Value castFloat(OpBuilder &b, Location loc, Value v, Type to);
+
+/// A float constant of type `type`.
+Value constFloat(OpBuilder &b, Location loc, Type type, double value);
+
+/// The sizes of a ranked tensor, static or `tensor.dim`.
+SmallVector<OpFoldResult> sizesOf(OpBuilder &b, Location loc, Value tensor);
+
+/// tensor.empty of the given sizes.
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                  Type elem);
+
+/// tensor.empty filled with `value` (converted to `elem`).
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                   Type elem, double value);
+
+/// A parallel linalg.generic writing a tensor of `sizes` x `elem`. Input i is
+/// read through `inputMaps[i]` (identity when the list is empty). `body`
+/// gets the input elements, returns the output element (in `elem`).
+Value buildMap(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+               Type elem, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+               BodyFn body);
+
+/// Element-wise over tensors of one shape: inputs are widened to the compute
+/// type before `body`, and the result rounded to the element type of
+/// `inputs[0]`.
+Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
+                       BodyFn body);
+
+/// Reduces the last dimension of `x` into a tensor of `accType` (the shape
+/// of `x` without its last dimension), starting from `init`; `combine` gets
+/// (element widened to accType, accumulator).
+Value reduceLastDim(OpBuilder &b, Location loc, Value x, Type accType,
+                    double init, BodyFn combine);
+
+/// Identity map of rank `rank`, and the map dropping its last dimension.
+AffineMap identityMap(MLIRContext *ctx, unsigned rank);
+AffineMap dropLastDimMap(MLIRContext *ctx, unsigned rank);
+
+/// Collapses a tensor to 2-D [prod(leading), last] and back.
+Value collapseToMatrix(OpBuilder &b, Location loc, Value x);
+Value expandFromMatrix(OpBuilder &b, Location loc, Value m,
+                       RankedTensorType type, ArrayRef<OpFoldResult> leading);
+
+/// RMS normalisation over the last dimension: returns {y, rstd}.
+std::pair<Value, Value> buildRmsNorm(OpBuilder &b, Location loc, Value x,
+                                     Value weight, double eps, bool unitOffset,
+                                     Type statElem);
+
+/// RoPE (rotate-half) of x [B, T, H, D] at `positions` [B, T].
+Value buildRope(OpBuilder &b, Location loc, Value x, Value positions,
+                double theta, int64_t rotaryDim, Attribute scaling);
+
+} // namespace mlir::tfm::lowering
+
+#endif // TFM_LIB_CONVERSION_TFMTOLINALG_LOWERINGUTILS_H

@@ -1,0 +1,94 @@
+//===- MatmulOp.cpp - tfm.matmul to linalg.matmul -------------------------===//
+//
+// [..., K] x [N, K]ᵀ: the leading dimensions collapse into M so one 2-D
+// linalg.matmul (transposed-B form for HF weights) does the work; after
+// bufferization convert-linalg-matmul-to-blas can hand it to BLAS.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::lowering;
+
+namespace {
+
+struct MatmulLowering : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = op.getType();
+    Type elem = resultType.getElementType();
+    Type acc = computeType(elem);
+    bool nt = op.getTranspose() == Transpose::nt;
+    Value x = collapseToMatrix(rewriter, loc, op.getX());
+    int64_t n = cast<RankedTensorType>(op.getW().getType()).getDimSize(nt ? 0 : 1);
+    SmallVector<OpFoldResult> mn = {tensor::getMixedSize(rewriter, loc, x, 0),
+                                    rewriter.getIndexAttr(n)};
+    // Accumulate in f32 for bf16/f16 inputs; round once at the end.
+    Value init = filledTensor(rewriter, loc, mn, acc, 0.0);
+    Value product;
+    if (acc == elem) {
+      product = nt ? linalg::MatmulTransposeBOp::create(
+                         rewriter, loc, TypeRange{init.getType()},
+                         ValueRange{x, op.getW()}, ValueRange{init})
+                         .getResult(0)
+                   : linalg::MatmulOp::create(rewriter, loc, TypeRange{init.getType()},
+                                              ValueRange{x, op.getW()}, ValueRange{init})
+                         .getResult(0);
+    } else {
+      MLIRContext *ctx = rewriter.getContext();
+      AffineExpr m = rewriter.getAffineDimExpr(0), nn = rewriter.getAffineDimExpr(1),
+                 k = rewriter.getAffineDimExpr(2);
+      SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {m, k}, ctx),
+                                     nt ? AffineMap::get(3, 0, {nn, k}, ctx)
+                                        : AffineMap::get(3, 0, {k, nn}, ctx),
+                                     AffineMap::get(3, 0, {m, nn}, ctx)};
+      product = linalg::GenericOp::create(
+                    rewriter, loc, TypeRange{init.getType()}, ValueRange{x, op.getW()},
+                    ValueRange{init}, maps,
+                    SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                                     utils::IteratorType::parallel,
+                                                     utils::IteratorType::reduction},
+                    [&](OpBuilder &b, Location l, ValueRange a) {
+                      Value p = arith::MulFOp::create(b, l, castFloat(b, l, a[0], acc),
+                                                      castFloat(b, l, a[1], acc));
+                      yieldValue(b, l, arith::AddFOp::create(b, l, p, a[2]));
+                    })
+                    .getResult(0);
+    }
+    // Bias and rounding to the result type in one pass.
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<Value> ins = {product};
+    SmallVector<AffineMap> maps = {identityMap(ctx, 2)};
+    if (op.getBias()) {
+      ins.push_back(op.getBias());
+      maps.push_back(AffineMap::get(2, 0, {rewriter.getAffineDimExpr(1)}, ctx));
+    }
+    Value out = product;
+    if (op.getBias() || acc != elem)
+      out = buildMap(rewriter, loc, mn, elem, ins, maps,
+                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                       Value v = a[0];
+                       if (a.size() > 1) {
+                         // HF adds the bias in the element type.
+                         v = castFloat(b, l, castFloat(b, l, v, elem), acc);
+                         v = arith::AddFOp::create(b, l, v, castFloat(b, l, a[1], acc));
+                       }
+                       return castFloat(b, l, v, elem);
+                     });
+    SmallVector<OpFoldResult> leading = sizesOf(rewriter, loc, op.getX());
+    leading.pop_back();
+    rewriter.replaceOp(op, expandFromMatrix(rewriter, loc, out, resultType, leading));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfm::populateTfmMatmulToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<MatmulLowering>(patterns.getContext());
+}

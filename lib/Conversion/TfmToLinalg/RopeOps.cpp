@@ -1,0 +1,237 @@
+//===- RopeOps.cpp - rotary embeddings to linalg --------------------------===//
+//
+// Inverse frequencies depend only on attributes, so they are computed here
+// (in double, as the HF initialisers define them) and embedded as constants;
+// the angles and rotation run per element in f32 like HF's rotary module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::lowering;
+
+std::vector<double> mlir::tfm::computeRopeInvFreq(double theta, int64_t dim,
+                                                  RopeScalingAttr scaling,
+                                                  bool longTable) {
+  int64_t half = dim / 2;
+  std::vector<double> base(half);
+  for (int64_t i = 0; i < half; ++i)
+    base[i] = 1.0 / std::pow(theta, double(2 * i) / double(dim));
+  if (!scaling)
+    return base;
+  double factor = scaling.getFactor().convertToDouble();
+  switch (scaling.getKind()) {
+  case RopeKind::plain:
+    return base;
+  case RopeKind::linear:
+    for (double &f : base)
+      f /= factor;
+    return base;
+  case RopeKind::llama3: {
+    double low = scaling.getLowFreqFactor().convertToDouble();
+    double high = scaling.getHighFreqFactor().convertToDouble();
+    double old = double(scaling.getOriginal());
+    double lowWavelen = old / low, highWavelen = old / high;
+    for (double &f : base) {
+      double wavelen = 2 * M_PI / f;
+      double scaled = wavelen > lowWavelen ? f / factor : f;
+      bool medium = !(wavelen < highWavelen) && !(wavelen > lowWavelen);
+      if (medium) {
+        double smooth = (old / wavelen - low) / (high - low);
+        scaled = (1 - smooth) * scaled / factor + smooth * scaled;
+      }
+      f = scaled;
+    }
+    return base;
+  }
+  case RopeKind::yarn: {
+    double orig = double(scaling.getOriginal());
+    auto correctionDim = [&](double rotations) {
+      return (double(dim) * std::log(orig / (rotations * 2 * M_PI))) /
+             (2 * std::log(theta));
+    };
+    double lo = correctionDim(scaling.getBetaFast().convertToDouble());
+    double hi = correctionDim(scaling.getBetaSlow().convertToDouble());
+    if (scaling.getTruncate()) {
+      lo = std::floor(lo);
+      hi = std::ceil(hi);
+    }
+    lo = std::max(lo, 0.0);
+    hi = std::min(hi, double(dim - 1));
+    if (lo == hi)
+      hi += 0.001;
+    for (int64_t i = 0; i < half; ++i) {
+      double ramp = std::clamp((double(i) - lo) / (hi - lo), 0.0, 1.0);
+      double extrapolation = 1 - ramp;
+      double posFreq = std::pow(theta, double(2 * i) / double(dim));
+      base[i] = (1 / (factor * posFreq)) * (1 - extrapolation) +
+                (1 / posFreq) * extrapolation;
+    }
+    return base;
+  }
+  case RopeKind::longrope: {
+    ArrayRef<double> ext = longTable ? scaling.getLongFactor().asArrayRef()
+                                     : scaling.getShortFactor().asArrayRef();
+    for (int64_t i = 0; i < half; ++i)
+      base[i] /= ext[i];
+    return base;
+  }
+  }
+  return base;
+}
+
+static Value invFreqConstant(OpBuilder &b, Location loc,
+                             const std::vector<double> &values) {
+  SmallVector<float> f(values.begin(), values.end());
+  auto type = RankedTensorType::get({int64_t(f.size())}, b.getF32Type());
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, ArrayRef<float>(f)));
+}
+
+/// max(positions) + 1 > original: longrope switches tables for the whole
+/// call, as HF's dynamic update does.
+static Value longropePredicate(OpBuilder &b, Location loc, Value positions,
+                               int64_t original) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  Type it = type.getElementType();
+  Value init = emptyTensor(b, loc, {}, it);
+  Value minVal = arith::ConstantOp::create(
+      b, loc, it, b.getIntegerAttr(it, APInt::getSignedMinValue(it.getIntOrFloatBitWidth())));
+  init = linalg::FillOp::create(b, loc, minVal, init).getResult(0);
+  MLIRContext *ctx = b.getContext();
+  Value max = linalg::GenericOp::create(
+                  b, loc, TypeRange{init.getType()}, ValueRange{positions}, ValueRange{init},
+                  SmallVector<AffineMap>{identityMap(ctx, 2), AffineMap::get(2, 0, ctx)},
+                  SmallVector<utils::IteratorType>(2, utils::IteratorType::reduction),
+                  [&](OpBuilder &nb, Location l, ValueRange a) {
+                    yieldValue(nb, l, arith::MaxSIOp::create(nb, l, a[0], a[1]));
+                  })
+                  .getResult(0);
+  Value scalar = tensor::ExtractOp::create(b, loc, max, ValueRange{});
+  Value limit = arith::ConstantOp::create(b, loc, it, b.getIntegerAttr(it, original - 1));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, scalar, limit);
+}
+
+Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
+                                     Value positions, double theta,
+                                     int64_t rotaryDim, Attribute scalingAttr) {
+  auto scaling = dyn_cast_or_null<RopeScalingAttr>(scalingAttr);
+  auto type = cast<RankedTensorType>(x.getType());
+  Type elem = type.getElementType();
+  Type f32 = b.getF32Type();
+  Type ct = computeType(elem);
+  int64_t half = rotaryDim / 2;
+  double attentionFactor = scaling ? scaling.getAttentionFactor().convertToDouble() : 1.0;
+  Value table = invFreqConstant(b, loc, computeRopeInvFreq(theta, rotaryDim, scaling));
+  Value longTable, useLong;
+  if (scaling && scaling.getKind() == RopeKind::longrope) {
+    longTable = invFreqConstant(b, loc, computeRopeInvFreq(theta, rotaryDim, scaling, true));
+    useLong = longropePredicate(b, loc, positions, scaling.getOriginal());
+  }
+  MLIRContext *ctx = b.getContext();
+  AffineMap posMap = AffineMap::get(4, 0, {b.getAffineDimExpr(0), b.getAffineDimExpr(1)}, ctx);
+  return buildMap(
+      b, loc, sizesOf(b, loc, x), elem, ValueRange{positions}, {posMap},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1),
+              hi = linalg::IndexOp::create(nb, l, 2), di = linalg::IndexOp::create(nb, l, 3);
+        auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(nb, l, v); };
+        Value inRotary = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, di, idx(rotaryDim));
+        Value firstHalf = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, di, idx(half));
+        // Pass-through dimensions read themselves; keep indices in range.
+        Value freqIdx = arith::SelectOp::create(
+            nb, l, inRotary, arith::RemUIOp::create(nb, l, di, idx(half)), idx(0));
+        Value partner = arith::SelectOp::create(
+            nb, l, firstHalf, arith::AddIOp::create(nb, l, di, idx(half)),
+            arith::SubIOp::create(nb, l, di, idx(half)));
+        partner = arith::SelectOp::create(nb, l, inRotary, partner, di);
+        Value freq = tensor::ExtractOp::create(nb, l, table, ValueRange{freqIdx});
+        if (longTable)
+          freq = arith::SelectOp::create(
+              nb, l, useLong, tensor::ExtractOp::create(nb, l, longTable, ValueRange{freqIdx}),
+              freq);
+        Value pos = arith::SIToFPOp::create(nb, l, f32, a[0]);
+        Value angle = arith::MulFOp::create(nb, l, pos, freq);
+        Value af = constFloat(nb, l, f32, attentionFactor);
+        Value cosv = arith::MulFOp::create(nb, l, math::CosOp::create(nb, l, angle), af);
+        Value sinv = arith::MulFOp::create(nb, l, math::SinOp::create(nb, l, angle), af);
+        // HF casts cos/sin to the activation type before rotating.
+        cosv = castFloat(nb, l, castFloat(nb, l, cosv, elem), ct);
+        sinv = castFloat(nb, l, castFloat(nb, l, sinv, elem), ct);
+        Value self = castFloat(nb, l, tensor::ExtractOp::create(nb, l, x, ValueRange{bi, ti, hi, di}), ct);
+        Value other = castFloat(nb, l, tensor::ExtractOp::create(nb, l, x, ValueRange{bi, ti, hi, partner}), ct);
+        Value rotated = arith::SelectOp::create(nb, l, firstHalf,
+                                                arith::NegFOp::create(nb, l, other), other);
+        Value out = arith::AddFOp::create(nb, l, arith::MulFOp::create(nb, l, self, cosv),
+                                          arith::MulFOp::create(nb, l, rotated, sinv));
+        out = arith::SelectOp::create(nb, l, inRotary, out, self);
+        return castFloat(nb, l, out, elem);
+      });
+}
+
+namespace {
+
+struct RopeLowering : OpRewritePattern<RopeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RopeOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, buildRope(rewriter, op.getLoc(), op.getX(), op.getPositions(),
+                                     op.getTheta().convertToDouble(), op.getRotaryDim(),
+                                     op.getScalingAttr()));
+    return success();
+  }
+};
+
+/// Slices the q, k, v heads of packed QKV, normalises and rotates q and k,
+/// and writes them back into one tensor.
+struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QkvQkNormRopeOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value qkv = op.getQkv();
+    int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
+    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, qkv);
+    auto slice = [&](int64_t start, int64_t count) -> Value {
+      SmallVector<OpFoldResult> off(4, rewriter.getIndexAttr(0)), sz = sizes;
+      off[2] = rewriter.getIndexAttr(start);
+      sz[2] = rewriter.getIndexAttr(count);
+      return tensor::ExtractSliceOp::create(rewriter, loc, qkv, off, sz,
+                                            SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
+    };
+    auto insert = [&](Value part, Value into, int64_t start, int64_t count) -> Value {
+      SmallVector<OpFoldResult> off(4, rewriter.getIndexAttr(0)), sz = sizes;
+      off[2] = rewriter.getIndexAttr(start);
+      sz[2] = rewriter.getIndexAttr(count);
+      return tensor::InsertSliceOp::create(rewriter, loc, part, into, off, sz,
+                                           SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
+    };
+    double eps = op.getEps().convertToDouble();
+    Type st = op.getQRstd().getType().getElementType();
+    auto [qn, rq] = buildRmsNorm(rewriter, loc, slice(0, hq), op.getQWeight(), eps,
+                                 op.getUnitOffset(), st);
+    auto [kn, rk] = buildRmsNorm(rewriter, loc, slice(hq, hkv), op.getKWeight(), eps,
+                                 op.getUnitOffset(), st);
+    double theta = op.getTheta().convertToDouble();
+    Value q = buildRope(rewriter, loc, qn, op.getPositions(), theta, op.getRotaryDim(),
+                        op.getScalingAttr());
+    Value k = buildRope(rewriter, loc, kn, op.getPositions(), theta, op.getRotaryDim(),
+                        op.getScalingAttr());
+    Value out = emptyTensor(rewriter, loc, sizes, op.getResult().getType().getElementType());
+    out = insert(q, out, 0, hq);
+    out = insert(k, out, hq, hkv);
+    out = insert(slice(hq + hkv, hkv), out, hq + hkv, hkv);
+    rewriter.replaceOp(op, {out, rq, rk});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfm::populateTfmRopeToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<RopeLowering, QkvQkNormRopeLowering>(patterns.getContext());
+}

@@ -1,0 +1,129 @@
+//===- ShapeOps.cpp - embedding, reshape, split, concat to tensor ---------===//
+
+#include "LoweringUtils.h"
+#include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::lowering;
+
+namespace {
+
+struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value ids = op.getIds(), table = op.getTable();
+    unsigned rank = op.getType().getRank();
+    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, ids);
+    sizes.push_back(rewriter.getIndexAttr(op.getType().getShape().back()));
+    Value r = buildMap(rewriter, loc, sizes, op.getType().getElementType(), ValueRange{ids},
+                       {dropLastDimMap(ctx, rank)},
+                       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                         Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
+                         Value col = linalg::IndexOp::create(b, l, rank - 1);
+                         return tensor::ExtractOp::create(b, l, table, ValueRange{row, col});
+                       });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+int64_t leadingDynamic(ArrayRef<int64_t> shape) {
+  int64_t n = 0;
+  while (n < int64_t(shape.size()) && ShapedType::isDynamic(shape[n]))
+    ++n;
+  return n;
+}
+
+/// Regroups the static trailing dimensions: collapse them into one, then
+/// expand into the result's.
+struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getX();
+    auto in = cast<RankedTensorType>(x.getType());
+    RankedTensorType out = op.getType();
+    int64_t lead = leadingDynamic(in.getShape());
+    auto groups = [&](int64_t rank) {
+      SmallVector<ReassociationIndices> g;
+      for (int64_t i = 0; i < lead; ++i)
+        g.push_back({i});
+      ReassociationIndices tail;
+      for (int64_t i = lead; i < rank; ++i)
+        tail.push_back(i);
+      if (!tail.empty())
+        g.push_back(tail);
+      return g;
+    };
+    if (in.getRank() - lead > 1)
+      x = tensor::CollapseShapeOp::create(rewriter, loc, x, groups(in.getRank()));
+    if (out.getRank() - lead > 1) {
+      SmallVector<OpFoldResult> shape;
+      for (int64_t i = 0; i < lead; ++i)
+        shape.push_back(tensor::getMixedSize(rewriter, loc, x, i));
+      for (int64_t i = lead; i < out.getRank(); ++i)
+        shape.push_back(rewriter.getIndexAttr(out.getDimSize(i)));
+      x = tensor::ExpandShapeOp::create(rewriter, loc, out, x, groups(out.getRank()), shape);
+    }
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
+
+struct SplitLowering : OpRewritePattern<SplitOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SplitOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getX();
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank(), dim = op.getDim();
+    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, x);
+    SmallVector<Value> parts;
+    int64_t offset = 0;
+    for (Type t : op.getResultTypes()) {
+      int64_t n = cast<RankedTensorType>(t).getDimSize(dim);
+      SmallVector<OpFoldResult> off(rank, rewriter.getIndexAttr(0)), sz = sizes;
+      off[dim] = rewriter.getIndexAttr(offset);
+      sz[dim] = rewriter.getIndexAttr(n);
+      parts.push_back(tensor::ExtractSliceOp::create(
+          rewriter, loc, cast<RankedTensorType>(t), x, off, sz,
+          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1))));
+      offset += n;
+    }
+    rewriter.replaceOp(op, parts);
+    return success();
+  }
+};
+
+struct ConcatLowering : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t rank = op.getType().getRank(), dim = op.getDim();
+    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, op.getInputs().front());
+    sizes[dim] = rewriter.getIndexAttr(op.getType().getDimSize(dim));
+    Value out = emptyTensor(rewriter, loc, sizes, op.getType().getElementType());
+    int64_t offset = 0;
+    for (Value in : op.getInputs()) {
+      int64_t n = cast<RankedTensorType>(in.getType()).getDimSize(dim);
+      SmallVector<OpFoldResult> off(rank, rewriter.getIndexAttr(0)), sz = sizes;
+      off[dim] = rewriter.getIndexAttr(offset);
+      sz[dim] = rewriter.getIndexAttr(n);
+      out = tensor::InsertSliceOp::create(rewriter, loc, in, out, off, sz,
+                                          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+      offset += n;
+    }
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfm::populateTfmShapeToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<EmbeddingLowering, ReshapeLowering, SplitLowering, ConcatLowering>(
+      patterns.getContext());
+}

@@ -1,0 +1,71 @@
+//===- CpuPipelines.cpp - the CPU compilation pipelines -------------------===//
+//
+// Upstream passes are named by their registered flags so the pipelines read
+// like the tfm-opt command lines they are equivalent to
+// (docs/passes.md). The recipe follows shared/LOWERING-NOTES.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Pipelines/Pipelines.h"
+#include "tfm/Conversion/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+/// Appends a textual pipeline of registered upstream passes; the passes are
+/// registered by the tools that use these pipelines, so this cannot fail
+/// on valid names (a typo here is caught by the pipeline lit tests).
+static void addTextual(OpPassManager &pm, StringRef pipeline) {
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") + pipeline);
+}
+
+void mlir::tfm::buildTfmLowerToLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertTfmToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::tfm::buildTfmBufferizeCpuPipeline(OpPassManager &pm) {
+  // Entry points get C wrappers (_mlir_ciface_*) that take memref
+  // descriptors by pointer; the runtime calls those.
+  addTextual(pm, "func.func(llvm-request-c-wrappers),"
+                 "eliminate-empty-tensors,"
+                 "one-shot-bufferize{bufferize-function-boundaries=1 "
+                 "function-boundary-type-conversion=identity-layout-map "
+                 "allow-return-allocs-from-loops=1},"
+                 "canonicalize");
+  pm.addPass(createConvertLinalgMatmulToBlasPass());
+  addTextual(pm, "buffer-deallocation-pipeline,convert-bufferization-to-memref");
+}
+
+void mlir::tfm::buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm) {
+  pm.addPass(createLowerDynamicExpandShapePass());
+  addTextual(pm, "convert-linalg-to-loops,convert-math-to-libm,"
+                 "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+                 "convert-to-llvm,reconcile-unrealized-casts");
+}
+
+void mlir::tfm::buildTfmTrainCpuPipeline(OpPassManager &pm) {
+  buildTfmLowerToLinalgPipeline(pm);
+  buildTfmBufferizeCpuPipeline(pm);
+  buildTfmLowerCpuToLlvmPipeline(pm);
+}
+
+void mlir::tfm::registerTfmPipelines() {
+  PassPipelineRegistration<>("tfm-lower-to-linalg",
+                             "Lower tfm ops to linalg/tensor/scf (CPU stage 1)",
+                             buildTfmLowerToLinalgPipeline);
+  PassPipelineRegistration<>("tfm-bufferize-cpu",
+                             "Bufferize, call BLAS for GEMMs, insert deallocations "
+                             "(CPU stage 2)",
+                             buildTfmBufferizeCpuPipeline);
+  PassPipelineRegistration<>("tfm-lower-cpu-to-llvm",
+                             "Lower loops and memrefs to the LLVM dialect (CPU stage 3)",
+                             buildTfmLowerCpuToLlvmPipeline);
+  PassPipelineRegistration<>("tfm-train-cpu",
+                             "The whole CPU compilation of a tfm model to LLVM",
+                             buildTfmTrainCpuPipeline);
+}
