@@ -9,15 +9,19 @@
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Conversion/Passes.h"
 
+#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
-/// Appends a textual pipeline of registered upstream passes; the passes are
-/// registered by the tools that use these pipelines, so this cannot fail
-/// on valid names (a typo here is caught by the pipeline lit tests).
+/// Appends a textual pipeline of upstream passes (a typo here is caught by
+/// the pipeline lit tests).
 static void addTextual(OpPassManager &pm, StringRef pipeline) {
+  // The pipelines name upstream passes; make sure they are registered
+  // whichever tool (or library user) builds them.
+  static bool registered = (registerAllPasses(), true);
+  (void)registered;
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") + pipeline);
 }

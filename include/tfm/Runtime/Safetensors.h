@@ -1,0 +1,82 @@
+//===- Safetensors.h - checked safetensors reading and writing --*- C++ -*-===//
+//
+// The header is untrusted input: its size is bounded, every dtype known,
+// every shape consistent with its byte range, and every range inside the
+// file and disjoint from the others, before any tensor is read. Data is
+// memory-mapped, not copied.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_RUNTIME_SAFETENSORS_H
+#define TFM_RUNTIME_SAFETENSORS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::tfm {
+
+enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL };
+
+/// Bytes per element; the name as safetensors writes it.
+size_t dtypeSize(DType t);
+llvm::StringRef dtypeName(DType t);
+
+struct TensorView {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  const char *data = nullptr; // into the mapped file
+  size_t numBytes = 0;
+  std::string file; // for messages
+
+  int64_t numElements() const;
+  /// The elements converted to f32 (F32, F16, BF16, F64 sources).
+  llvm::Error readAsF32(float *out) const;
+};
+
+/// One mapped .safetensors file.
+class SafetensorsFile {
+public:
+  static llvm::Expected<std::unique_ptr<SafetensorsFile>> open(llvm::StringRef path);
+  const std::map<std::string, TensorView> &tensors() const { return views; }
+
+private:
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  std::map<std::string, TensorView> views;
+};
+
+/// A checkpoint folder: model.safetensors, or the shards listed by
+/// model.safetensors.index.json.
+class Checkpoint {
+public:
+  static llvm::Expected<Checkpoint> open(llvm::StringRef dir);
+  /// Null if absent.
+  const TensorView *find(llvm::StringRef name) const;
+  std::vector<std::string> names() const;
+
+private:
+  std::vector<std::unique_ptr<SafetensorsFile>> files;
+  std::map<std::string, const TensorView *> index;
+};
+
+/// A tensor to write (f32 or i64 data owned elsewhere).
+struct TensorOut {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  const void *data;
+};
+
+/// Writes a .safetensors file atomically (temporary file, then rename), so a
+/// failure leaves no partial output.
+llvm::Error writeSafetensors(llvm::StringRef path, const std::vector<TensorOut> &tensors);
+
+} // namespace mlir::tfm
+
+#endif // TFM_RUNTIME_SAFETENSORS_H

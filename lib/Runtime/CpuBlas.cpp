@@ -1,0 +1,50 @@
+//===- CpuBlas.cpp - the GEMM that compiled CPU code calls ----------------===//
+//
+// Called from code produced by convert-linalg-matmul-to-blas as
+// _mlir_ciface_tfm_rt_sgemm(A, B, C, transB): C += A · op(B), row-major,
+// with memref descriptors (any offset and strides).
+//
+//===----------------------------------------------------------------------===//
+
+#include <cblas.h>
+#include <cstdint>
+
+namespace {
+struct Memref2D {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+  float *data() const { return aligned + offset; }
+  bool rowContiguous() const { return strides[1] == 1 || sizes[1] <= 1; }
+};
+} // namespace
+
+extern "C" void _mlir_ciface_tfm_rt_sgemm(Memref2D *a, Memref2D *b, Memref2D *c,
+                                          int32_t transB) {
+  int64_t m = a->sizes[0], k = a->sizes[1];
+  int64_t n = c->sizes[1];
+  if (m == 0 || n == 0)
+    return;
+  if (a->rowContiguous() && b->rowContiguous() && c->rowContiguous()) {
+    // Leading dimensions must be at least the row length even for one row.
+    auto ld = [](const Memref2D *x) {
+      return x->sizes[0] <= 1 ? (x->sizes[1] > 0 ? x->sizes[1] : 1) : x->strides[0];
+    };
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, int(m),
+                int(n), int(k), 1.0f, a->data(), int(ld(a)), b->data(), int(ld(b)), 1.0f,
+                c->data(), int(ld(c)));
+    return;
+  }
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        float bv = transB ? b->data()[j * b->strides[0] + p * b->strides[1]]
+                          : b->data()[p * b->strides[0] + j * b->strides[1]];
+        acc += a->data()[i * a->strides[0] + p * a->strides[1]] * bv;
+      }
+      c->data()[i * c->strides[0] + j * c->strides[1]] += acc;
+    }
+}

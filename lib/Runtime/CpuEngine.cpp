@@ -1,0 +1,168 @@
+//===- CpuEngine.cpp - compile and run a tfm model on the CPU -------------===//
+//
+// The compiled entry is `_mlir_ciface_<func>(results*, memref descriptor*...)`
+// (requested by tfm-bufferize-cpu). Descriptors are built here as words:
+// {allocated, aligned, offset, sizes[r], strides[r]}; result buffers were
+// malloc'ed by the compiled code and are copied out and freed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Runtime/CpuEngine.h"
+#include "tfm/Conversion/Passes.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cstdlib>
+#include <cstring>
+
+extern "C" void _mlir_ciface_tfm_rt_sgemm(void *a, void *b, void *c, int32_t transB);
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+static llvm::Error err(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+void mlir::tfm::registerCpuRuntimeDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<TfmDialect>();
+}
+
+llvm::Expected<std::unique_ptr<CpuModel>> CpuModel::compile(ModuleOp module,
+                                                            llvm::StringRef funcName) {
+  auto func = module.lookupSymbol<func::FuncOp>(funcName);
+  if (!func)
+    return err("no function @" + funcName);
+  auto model = std::unique_ptr<CpuModel>(new CpuModel());
+  for (Type t : func.getArgumentTypes())
+    model->argTypes.push_back(cast<RankedTensorType>(t));
+  for (Type t : func.getResultTypes())
+    model->resultTypes.push_back(cast<RankedTensorType>(t));
+  model->entry = ("_mlir_ciface_" + funcName).str();
+
+  MLIRContext *ctx = module.getContext();
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return success();
+  });
+  PassManager pm(ctx);
+  buildTfmTrainCpuPipeline(pm);
+  if (failed(pm.run(module)))
+    return err("compilation failed: " + diagnostics);
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  // The transformer is a function_ref: keep its target alive (LOWERING-NOTES).
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                            /*targetMachine=*/nullptr);
+  ExecutionEngineOptions options;
+  options.transformer = optimize;
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine)
+    return err("JIT compilation failed: " + llvm::toString(engine.takeError()));
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("_mlir_ciface_tfm_rt_sgemm")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&_mlir_ciface_tfm_rt_sgemm),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+  model->engine = std::move(*engine);
+  return model;
+}
+
+llvm::Expected<std::vector<HostArray>> CpuModel::run(llvm::ArrayRef<Arg> args) {
+  if (args.size() != argTypes.size())
+    return err("expected " + llvm::Twine(argTypes.size()) + " arguments, got " +
+               llvm::Twine(args.size()));
+  // Descriptors: one vector of words per argument.
+  std::vector<std::vector<int64_t>> descriptors;
+  for (size_t i = 0; i < args.size(); ++i) {
+    RankedTensorType t = argTypes[i];
+    const Arg &a = args[i];
+    if (int64_t(a.shape.size()) != t.getRank())
+      return err("argument #" + llvm::Twine(i) + " has rank " + llvm::Twine(a.shape.size()) +
+                 ", expected " + llvm::Twine(t.getRank()));
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      if (!t.isDynamicDim(d) && t.getDimSize(d) != a.shape[d])
+        return err("argument #" + llvm::Twine(i) + " dimension " + llvm::Twine(d) + " is " +
+                   llvm::Twine(a.shape[d]) + ", expected " + llvm::Twine(t.getDimSize(d)));
+    std::vector<int64_t> desc;
+    auto ptr = reinterpret_cast<int64_t>(a.data);
+    desc.push_back(ptr);
+    desc.push_back(ptr);
+    desc.push_back(0);
+    for (int64_t s : a.shape)
+      desc.push_back(s);
+    int64_t stride = 1;
+    std::vector<int64_t> strides(a.shape.size());
+    for (int64_t d = int64_t(a.shape.size()) - 1; d >= 0; --d) {
+      strides[d] = stride;
+      stride *= a.shape[d];
+    }
+    desc.insert(desc.end(), strides.begin(), strides.end());
+    descriptors.push_back(std::move(desc));
+  }
+  size_t resultWords = 0;
+  for (RankedTensorType t : resultTypes)
+    resultWords += 3 + 2 * t.getRank();
+  std::vector<int64_t> results(resultWords, 0);
+
+  std::vector<void *> pointers; // the values the packed arguments point to
+  pointers.reserve(args.size() + 1);
+  pointers.push_back(results.data());
+  for (auto &d : descriptors)
+    pointers.push_back(d.data());
+  std::vector<void *> packed;
+  for (void *&p : pointers)
+    packed.push_back(&p);
+  if (llvm::Error e = engine->invokePacked(entry, packed))
+    return std::move(e);
+
+  std::vector<HostArray> out;
+  size_t w = 0;
+  for (RankedTensorType t : resultTypes) {
+    int64_t rank = t.getRank();
+    auto *allocated = reinterpret_cast<void *>(results[w]);
+    auto *aligned = reinterpret_cast<char *>(results[w + 1]);
+    int64_t offset = results[w + 2];
+    HostArray arr;
+    int64_t n = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      arr.shape.push_back(results[w + 3 + d]);
+      n *= results[w + 3 + d];
+    }
+    std::vector<int64_t> strides(results.begin() + w + 3 + rank,
+                                 results.begin() + w + 3 + 2 * rank);
+    if (!t.getElementType().isF32())
+      return err("only f32 results are supported");
+    arr.f32.resize(n);
+    const float *base = reinterpret_cast<const float *>(aligned) + offset;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t rem = i, off = 0;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        off += (rem % arr.shape[d]) * strides[d];
+        rem /= arr.shape[d];
+      }
+      arr.f32[i] = base[off];
+    }
+    std::free(allocated);
+    out.push_back(std::move(arr));
+    w += 3 + 2 * rank;
+  }
+  return out;
+}

@@ -1,0 +1,319 @@
+//===- Safetensors.cpp - checked safetensors reading and writing ----------===//
+
+#include "tfm/Runtime/Safetensors.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+using namespace mlir::tfm;
+using json = nlohmann::json;
+
+namespace {
+
+/// Larger headers are refused before parsing (real ones are far smaller).
+constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
+
+llvm::Error err(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+struct DTypeInfo {
+  const char *name;
+  DType type;
+  size_t size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {"F64", DType::F64, 8}, {"F32", DType::F32, 4}, {"F16", DType::F16, 2},
+    {"BF16", DType::BF16, 2}, {"I64", DType::I64, 8}, {"I32", DType::I32, 4},
+    {"I16", DType::I16, 2}, {"I8", DType::I8, 1}, {"U8", DType::U8, 1},
+    {"BOOL", DType::BOOL, 1}};
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else { // subnormal
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400)) {
+        mant <<= 1;
+        --exp;
+      }
+      mant &= 0x3ff;
+      bits = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+} // namespace
+
+size_t mlir::tfm::dtypeSize(DType t) {
+  for (const DTypeInfo &d : kDTypes)
+    if (d.type == t)
+      return d.size;
+  return 0;
+}
+
+llvm::StringRef mlir::tfm::dtypeName(DType t) {
+  for (const DTypeInfo &d : kDTypes)
+    if (d.type == t)
+      return d.name;
+  return "?";
+}
+
+int64_t TensorView::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+llvm::Error TensorView::readAsF32(float *out) const {
+  int64_t n = numElements();
+  switch (dtype) {
+  case DType::F32:
+    std::memcpy(out, data, n * 4);
+    return llvm::Error::success();
+  case DType::F64:
+    for (int64_t i = 0; i < n; ++i) {
+      double d;
+      std::memcpy(&d, data + 8 * i, 8);
+      out[i] = float(d);
+    }
+    return llvm::Error::success();
+  case DType::BF16:
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, data + 2 * i, 2);
+      uint32_t bits = uint32_t(h) << 16;
+      std::memcpy(&out[i], &bits, 4);
+    }
+    return llvm::Error::success();
+  case DType::F16:
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, data + 2 * i, 2);
+      out[i] = halfToFloat(h);
+    }
+    return llvm::Error::success();
+  default:
+    return err(file + ": tensor '" + name + "' has dtype " + dtypeName(dtype) +
+               ", expected a floating-point type (F32, BF16, F16, F64)");
+  }
+}
+
+llvm::Expected<std::unique_ptr<SafetensorsFile>>
+SafetensorsFile::open(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return err(path + ": cannot read: " + buffer.getError().message());
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  if (bytes.size() < 8)
+    return err(path + ": truncated: " + llvm::Twine(bytes.size()) +
+               " bytes, no 8-byte header length");
+  uint64_t headerLen = 0;
+  for (int i = 7; i >= 0; --i)
+    headerLen = (headerLen << 8) | uint8_t(bytes[i]);
+  if (headerLen > kMaxHeaderBytes)
+    return err(path + ": header length " + llvm::Twine(headerLen) +
+               " exceeds the 100 MiB limit");
+  if (headerLen > bytes.size() - 8)
+    return err(path + ": header length " + llvm::Twine(headerLen) +
+               " runs past the end of the file (" + llvm::Twine(bytes.size()) +
+               " bytes)");
+  json header;
+  try {
+    header = json::parse(bytes.substr(8, headerLen));
+  } catch (const json::parse_error &e) {
+    return err(path + ": header is not valid JSON: " + e.what());
+  }
+  if (!header.is_object())
+    return err(path + ": header must be a JSON object");
+  uint64_t dataLen = bytes.size() - 8 - headerLen;
+  const char *dataStart = bytes.data() + 8 + headerLen;
+
+  auto file = std::unique_ptr<SafetensorsFile>(new SafetensorsFile());
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (auto &[name, entry] : header.items()) {
+    if (name == "__metadata__")
+      continue;
+    std::string where = (path + ": tensor '" + name + "'").str();
+    if (!entry.is_object() || !entry.contains("dtype") ||
+        !entry.contains("shape") || !entry.contains("data_offsets"))
+      return err(where + ": needs dtype, shape and data_offsets");
+    TensorView view;
+    view.name = name;
+    view.file = path.str();
+    const json &dt = entry["dtype"];
+    const DTypeInfo *info = nullptr;
+    for (const DTypeInfo &d : kDTypes)
+      if (dt.is_string() && dt.get<std::string>() == d.name)
+        info = &d;
+    if (!info)
+      return err(where + ": unknown dtype " + dt.dump());
+    view.dtype = info->type;
+    const json &shape = entry["shape"];
+    if (!shape.is_array())
+      return err(where + ": shape must be a list");
+    uint64_t count = 1;
+    for (const json &d : shape) {
+      if (!d.is_number_unsigned())
+        return err(where + ": shape entries must be non-negative integers");
+      uint64_t v = d.get<uint64_t>();
+      if (v != 0 && count > (uint64_t(1) << 62) / v)
+        return err(where + ": shape overflows");
+      count *= v;
+      view.shape.push_back(int64_t(v));
+    }
+    const json &off = entry["data_offsets"];
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
+        !off[1].is_number_unsigned())
+      return err(where + ": data_offsets must be [begin, end]");
+    uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
+    if (begin > end || end > dataLen)
+      return err(where + ": data_offsets [" + llvm::Twine(begin) + ", " +
+                 llvm::Twine(end) + "] lie outside the " + llvm::Twine(dataLen) +
+                 "-byte data section");
+    if (count * info->size != end - begin)
+      return err(where + ": shape × dtype size = " +
+                 llvm::Twine(count * info->size) + " bytes, but data_offsets span " +
+                 llvm::Twine(end - begin));
+    view.data = dataStart + begin;
+    view.numBytes = end - begin;
+    if (end > begin)
+      ranges.push_back({begin, end});
+    file->views.emplace(name, std::move(view));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second)
+      return err(path + ": tensor byte ranges overlap at offset " +
+                 llvm::Twine(ranges[i].first));
+  file->buffer = std::move(*buffer);
+  return file;
+}
+
+llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
+  Checkpoint ckpt;
+  llvm::SmallString<256> single(dir), index(dir);
+  llvm::sys::path::append(single, "model.safetensors");
+  llvm::sys::path::append(index, "model.safetensors.index.json");
+  std::vector<std::string> paths;
+  if (llvm::sys::fs::exists(index)) {
+    auto buf = llvm::MemoryBuffer::getFile(index, /*IsText=*/true);
+    if (!buf)
+      return err(index + ": cannot read: " + buf.getError().message());
+    json j;
+    try {
+      j = json::parse((*buf)->getBuffer());
+    } catch (const json::parse_error &e) {
+      return err(index + ": not valid JSON: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+      return err(index + ": field 'weight_map': must be an object");
+    std::set<std::string> shards;
+    for (auto &[name, shard] : j["weight_map"].items()) {
+      if (!shard.is_string())
+        return err(index + ": field 'weight_map': entry '" + name +
+                   "' must name a file");
+      std::string s = shard.get<std::string>();
+      if (s.find('/') != std::string::npos || s.find("..") != std::string::npos)
+        return err(index + ": field 'weight_map': shard '" + s +
+                   "' must be a file name in the checkpoint folder");
+      shards.insert(s);
+    }
+    for (const std::string &s : shards) {
+      llvm::SmallString<256> p(dir);
+      llvm::sys::path::append(p, s);
+      paths.push_back(std::string(p));
+    }
+  } else if (llvm::sys::fs::exists(single)) {
+    paths.push_back(std::string(single));
+  } else {
+    return err(dir + ": no model.safetensors or model.safetensors.index.json");
+  }
+  for (const std::string &p : paths) {
+    auto file = SafetensorsFile::open(p);
+    if (!file)
+      return file.takeError();
+    for (const auto &[name, view] : (*file)->tensors()) {
+      if (ckpt.index.count(name))
+        return err(p + ": tensor '" + name + "' also appears in " +
+                   ckpt.index[name]->file);
+      ckpt.index[name] = &view;
+    }
+    ckpt.files.push_back(std::move(*file));
+  }
+  return ckpt;
+}
+
+const TensorView *Checkpoint::find(llvm::StringRef name) const {
+  auto it = index.find(name.str());
+  return it == index.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> Checkpoint::names() const {
+  std::vector<std::string> out;
+  for (const auto &[name, view] : index)
+    out.push_back(name);
+  return out;
+}
+
+llvm::Error mlir::tfm::writeSafetensors(llvm::StringRef path,
+                                        const std::vector<TensorOut> &tensors) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  uint64_t offset = 0;
+  std::vector<uint64_t> sizes;
+  for (const TensorOut &t : tensors) {
+    uint64_t n = dtypeSize(t.dtype);
+    for (int64_t d : t.shape)
+      n *= uint64_t(d);
+    header[t.name] = {{"dtype", dtypeName(t.dtype).str()},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + n}}};
+    sizes.push_back(n);
+    offset += n;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' '); // align the data section
+  llvm::SmallString<256> tmp(path);
+  tmp += ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return err(path + ": cannot write: " + ec.message());
+    uint64_t len = text.size();
+    for (int i = 0; i < 8; ++i)
+      os << char((len >> (8 * i)) & 0xff);
+    os << text;
+    for (size_t i = 0; i < tensors.size(); ++i)
+      os.write(static_cast<const char *>(tensors[i].data), sizes[i]);
+    os.close();
+    if (os.has_error()) {
+      llvm::sys::fs::remove(tmp);
+      return err(path + ": write failed");
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return err(path + ": cannot rename into place: " + ec.message());
+  }
+  return llvm::Error::success();
+}

@@ -1,0 +1,181 @@
+//===- WeightBinder.cpp - checkpoint tensors to model arguments -----------===//
+
+#include "tfm/Runtime/WeightBinder.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+static llvm::Error err(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  return "[" + llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), ", ") + "]";
+}
+
+namespace {
+
+/// Builds one (per-layer) parameter value of `shape` into `out`.
+class Binder {
+public:
+  explicit Binder(const Checkpoint &ckpt) : ckpt(ckpt) {}
+
+  /// The tensor `name` (or a tied alias); null, with `missing` set, if absent.
+  const TensorView *lookup(const std::string &name, ArrayRef<std::string> aliases) {
+    if (const TensorView *t = ckpt.find(name)) {
+      used.insert(name);
+      return t;
+    }
+    for (const std::string &a : aliases)
+      if (const TensorView *t = ckpt.find(a)) {
+        used.insert(a);
+        return t;
+      }
+    missing = "checkpoint has no tensor '" + name + "'" +
+              (aliases.empty() ? "" : " (nor its tied alias '" + aliases[0] + "')");
+    return nullptr;
+  }
+
+  llvm::Error expectShape(const TensorView &t, ArrayRef<int64_t> shape) {
+    if (ArrayRef<int64_t>(t.shape) != shape)
+      return err(t.file + ": tensor '" + t.name + "' has shape " + shapeString(t.shape) +
+                 ", the model expects " + shapeString(shape));
+    return llvm::Error::success();
+  }
+
+  /// Fills `out` (row-major `shape`) for one layer's names.
+  llvm::Error build(ParamAttr param, int64_t layer, ArrayRef<int64_t> shape, float *out) {
+    auto layerName = [&](StringRef templ) {
+      std::string s = templ.str();
+      size_t pos = s.find(kLayerPlaceholder.str());
+      if (pos != std::string::npos)
+        s.replace(pos, kLayerPlaceholder.size(), std::to_string(layer));
+      return s;
+    };
+    std::vector<std::string> aliases;
+    if (ArrayAttr tied = param.getTied())
+      for (Attribute a : tied)
+        aliases.push_back(cast<StringAttr>(a).str());
+    switch (param.getMapping()) {
+    case ParamMapping::direct: {
+      const TensorView *t = lookup(layerName(param.getName()), aliases);
+      if (!t)
+        return err(missing);
+      if (auto e = expectShape(*t, shape))
+        return e;
+      return t->readAsF32(out);
+    }
+    case ParamMapping::transpose: {
+      if (shape.size() != 2)
+        return err("transposed parameter '" + param.getName() + "' must be a matrix");
+      const TensorView *t = lookup(layerName(param.getName()), aliases);
+      if (!t)
+        return err(missing);
+      if (auto e = expectShape(*t, {shape[1], shape[0]}))
+        return e;
+      std::vector<float> tmp(t->numElements());
+      if (auto e = t->readAsF32(tmp.data()))
+        return e;
+      for (int64_t i = 0; i < shape[0]; ++i)
+        for (int64_t j = 0; j < shape[1]; ++j)
+          out[i * shape[1] + j] = tmp[j * shape[0] + i];
+      return llvm::Error::success();
+    }
+    case ParamMapping::fuse:
+    case ParamMapping::split: {
+      int64_t dim = param.getDim();
+      int64_t outer = 1, inner = 1;
+      for (int64_t i = 0; i < dim; ++i)
+        outer *= shape[i];
+      for (size_t i = dim + 1; i < shape.size(); ++i)
+        inner *= shape[i];
+      bool fuse = param.getMapping() == ParamMapping::fuse;
+      int64_t outOffset = 0;
+      for (Attribute src : param.getSources()) {
+        const TensorView *t = lookup(layerName(cast<StringAttr>(src).getValue()).c_str(), {});
+        if (!t)
+          return err(missing);
+        if (t->shape.size() != shape.size())
+          return err(t->file + ": tensor '" + t->name + "' has rank " +
+                     llvm::Twine(t->shape.size()) + ", expected " + llvm::Twine(shape.size()));
+        std::vector<float> tmp(t->numElements());
+        if (auto e = t->readAsF32(tmp.data()))
+          return e;
+        int64_t srcDim = t->shape[dim];
+        // fuse: this source fills [outOffset, outOffset + srcDim) of out;
+        // split: out is [offset, offset + shape[dim]) of the source.
+        int64_t count = fuse ? srcDim : shape[dim];
+        int64_t srcStart = fuse ? 0 : param.getOffset();
+        int64_t dstStart = fuse ? outOffset : 0;
+        if (!fuse && srcStart + count > srcDim)
+          return err(t->file + ": tensor '" + t->name + "' has " + llvm::Twine(srcDim) +
+                     " rows along dim " + llvm::Twine(dim) + ", the split needs " +
+                     llvm::Twine(srcStart + count));
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t r = 0; r < count; ++r)
+            std::copy_n(&tmp[((o * srcDim) + srcStart + r) * inner], inner,
+                        &out[((o * shape[dim]) + dstStart + r) * inner]);
+        outOffset += srcDim;
+      }
+      if (fuse && outOffset != shape[dim])
+        return err("fused parameter '" + param.getName() + "': sources give " +
+                   llvm::Twine(outOffset) + " rows along dim " + llvm::Twine(dim) +
+                   ", the model expects " + llvm::Twine(shape[dim]));
+      return llvm::Error::success();
+    }
+    case ParamMapping::stacked_experts:
+      return err("parameter '" + param.getName() + "': stacked_experts binding is not supported yet");
+    }
+    return llvm::Error::success();
+  }
+
+  const Checkpoint &ckpt;
+  std::set<std::string> used;
+  std::string missing;
+};
+
+} // namespace
+
+llvm::Expected<std::vector<std::vector<float>>>
+mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
+  Binder binder(checkpoint);
+  std::vector<std::vector<float>> buffers(func.getNumArguments());
+  std::set<std::string> aliases;
+  for (BlockArgument arg : func.getArguments()) {
+    auto param = func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
+    if (!param)
+      continue;
+    auto type = cast<ShapedType>(arg.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t layers = param.getStacked() ? shape[0] : 1;
+    ArrayRef<int64_t> perLayer = param.getStacked() ? shape.drop_front() : shape;
+    int64_t perLayerElems = 1;
+    for (int64_t d : perLayer)
+      perLayerElems *= d;
+    std::vector<float> &buf = buffers[arg.getArgNumber()];
+    buf.resize(size_t(perLayerElems * layers));
+    for (int64_t l = 0; l < layers; ++l)
+      if (auto e = binder.build(param, l, perLayer, buf.data() + l * perLayerElems))
+        return std::move(e);
+    if (ArrayAttr tied = param.getTied())
+      for (Attribute a : tied)
+        aliases.insert(cast<StringAttr>(a).str());
+  }
+  // A tensor nothing reads means the checkpoint is for another model (or
+  // the weight map is incomplete): refuse rather than silently ignore it.
+  // Tied aliases saved alongside their source, and RoPE caches that old
+  // checkpoints stored, are expected.
+  for (const std::string &name : checkpoint.names()) {
+    if (binder.used.count(name) || aliases.count(name) ||
+        llvm::StringRef(name).ends_with("rotary_emb.inv_freq"))
+      continue;
+    return err(checkpoint.find(name)->file + ": tensor '" + name +
+               "' is not a parameter of this model");
+  }
+  return buffers;
+}
