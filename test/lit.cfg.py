@@ -19,14 +19,15 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["tfm-opt", "tfm-import-hf"]
+tools = ["tfm-opt", "tfm-import-hf", "tfm-run"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools],
     [config.tfm_tools_dir, config.llvm_tools_dir])
 
 # Tests under python/ (.py) run with the reference virtualenv; anything else
 # ending in .py is a helper, not a test.
-config.substitutions.append(("%python", config.tfm_python or "python3"))
+# Before the defaults, which map %python to the interpreter running lit.
+config.substitutions.insert(0, ("%python", config.tfm_python or "python3"))
 config.substitutions.append(("%tfm_src", config.tfm_src_root))
 config.substitutions.append(("%hf_helpers",
                              os.path.join(config.tfm_src_root, "test", "helpers")))

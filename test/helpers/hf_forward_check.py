@@ -1,0 +1,195 @@
+"""Checks tfm-run's logits and loss against Hugging Face's own modeling code.
+
+For one family and variant: builds a tiny random-weight HF model from a
+config written here (eager attention, f32, CPU), saves it as a checkpoint,
+runs it through transformers for the reference, runs `tfm-run` on the same
+folder, and compares:
+
+    logits  |d| <= 1e-4 + 1e-4 * |ref|      loss  |d| <= 1e-5
+
+Usage: hf_forward_check.py --family llama --variant llama3 --tfm-run PATH --workdir DIR
+       hf_forward_check.py --list
+Exit status 0 when every compared value is within tolerance.
+"""
+
+import argparse
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import torch
+from safetensors.torch import load_file
+from transformers import AutoConfig, AutoModelForCausalLM
+
+# Tiny shapes: hidden 32, 4 query heads, 2 KV heads (GQA), 2-3 layers, a
+# vocabulary of 96, sequences of 9 tokens (longer than every window below).
+BASE = dict(vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+            pad_token_id=None, bos_token_id=None, eos_token_id=None)
+
+# Each variant exercises the branches its family can take. Comments say why
+# the numbers were chosen.
+VARIANTS = {
+    "llama": {
+        # llama3 rope with head_dim 16 (8 frequencies): with theta 10000 the
+        # wavelengths run from 6.3 to ~19000; original 64 with low 1 / high 4
+        # puts wavelengths < 16 in the high band, > 64 in the low band and the
+        # rest in the smoothed band, so all three branches are used.
+        "llama3": dict(head_dim=16, rope_theta=10000.0, attention_bias=True, mlp_bias=True,
+                       max_position_embeddings=128,
+                       rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                         high_freq_factor=4.0,
+                                         original_max_position_embeddings=64)),
+        "tied_linear": dict(tie_word_embeddings=True, num_hidden_layers=3,
+                            rope_scaling=dict(type="linear", factor=2.0)),
+    },
+    "mistral": {
+        "window": dict(sliding_window=3, rope_theta=1e6),
+    },
+    "qwen2": {
+        # Layers >= max_window_layers slide when use_sliding_window is set.
+        "sliding": dict(use_sliding_window=True, sliding_window=4, max_window_layers=1,
+                        tie_word_embeddings=True),
+        "plain": dict(),
+    },
+    "qwen3": {
+        # head_dim 12 != 32 / 4, per-head q/k norm, yarn rope.
+        "yarn": dict(head_dim=12, tie_word_embeddings=True,
+                     rope_scaling=dict(rope_type="yarn", factor=4.0,
+                                       original_max_position_embeddings=16)),
+    },
+    "gemma2": {
+        # Caps small enough to bite; window 3 on even layers; scale from
+        # query_pre_attn_scalar.
+        "softcap": dict(head_dim=8, num_hidden_layers=3, sliding_window=3,
+                        attn_logit_softcapping=2.0, final_logit_softcapping=1.5,
+                        query_pre_attn_scalar=24),
+    },
+    "gemma3_text": {
+        # Pattern 2: sliding, full, sliding; local and global rope bases;
+        # linear scaling on the global layers only.
+        "pattern": dict(head_dim=8, num_hidden_layers=3, sliding_window=3,
+                        sliding_window_pattern=2, rope_theta=1e6, rope_local_base_freq=100.0,
+                        final_logit_softcapping=3.0, query_pre_attn_scalar=16,
+                        rope_scaling=dict(rope_type="linear", factor=4.0)),
+    },
+    "phi3": {
+        # Fused qkv_proj / gate_up_proj, partial rotary (half of head_dim 8),
+        # longrope with original 4 < 9 tokens so the long factors are used.
+        "longrope": dict(partial_rotary_factor=0.5, sliding_window=5,
+                         original_max_position_embeddings=4,
+                         rope_scaling=dict(type="longrope", short_factor=[1.0, 1.5],
+                                           long_factor=[2.0, 3.5])),
+        "short": dict(original_max_position_embeddings=64, max_position_embeddings=128,
+                      rope_scaling=dict(type="longrope", short_factor=[1.0, 1.1, 1.2, 1.3],
+                                        long_factor=[2.0, 3.0, 4.0, 5.0])),
+    },
+    "olmo2": {
+        "postnorm": dict(num_hidden_layers=3),
+    },
+    "smollm3": {
+        # Interval 2: layers 1 and 3 are NoPE.
+        "nope": dict(num_hidden_layers=4, no_rope_layer_interval=2),
+    },
+}
+
+# How the checkpoint is stored.
+STORAGE = {"f32", "bf16", "f16", "sharded"}
+
+
+def build_model(family, variant, seed):
+    fields = dict(BASE)
+    fields.update(VARIANTS[family][variant])
+    config = AutoConfig.for_model(family, **fields)
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager").float().eval()
+    # HF initialises norms to ones/zeros and linears at std 0.02: too gentle
+    # to exercise (1 + w) norms, biases and soft-caps. Randomise everything.
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.4)
+    return model
+
+
+def tokens(vocab, seed):
+    g = torch.Generator().manual_seed(seed + 1)
+    ids = torch.randint(0, vocab, (2, 9), generator=g)
+    labels = ids.clone()
+    labels[0, 4] = -100  # ignored target
+    labels[1, 0] = -100  # position 0 is never a target after the shift
+    return ids, labels
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--family")
+    ap.add_argument("--variant")
+    ap.add_argument("--storage", default="f32", choices=sorted(STORAGE))
+    ap.add_argument("--tfm-run", dest="tfm_run")
+    ap.add_argument("--workdir")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    if args.list:
+        for f, vs in VARIANTS.items():
+            for v in vs:
+                print(f, v)
+        return 0
+
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    ckpt = os.path.join(args.workdir, "ckpt")
+    model = build_model(args.family, args.variant, args.seed)
+    if args.storage in ("bf16", "f16"):
+        # Store in half precision; the reference runs on the same rounded
+        # weights in f32, which is what tfm-run computes with.
+        dt = torch.bfloat16 if args.storage == "bf16" else torch.float16
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(p.to(dt).float())
+        # Save a copy: converting the model itself would also round its f32
+        # RoPE buffers and degrade the reference.
+        copy.deepcopy(model).to(dt).save_pretrained(ckpt)
+    elif args.storage == "sharded":
+        model.save_pretrained(ckpt, max_shard_size="20KB")
+        assert os.path.exists(os.path.join(ckpt, "model.safetensors.index.json"))
+    else:
+        model.save_pretrained(ckpt)
+
+    ids, labels = tokens(model.config.vocab_size, args.seed)
+    tok = os.path.join(args.workdir, "tokens.json")
+    with open(tok, "w") as f:
+        json.dump({"input_ids": ids.tolist(), "labels": labels.tolist()}, f)
+    with torch.no_grad():
+        ref = model(input_ids=ids, labels=labels)
+
+    out = os.path.join(args.workdir, "out.safetensors")
+    run = subprocess.run([args.tfm_run, ckpt, "--tokens", tok, "--output", out],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        print(run.stdout, run.stderr)
+        print(f"FAIL {args.family}/{args.variant}: tfm-run exited {run.returncode}")
+        return 1
+    got = load_file(out)
+    ok = True
+    d = (got["logits"] - ref.logits).abs()
+    bound = 1e-4 + 1e-4 * ref.logits.abs()
+    worst = (d - bound).max().item()
+    print(f"{args.family}/{args.variant}/{args.storage}: max|dlogits| = {d.max().item():.3e}"
+          f" (max|ref| {ref.logits.abs().max().item():.3f})")
+    if worst > 0 or tuple(got["logits"].shape) != tuple(ref.logits.shape):
+        print("FAIL logits outside 1e-4 + 1e-4|ref|")
+        ok = False
+    dl = abs(got["loss"].item() - ref.loss.item())
+    print(f"loss tfm {got['loss'].item():.7f} hf {ref.loss.item():.7f} |d| = {dl:.2e}")
+    if not dl <= 1e-5:
+        print("FAIL loss outside 1e-5")
+        ok = False
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Writes a tiny Llama checkpoint and broken variants of it, with no
+dependencies beyond the standard library, for tfm-run's bad-input tests.
+
+    make_checkpoints.py OUT    ->  OUT/<case>/{config.json, model.safetensors}
+                                   OUT/tokens-<case>.json
+"""
+
+import json
+import os
+import random
+import struct
+import sys
+
+CONFIG = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": 16,
+    "hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 2,
+    "num_attention_heads": 2, "num_key_value_heads": 1, "rms_norm_eps": 1e-5,
+    "tie_word_embeddings": False,
+}
+
+
+def tensors():
+    h, i, v, kv = 8, 12, 16, 4
+    out = {"model.embed_tokens.weight": [v, h], "model.norm.weight": [h],
+           "lm_head.weight": [v, h]}
+    for l in range(2):
+        p = f"model.layers.{l}."
+        out.update({p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
+                    p + "self_attn.q_proj.weight": [h, h], p + "self_attn.k_proj.weight": [kv, h],
+                    p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, h],
+                    p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h],
+                    p + "mlp.down_proj.weight": [h, i]})
+    return out
+
+
+def encode(entries, header_override=None):
+    """entries: name -> (dtype, shape, bytes). Returns the file bytes."""
+    header, data = {}, b""
+    for name, (dtype, shape, raw) in entries.items():
+        header[name] = {"dtype": dtype, "shape": shape,
+                        "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    if header_override:
+        header_override(header)
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def f32(shape, rng):
+    n = 1
+    for d in shape:
+        n *= d
+    return struct.pack(f"<{n}f", *[rng.uniform(-0.5, 0.5) for _ in range(n)])
+
+
+def write_case(root, name, blob, config=CONFIG):
+    d = os.path.join(root, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f)
+    with open(os.path.join(d, "model.safetensors"), "wb") as f:
+        f.write(blob)
+
+
+def main():
+    root = sys.argv[1]
+    os.makedirs(root, exist_ok=True)
+    rng = random.Random(0)
+    good = {n: ("F32", s, f32(s, rng)) for n, s in tensors().items()}
+    write_case(root, "good", encode(good))
+
+    missing = dict(good)
+    del missing["model.layers.1.mlp.up_proj.weight"]
+    write_case(root, "missing", encode(missing))
+
+    shape = dict(good)
+    shape["model.layers.1.self_attn.k_proj.weight"] = ("F32", [8, 8], f32([8, 8], rng))
+    write_case(root, "shape", encode(shape))
+
+    dtype = dict(good)
+    dtype["model.norm.weight"] = ("I64", [8], struct.pack("<8q", *range(8)))
+    write_case(root, "dtype", encode(dtype))
+
+    extra = dict(good)
+    extra["model.layers.0.self_attn.q_norm.weight"] = ("F32", [4], f32([4], rng))
+    write_case(root, "extra", encode(extra))
+
+    blob = encode(good)
+    write_case(root, "truncated", blob[: len(blob) - 100])
+    write_case(root, "tiny", blob[:5])
+    write_case(root, "hugeheader", struct.pack("<Q", 1 << 40) + blob[8:])
+
+    def lie_size(h):  # shape says 8 floats, offsets span 4
+        h["model.norm.weight"]["data_offsets"][1] -= 16
+    write_case(root, "lying", encode(good, lie_size))
+
+    def past_end(h):
+        h["lm_head.weight"]["data_offsets"] = [10**9, 10**9 + 512]
+    write_case(root, "pastend", encode(good, past_end))
+
+    def overlap(h):
+        h["model.norm.weight"]["data_offsets"] = list(h["lm_head.weight"]["data_offsets"])
+        h["model.norm.weight"]["data_offsets"][1] = h["model.norm.weight"]["data_offsets"][0] + 32
+    write_case(root, "overlap", encode(good, overlap))
+
+    def unknown_dtype(h):
+        h["model.norm.weight"]["dtype"] = "F8_E9"
+    write_case(root, "unknowndtype", encode(good, unknown_dtype))
+
+    def not_json(h):
+        h.clear()
+    blob = encode(good, not_json)
+    write_case(root, "notjson", struct.pack("<Q", 9) + b"{not json" + blob[10:])
+
+    toks = {
+        "good": {"input_ids": [[1, 2, 3, 4], [5, 6, 7, 8]],
+                 "labels": [[1, 2, -100, 4], [5, 6, 7, 8]], "attention_mask": [[1] * 4] * 2},
+        "nolabels": {"input_ids": [[1, 2, 3]]},
+        "oov": {"input_ids": [[1, 2, 16]]},
+        "negative": {"input_ids": [[1, -1, 2]]},
+        "ragged": {"input_ids": [[1, 2, 3], [4, 5]]},
+        "badlabel": {"input_ids": [[1, 2, 3]], "labels": [[1, 99, 3]]},
+        "labelrows": {"input_ids": [[1, 2, 3]], "labels": [[1, 2, 3], [1, 2, 3]]},
+        "noids": {"labels": [[1]]},
+        "empty": {"input_ids": []},
+    }
+    for name, value in toks.items():
+        with open(os.path.join(root, f"tokens-{name}.json"), "w") as f:
+            json.dump(value, f)
+    with open(os.path.join(root, "tokens-broken.json"), "w") as f:
+        f.write('{"input_ids": [[1, 2')
+
+
+if __name__ == "__main__":
+    main()
