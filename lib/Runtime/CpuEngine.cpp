@@ -25,6 +25,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
 extern "C" void _mlir_ciface_tfm_rt_sgemm(void *a, void *b, void *c, int32_t transB);
 
 using namespace mlir;
@@ -79,6 +81,9 @@ llvm::Expected<std::unique_ptr<CpuModel>> CpuModel::compile(ModuleOp module,
     symbols[interner("_mlir_ciface_tfm_rt_sgemm")] = {
         llvm::orc::ExecutorAddr::fromPtr(&_mlir_ciface_tfm_rt_sgemm),
         llvm::JITSymbolFlags::Exported};
+    // Bufferization emits copies of dynamically shaped memrefs as calls.
+    symbols[interner("memrefCopy")] = {llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+                                       llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   model->engine = std::move(*engine);

@@ -94,7 +94,7 @@ def tiny_cases():
         "qwen2-sliding-class-window": cfg("qwen2", Q2, num_key_value_heads=2, use_sliding_window=True,
                                           max_window_layers=1),
         "qwen2-tied": cfg("qwen2", Q2, num_key_value_heads=1, tie_word_embeddings=True),
-        "qwen2-kv-class-default-32": cfg("qwen2", Q2, num_attention_heads=32),
+        "qwen2-kv-class-default-32": cfg("qwen2", Q2, hidden_size=128, num_attention_heads=64),
         "qwen2-kv-null": cfg("qwen2", Q2, num_key_value_heads=None),
         # qwen3
         "qwen3-head-dim-32-bias": cfg("qwen3", Q3, num_key_value_heads=2, head_dim=32, attention_bias=True),
@@ -102,6 +102,7 @@ def tiny_cases():
                                rope_theta=1000000, rope_scaling={"rope_type": "yarn", "factor": 4.0,
                                                                  "original_max_position_embeddings": 64}),
         "qwen3-class-head-dim": cfg("qwen3", Q3, num_key_value_heads=2),
+        "qwen3-kv-class-default-32": cfg("qwen3", Q3, num_attention_heads=64, head_dim=8),
         "qwen3-sliding": cfg("qwen3", Q3, num_key_value_heads=2, head_dim=16, use_sliding_window=True,
                              sliding_window=32, max_window_layers=1),
         # gemma2

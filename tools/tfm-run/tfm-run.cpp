@@ -19,6 +19,7 @@
 #include "tfm/Runtime/WeightBinder.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -31,10 +32,20 @@ using namespace mlir;
 using namespace mlir::tfm;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> checkpointDir(cl::Positional, cl::Required,
+static cl::opt<std::string> checkpointDir(cl::Positional,
                                           cl::desc("<HF checkpoint folder>"));
-static cl::opt<std::string> tokensPath("tokens", cl::Required,
+static cl::opt<std::string> tokensPath("tokens",
                                        cl::desc("JSON file with input_ids (and labels)"),
+                                       cl::value_desc("file"));
+// Kernel mode: run one function of a .mlir file on named inputs.
+static cl::opt<std::string> mlirPath("mlir",
+                                     cl::desc("Run a function of this tfm .mlir file instead "
+                                              "of a checkpoint (inputs from --inputs)"),
+                                     cl::value_desc("file"));
+static cl::opt<std::string> funcName("func", cl::desc("Function to run with --mlir"),
+                                     cl::init("main"));
+static cl::opt<std::string> inputsPath("inputs",
+                                       cl::desc("safetensors with arg0, arg1, ... for --mlir"),
                                        cl::value_desc("file"));
 static cl::opt<std::string> outputPath("output", cl::Required,
                                        cl::desc("Output .safetensors file"),
@@ -48,11 +59,66 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// --mlir mode: arguments "arg<i>" from --inputs, results "result<i>".
+static int runKernel() {
+  llvm::Expected<std::unique_ptr<SafetensorsFile>> inputs = SafetensorsFile::open(inputsPath);
+  if (!inputs)
+    return fail(llvm::toString(inputs.takeError()));
+  DialectRegistry registry;
+  registerCpuRuntimeDialects(registry);
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(mlirPath, &ctx);
+  if (!module)
+    return fail(mlirPath + ": cannot parse");
+  auto func = module->lookupSymbol<func::FuncOp>(funcName);
+  if (!func)
+    return fail(mlirPath + ": no function @" + funcName);
+  std::vector<std::vector<char>> storage;
+  std::vector<CpuModel::Arg> args;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = "arg" + std::to_string(i);
+    auto it = (*inputs)->tensors().find(name);
+    if (it == (*inputs)->tensors().end())
+      return fail(inputsPath + ": no tensor '" + name + "'");
+    const TensorView &view = it->second;
+    Type elem = cast<RankedTensorType>(func.getArgumentTypes()[i]).getElementType();
+    bool ok = (elem.isF32() && view.dtype == DType::F32) ||
+              (elem.isF64() && view.dtype == DType::F64) ||
+              (elem.isInteger(64) && view.dtype == DType::I64) ||
+              (elem.isInteger(32) && view.dtype == DType::I32);
+    if (!ok)
+      return fail(inputsPath + ": tensor '" + name + "' has dtype " + dtypeName(view.dtype) +
+                  ", argument #" + llvm::Twine(i) + " is not of that type");
+    storage.emplace_back(view.data, view.data + view.numBytes); // aligned copy
+    args.push_back({storage.back().data(), view.shape});
+  }
+  auto model = CpuModel::compile(*module, funcName);
+  if (!model)
+    return fail(llvm::toString(model.takeError()));
+  auto results = (*model)->run(args);
+  if (!results)
+    return fail(llvm::toString(results.takeError()));
+  std::vector<TensorOut> outputs;
+  for (size_t i = 0; i < results->size(); ++i)
+    outputs.push_back({"result" + std::to_string(i), DType::F32, (*results)[i].shape,
+                       (*results)[i].f32.data()});
+  if (auto e = writeSafetensors(outputPath, outputs))
+    return fail(llvm::toString(std::move(e)));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Run a tfm-compiled step on an HF checkpoint\n");
   if (device != "cpu")
     return fail("--device " + device + " is not available in this build (supported: cpu)");
+  if (!mlirPath.empty()) {
+    if (inputsPath.empty())
+      return fail("--mlir needs --inputs");
+    return runKernel();
+  }
+  if (checkpointDir.empty() || tokensPath.empty())
+    return fail("expected a checkpoint folder and --tokens (or --mlir FILE --inputs FILE)");
   if (!llvm::sys::fs::is_directory(checkpointDir))
     return fail(checkpointDir + ": not a checkpoint folder");
 

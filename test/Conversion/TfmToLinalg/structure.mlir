@@ -1,0 +1,95 @@
+// RUN: tfm-opt %s --split-input-file --convert-tfm-to-linalg | FileCheck %s
+
+// [B, T, K] x [N, K]^T: leading dims collapse into M, one transposed-B
+// linalg.matmul, then the result expands back.
+// CHECK-LABEL: func @matmul_nt
+// CHECK: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<?x?x16xf32> into tensor<?x16xf32>
+// CHECK: %[[Z:.*]] = linalg.fill
+// CHECK: %[[M:.*]] = linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[X]], %arg1 : tensor<?x16xf32>, tensor<24x16xf32>) outs(%[[Z]] : tensor<?x24xf32>)
+// CHECK: tensor.expand_shape %[[M]] {{\[\[}}0, 1], [2]]
+func.func @matmul_nt(%x: tensor<?x?x16xf32>, %w: tensor<24x16xf32>) -> tensor<?x?x24xf32> {
+  %y = tfm.matmul %x, %w {transpose = #tfm.transpose<nt>} : (tensor<?x?x16xf32>, tensor<24x16xf32>) -> tensor<?x?x24xf32>
+  return %y : tensor<?x?x24xf32>
+}
+
+// -----
+
+// RMSNorm: a reduction over the last dimension for rstd, then one map.
+// CHECK-LABEL: func @rmsnorm
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: math.sqrt
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]
+func.func @rmsnorm(%x: tensor<?x?x16xf32>, %w: tensor<16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?xf32>) {
+  %y, %r = tfm.rmsnorm %x, %w {eps = 1.0e-05 : f64} : (tensor<?x?x16xf32>, tensor<16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?xf32>)
+  return %y, %r : tensor<?x?x16xf32>, tensor<?x?xf32>
+}
+
+// -----
+
+// RoPE: inverse frequencies are a constant computed at compile time.
+// CHECK-LABEL: func @rope
+// CHECK: arith.constant dense<[1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03]> : tensor<4xf32>
+// CHECK: linalg.generic
+// CHECK: math.cos
+// CHECK: math.sin
+func.func @rope(%x: tensor<?x?x2x8xf32>, %p: tensor<?x?xi64>) -> tensor<?x?x2x8xf32> {
+  %y = tfm.rope %x, %p {theta = 1.0e4 : f64, rotary_dim = 8 : i64} : (tensor<?x?x2x8xf32>, tensor<?x?xi64>) -> tensor<?x?x2x8xf32>
+  return %y : tensor<?x?x2x8xf32>
+}
+
+// -----
+
+// GQA: key/value heads are read through h floordiv group in the maps.
+// CHECK-DAG: #[[$KMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1 floordiv 2, d4)>
+// CHECK-LABEL: func @attention
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$KMAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK: arith.cmpi sgt
+// CHECK: arith.select
+func.func @attention(%q: tensor<?x?x4x8xf32>, %k: tensor<?x?x2x8xf32>, %v: tensor<?x?x2x8xf32>) -> tensor<?x?x4x8xf32> {
+  %o = tfm.attention %q, %k, %v {causal, scale = 0.35 : f64} : (tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>) -> tensor<?x?x4x8xf32>
+  return %o : tensor<?x?x4x8xf32>
+}
+
+// -----
+
+// One layer body per kind: scf.for over layers, per-layer weight slices,
+// scf.index_switch on the schedule.
+// CHECK-LABEL: func @repeat
+// CHECK: %[[SCHED:.*]] = arith.constant dense<[0, 1, 0]> : tensor<3xi64>
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[H:.*]] = %arg0) -> (tensor<?x?x8xf32>)
+// CHECK: %[[W:.*]] = tensor.extract_slice %arg1[%[[I]], 0] [1, 8] [1, 1] : tensor<3x8xf32> to tensor<8xf32>
+// CHECK: %[[K:.*]] = tensor.extract %[[SCHED]][%[[I]]]
+// CHECK: scf.index_switch
+// CHECK: case 0 {
+// CHECK: scf.yield
+// CHECK: default {
+// CHECK: scf.yield
+// CHECK-NOT: tfm.
+func.func @repeat(%h: tensor<?x?x8xf32>, %w: tensor<3x8xf32>) -> tensor<?x?x8xf32> {
+  %r = tfm.repeat (%h : tensor<?x?x8xf32>) layers(%w : tensor<3x8xf32>) {num_layers = 3 : i64, schedule = array<i64: 0, 1, 0>} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %wl: tensor<8xf32>):
+    %y, %s = tfm.rmsnorm %x, %wl {eps = 1.0e-05 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?xf32>)
+    tfm.yield %y : tensor<?x?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x?x8xf32>, %wl: tensor<8xf32>):
+    %y = tfm.silu %x : tensor<?x?x8xf32>
+    tfm.yield %y : tensor<?x?x8xf32>
+  }
+  return %r : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Cross-entropy: row log-sum-exp, then one reduction over (b, t) reading the
+// shifted label and the target logit.
+// CHECK-LABEL: func @cross_entropy
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]
+// CHECK: arith.addi %{{.*}}, %c1
+// CHECK: tensor.extract %arg1
+// CHECK: tensor.extract %arg0
+// CHECK: arith.divf
+// CHECK: tensor.from_elements
+func.func @cross_entropy(%l: tensor<?x?x32xf32>, %y: tensor<?x?xi64>) -> tensor<f32> {
+  %loss = tfm.cross_entropy %l, %y : (tensor<?x?x32xf32>, tensor<?x?xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -1,0 +1,23 @@
+// RUN: tfm-opt %s --split-input-file --convert-linalg-matmul-to-blas | FileCheck %s
+
+// CHECK: func.func private @tfm_rt_sgemm({{.*}}) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func @nt
+// CHECK-DAG: %[[A:.*]] = memref.cast %arg0 : memref<?x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK-DAG: %[[T:.*]] = arith.constant 1 : i32
+// CHECK: call @tfm_rt_sgemm(%[[A]], %{{.*}}, %{{.*}}, %[[T]])
+// CHECK-NOT: linalg.matmul
+func.func @nt(%a: memref<?x16xf32>, %b: memref<24x16xf32>, %c: memref<?x24xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : memref<?x16xf32>, memref<24x16xf32>) outs(%c : memref<?x24xf32>)
+  return
+}
+
+// -----
+
+// Non-f32 GEMMs and tensors are left alone.
+// CHECK-LABEL: func @f64
+// CHECK: linalg.matmul
+func.func @f64(%a: memref<?x16xf64>, %b: memref<16x24xf64>, %c: memref<?x24xf64>) {
+  linalg.matmul ins(%a, %b : memref<?x16xf64>, memref<16x24xf64>) outs(%c : memref<?x24xf64>)
+  return
+}

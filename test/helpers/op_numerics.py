@@ -1,0 +1,360 @@
+"""Numeric tests of every tfm op's CPU lowering against PyTorch math.
+
+Each case is a tfm function @main, inputs, and a reference written here in
+torch (RoPE frequencies from transformers' own initialisers). The function is
+compiled and run by `tfm-run --mlir`; every result must match within
+|d| <= 1e-5 + 1e-5 * |ref| (f32).
+
+Usage: op_numerics.py --tfm-run PATH --workdir DIR [--group NAME] [--list]
+"""
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+from transformers import PretrainedConfig
+
+torch.manual_seed(0)
+B, T = 2, 7
+CASES = []  # (group, name, mlir, inputs, reference)
+
+
+def case(group, name, mlir, inputs, ref):
+    CASES.append((group, name, mlir, inputs, ref))
+
+
+def randn(*shape, scale=1.0):
+    return torch.randn(*shape) * scale
+
+
+def ty(shape, elem="f32"):
+    return "tensor<" + "x".join("?" if d is None else str(d) for d in shape) + f"x{elem}>"
+
+
+def positions():
+    return torch.arange(T).repeat(B, 1)
+
+
+# ---------------------------------------------------------------- element-wise
+x = randn(B, T, 16, scale=2.0)
+y = randn(B, T, 16)
+for op, fn in [("silu", F.silu), ("gelu_tanh", lambda a: F.gelu(a, approximate="tanh")),
+               ("relu2", lambda a: torch.relu(a) ** 2)]:
+    case("elementwise", op, f"""
+func.func @main(%x: {ty([None, None, 16])}) -> {ty([None, None, 16])} {{
+  %y = tfm.{op} %x : {ty([None, None, 16])}
+  return %y : {ty([None, None, 16])}
+}}""", [x], lambda a, fn=fn: [fn(a)])
+for op, fn in [("add", torch.add), ("mul", torch.mul)]:
+    case("elementwise", op, f"""
+func.func @main(%a: {ty([None, None, 16])}, %b: {ty([None, None, 16])}) -> {ty([None, None, 16])} {{
+  %y = tfm.{op} %a, %b : {ty([None, None, 16])}
+  return %y : {ty([None, None, 16])}
+}}""", [x, y], lambda a, b, fn=fn: [fn(a, b)])
+case("elementwise", "scale", f"""
+func.func @main(%x: {ty([None, None, 16])}) -> {ty([None, None, 16])} {{
+  %y = tfm.scale %x {{factor = 59.866518188383061 : f64}} : {ty([None, None, 16])}
+  return %y : {ty([None, None, 16])}
+}}""", [x], lambda a: [a * torch.tensor(3584 ** 0.5, dtype=torch.float32)])
+case("elementwise", "softcap", f"""
+func.func @main(%x: {ty([None, None, 16])}) -> {ty([None, None, 16])} {{
+  %y = tfm.softcap %x {{cap = 1.5 : f64}} : {ty([None, None, 16])}
+  return %y : {ty([None, None, 16])}
+}}""", [x], lambda a: [1.5 * torch.tanh(a / 1.5)])
+packed = randn(B, T, 24)
+for op, act in [("swiglu", F.silu), ("geglu", lambda a: F.gelu(a, approximate="tanh"))]:
+    case("elementwise", op, f"""
+func.func @main(%x: {ty([None, None, 24])}) -> {ty([None, None, 12])} {{
+  %y = tfm.{op} %x : ({ty([None, None, 24])}) -> {ty([None, None, 12])}
+  return %y : {ty([None, None, 12])}
+}}""", [packed], lambda a, act=act: [a[..., :12] * act(a[..., 12:])])
+
+# ---------------------------------------------------------------- norms
+w = randn(16, scale=0.5)
+bias = randn(16, scale=0.5)
+def rms(a, wt, eps, unit):
+    r = torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + eps)
+    return a * r * ((1 + wt) if unit else wt), r.squeeze(-1)
+for unit in (False, True):
+    attr = "eps = 1.0e-05 : f64" + (", unit_offset" if unit else "")
+    case("norm", "rmsnorm" + ("_unit" if unit else ""), f"""
+func.func @main(%x: {ty([None, None, 16])}, %w: tensor<16xf32>) -> ({ty([None, None, 16])}, {ty([None, None])}) {{
+  %y, %r = tfm.rmsnorm %x, %w {{{attr}}} : ({ty([None, None, 16])}, tensor<16xf32>) -> ({ty([None, None, 16])}, {ty([None, None])})
+  return %y, %r : {ty([None, None, 16])}, {ty([None, None])}
+}}""", [x, w], lambda a, wt, unit=unit: list(rms(a, wt, 1e-5, unit)))
+case("norm", "fused_residual_rmsnorm", f"""
+func.func @main(%x: {ty([None, None, 16])}, %r: {ty([None, None, 16])}, %w: tensor<16xf32>) -> ({ty([None, None, 16])}, {ty([None, None, 16])}, {ty([None, None])}) {{
+  %y, %s, %rs = tfm.fused_residual_rmsnorm %x, %r, %w {{eps = 1.0e-06 : f64}} : ({ty([None, None, 16])}, {ty([None, None, 16])}, tensor<16xf32>) -> ({ty([None, None, 16])}, {ty([None, None, 16])}, {ty([None, None])})
+  return %y, %s, %rs : {ty([None, None, 16])}, {ty([None, None, 16])}, {ty([None, None])}
+}}""", [x, y, w], lambda a, r, wt: [rms(a + r, wt, 1e-6, False)[0], a + r, rms(a + r, wt, 1e-6, False)[1]])
+def ln(a, wt, b):
+    mean = a.mean(-1)
+    rstd = torch.rsqrt(a.var(-1, unbiased=False) + 1e-5)
+    return [F.layer_norm(a, (16,), wt, b, 1e-5), mean, rstd]
+case("norm", "layernorm_bias", f"""
+func.func @main(%x: {ty([None, None, 16])}, %w: tensor<16xf32>, %b: tensor<16xf32>) -> ({ty([None, None, 16])}, {ty([None, None])}, {ty([None, None])}) {{
+  %y, %m, %r = tfm.layernorm %x, %w, %b {{eps = 1.0e-05 : f64}} : ({ty([None, None, 16])}, tensor<16xf32>, tensor<16xf32>) -> ({ty([None, None, 16])}, {ty([None, None])}, {ty([None, None])})
+  return %y, %m, %r : {ty([None, None, 16])}, {ty([None, None])}, {ty([None, None])}
+}}""", [x, w, bias], ln)
+case("norm", "layernorm", f"""
+func.func @main(%x: {ty([None, None, 16])}, %w: tensor<16xf32>) -> {ty([None, None, 16])} {{
+  %y, %m, %r = tfm.layernorm %x, %w {{eps = 1.0e-05 : f64}} : ({ty([None, None, 16])}, tensor<16xf32>) -> ({ty([None, None, 16])}, {ty([None, None])}, {ty([None, None])})
+  return %y : {ty([None, None, 16])}
+}}""", [x, w], lambda a, wt: [F.layer_norm(a, (16,), wt, None, 1e-5)])
+q4 = randn(B, T, 4, 8)
+k4 = randn(B, T, 2, 8)
+for mode, wq, wk in [("per_head", randn(8), randn(8)), ("whole", randn(32), randn(16))]:
+    def ref(q, k, a, b, mode=mode):
+        if mode == "per_head":
+            qn, rq = rms(q, a, 1e-6, True)
+            kn, rk = rms(k, b, 1e-6, True)
+            return [qn, kn, rq, rk]
+        qn, rq = rms(q.flatten(2), a, 1e-6, True)
+        kn, rk = rms(k.flatten(2), b, 1e-6, True)
+        return [qn.view_as(q), kn.view_as(k), rq, rk]
+    rq_t = ty([None, None, 4]) if mode == "per_head" else ty([None, None])
+    rk_t = ty([None, None, 2]) if mode == "per_head" else ty([None, None])
+    case("norm", "qk_norm_" + mode, f"""
+func.func @main(%q: {ty([None, None, 4, 8])}, %k: {ty([None, None, 2, 8])}, %wq: tensor<{wq.numel()}xf32>, %wk: tensor<{wk.numel()}xf32>) -> ({ty([None, None, 4, 8])}, {ty([None, None, 2, 8])}, {rq_t}, {rk_t}) {{
+  %a, %b, %c, %d = tfm.qk_norm %q, %k, %wq, %wk {{eps = 1.0e-06 : f64, mode = #tfm.qk_norm_mode<{mode}>, unit_offset}} : ({ty([None, None, 4, 8])}, {ty([None, None, 2, 8])}, tensor<{wq.numel()}xf32>, tensor<{wk.numel()}xf32>) -> ({ty([None, None, 4, 8])}, {ty([None, None, 2, 8])}, {rq_t}, {rk_t})
+  return %a, %b, %c, %d : {ty([None, None, 4, 8])}, {ty([None, None, 2, 8])}, {rq_t}, {rk_t}
+}}""", [q4, k4, wq, wk], ref)
+
+# ---------------------------------------------------------------- matmul
+a3 = randn(B, T, 16)
+wnt = randn(24, 16, scale=0.3)
+bvec = randn(24)
+case("matmul", "nt", f"""
+func.func @main(%x: {ty([None, None, 16])}, %w: tensor<24x16xf32>) -> {ty([None, None, 24])} {{
+  %y = tfm.matmul %x, %w {{transpose = #tfm.transpose<nt>}} : ({ty([None, None, 16])}, tensor<24x16xf32>) -> {ty([None, None, 24])}
+  return %y : {ty([None, None, 24])}
+}}""", [a3, wnt], lambda a, wt: [a @ wt.T])
+case("matmul", "nt_bias", f"""
+func.func @main(%x: {ty([None, None, 16])}, %w: tensor<24x16xf32>, %b: tensor<24xf32>) -> {ty([None, None, 24])} {{
+  %y = tfm.matmul %x, %w, %b {{transpose = #tfm.transpose<nt>}} : ({ty([None, None, 16])}, tensor<24x16xf32>, tensor<24xf32>) -> {ty([None, None, 24])}
+  return %y : {ty([None, None, 24])}
+}}""", [a3, wnt, bvec], lambda a, wt, b: [F.linear(a, wt, b)])
+case("matmul", "nn", f"""
+func.func @main(%x: {ty([None, None, 16])}, %w: tensor<16x24xf32>) -> {ty([None, None, 24])} {{
+  %y = tfm.matmul %x, %w {{transpose = #tfm.transpose<nn>}} : ({ty([None, None, 16])}, tensor<16x24xf32>) -> {ty([None, None, 24])}
+  return %y : {ty([None, None, 24])}
+}}""", [a3, wnt.T.contiguous()], lambda a, wt: [a @ wt])
+
+# ---------------------------------------------------------------- rope
+def hf_inv_freq(rope, head_dim, theta, prf=1.0, seq_len=None):
+    cfg = PretrainedConfig()
+    cfg.hidden_size, cfg.num_attention_heads, cfg.head_dim = head_dim * 4, 4, head_dim
+    cfg.max_position_embeddings = 64
+    params = dict(rope)
+    params["rope_theta"] = theta
+    params["partial_rotary_factor"] = prf
+    cfg.rope_parameters = params
+    if rope["rope_type"] == "default":
+        dim = int(head_dim * prf)
+        return 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim)), 1.0
+    inv, af = ROPE_INIT_FUNCTIONS[rope["rope_type"]](cfg, "cpu", seq_len=seq_len)
+    return inv, af
+
+def apply_rope(xx, pos, inv, af, rot):
+    freqs = pos[..., None].float() * inv  # [B, T, rot/2]
+    emb = torch.cat([freqs, freqs], -1)
+    cos, sin = (emb.cos() * af)[:, :, None, :], (emb.sin() * af)[:, :, None, :]
+    xr, xp = xx[..., :rot], xx[..., rot:]
+    half = torch.cat([-xr[..., rot // 2:], xr[..., : rot // 2]], -1)
+    return torch.cat([xr * cos + half * sin, xp], -1)
+
+xr4 = randn(B, T, 4, 16)
+rope_cases = [
+    ("plain", dict(rope_type="default"), "", 16, 10000.0),
+    ("partial", dict(rope_type="default"), "", 8, 10000.0),
+    ("linear", dict(rope_type="linear", factor=4.0), "#tfm.rope_scaling<kind = linear, factor = 4.0>", 16, 10000.0),
+    ("llama3", dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                    original_max_position_embeddings=32),
+     "#tfm.rope_scaling<kind = llama3, factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original = 32>", 16, 10000.0),
+    ("yarn", dict(rope_type="yarn", factor=4.0, original_max_position_embeddings=16),
+     "#tfm.rope_scaling<kind = yarn, factor = 4.0, original = 16, attention_factor = ATT>", 16, 10000.0),
+    ("longrope_long", dict(rope_type="longrope", short_factor=[1.0, 1.2, 1.5, 2.0, 2.0, 3.0, 3.0, 4.0],
+                           long_factor=[2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+                           original_max_position_embeddings=4, factor=8.0),
+     "#tfm.rope_scaling<kind = longrope, factor = 8.0, original = 4, attention_factor = ATT, short_factor = [1.0, 1.2, 1.5, 2.0, 2.0, 3.0, 3.0, 4.0], long_factor = [2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]>", 16, 10000.0),
+    ("longrope_short", dict(rope_type="longrope", short_factor=[1.0, 1.2, 1.5, 2.0, 2.0, 3.0, 3.0, 4.0],
+                            long_factor=[2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+                            original_max_position_embeddings=32, factor=2.0),
+     "#tfm.rope_scaling<kind = longrope, factor = 2.0, original = 32, attention_factor = ATT, short_factor = [1.0, 1.2, 1.5, 2.0, 2.0, 3.0, 3.0, 4.0], long_factor = [2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]>", 16, 10000.0),
+]
+for name, rope, attr, rot, theta in rope_cases:
+    prf = rot / 16
+    seq = T if rope["rope_type"] == "longrope" else None
+    inv, af = hf_inv_freq(rope, 16, theta, prf, seq_len=seq)
+    if rope["rope_type"] == "longrope" and T <= rope["original_max_position_embeddings"]:
+        inv, af = hf_inv_freq(rope, 16, theta, prf, seq_len=None)
+    attr = attr.replace("ATT", repr(float(af)))
+    scaling = f", scaling = {attr}" if attr else ""
+    case("rope", name, f"""
+func.func @main(%x: {ty([None, None, 4, 16])}, %p: {ty([None, None], 'i64')}) -> {ty([None, None, 4, 16])} {{
+  %y = tfm.rope %x, %p {{theta = {theta} : f64, rotary_dim = {rot} : i64{scaling}}} : ({ty([None, None, 4, 16])}, {ty([None, None], 'i64')}) -> {ty([None, None, 4, 16])}
+  return %y : {ty([None, None, 4, 16])}
+}}""", [xr4, positions()], lambda a, p, inv=inv, af=af, rot=rot: [apply_rope(a, p, inv, af, rot)])
+
+qkv = randn(B, T, 8, 16)
+wqn, wkn = randn(16), randn(16)
+def qkv_ref(t, a, b, p):
+    inv, af = hf_inv_freq(dict(rope_type="default"), 16, 1e6)
+    q, rq = rms(t[:, :, :4], a, 1e-6, False)
+    k, rk = rms(t[:, :, 4:6], b, 1e-6, False)
+    return [torch.cat([apply_rope(q, p, inv, af, 16), apply_rope(k, p, inv, af, 16), t[:, :, 6:]], 2), rq, rk]
+case("rope", "qkv_qk_norm_rope", f"""
+func.func @main(%qkv: {ty([None, None, 8, 16])}, %wq: tensor<16xf32>, %wk: tensor<16xf32>, %p: {ty([None, None], 'i64')}) -> ({ty([None, None, 8, 16])}, {ty([None, None, 4])}, {ty([None, None, 2])}) {{
+  %o, %a, %b = tfm.qkv_qk_norm_rope %qkv, %wq, %wk, %p {{num_q_heads = 4 : i64, num_kv_heads = 2 : i64, eps = 1.0e-06 : f64, theta = 1.0e6 : f64, rotary_dim = 16 : i64}} : ({ty([None, None, 8, 16])}, tensor<16xf32>, tensor<16xf32>, {ty([None, None], 'i64')}) -> ({ty([None, None, 8, 16])}, {ty([None, None, 4])}, {ty([None, None, 2])})
+  return %o, %a, %b : {ty([None, None, 8, 16])}, {ty([None, None, 4])}, {ty([None, None, 2])}
+}}""", [qkv, wqn, wkn, positions()], qkv_ref)
+
+# ---------------------------------------------------------------- attention
+def attn_ref(q, k, v, scale, causal=True, window=None, softcap=None, sinks=None):
+    g = q.shape[2] // k.shape[2]
+    k = k.repeat_interleave(g, 2)
+    v = v.repeat_interleave(g, 2)
+    s = torch.einsum("bthd,bshd->bhts", q, k) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    i = torch.arange(q.shape[1])[:, None]
+    j = torch.arange(k.shape[1])[None, :]
+    mask = torch.zeros_like(s[0, 0], dtype=torch.bool)
+    if causal:
+        mask |= j > i
+    if window:
+        mask |= (i - j) >= window
+    s = s.masked_fill(mask, float("-inf"))
+    if sinks is not None:
+        s = torch.cat([s, sinks[None, :, None, None].expand(s.shape[0], -1, s.shape[2], 1)], -1)
+    lse = torch.logsumexp(s, -1)
+    p = torch.softmax(s, -1)
+    if sinks is not None:
+        p = p[..., :-1]
+    return torch.einsum("bhts,bshd->bthd", p, v), lse
+
+qa, ka, va = randn(B, T, 4, 8), randn(B, T, 2, 8), randn(B, T, 2, 8)
+sinks = randn(4)
+QT, KT = ty([None, None, 4, 8]), ty([None, None, 2, 8])
+for name, attrs, kw, with_sinks in [
+        ("causal", "causal, scale = 0.35355339059327379 : f64", dict(), False),
+        ("full", "scale = 0.35355339059327379 : f64", dict(causal=False), False),
+        ("window_softcap", "causal, scale = 0.25 : f64, sliding_window = 3 : i64, softcap = 2.0 : f64",
+         dict(window=3, softcap=2.0), False),
+        ("sinks", "causal, scale = 0.35355339059327379 : f64", dict(), True)]:
+    scale = 0.25 if "window" in name else 8 ** -0.5
+    sink_arg = f", %s: tensor<4xf32>" if with_sinks else ""
+    sink_use = ", %s" if with_sinks else ""
+    sink_ty = ", tensor<4xf32>" if with_sinks else ""
+    ins = [qa, ka, va] + ([sinks] if with_sinks else [])
+    case("attention", name, f"""
+func.func @main(%q: {QT}, %k: {KT}, %v: {KT}{sink_arg}) -> {QT} {{
+  %o = tfm.attention %q, %k, %v{sink_use} {{{attrs}}} : ({QT}, {KT}, {KT}{sink_ty}) -> {QT}
+  return %o : {QT}
+}}""", ins, lambda q, k, v, *s, kw=kw, scale=scale: [attn_ref(q, k, v, scale, sinks=s[0] if s else None, **kw)[0]])
+packed_qkv = torch.cat([qa, ka, va], 2)
+case("attention", "flash_attention", f"""
+func.func @main(%qkv: {ty([None, None, 8, 8])}) -> ({QT}, {ty([None, 4, None])}) {{
+  %o, %l = tfm.flash_attention %qkv {{num_q_heads = 4 : i64, num_kv_heads = 2 : i64, causal, scale = 0.25 : f64, sliding_window = 4 : i64}} : ({ty([None, None, 8, 8])}) -> ({QT}, {ty([None, 4, None])})
+  return %o, %l : {QT}, {ty([None, 4, None])}
+}}""", [packed_qkv], lambda t: list(attn_ref(t[:, :, :4], t[:, :, 4:6], t[:, :, 6:], 0.25, window=4)))
+
+# ---------------------------------------------------------------- losses
+V = 40
+logits = randn(B, T, V, scale=3.0)
+labels = torch.randint(0, V, (B, T))
+labels[0, 2] = -100
+labels[1, 5] = -100
+def causal_ce(lg, lb):
+    lb = F.pad(lb, (0, 1), value=-100)[:, 1:]
+    return F.cross_entropy(lg.reshape(-1, lg.shape[-1]).float(), lb.reshape(-1), ignore_index=-100)
+case("loss", "cross_entropy", f"""
+func.func @main(%l: {ty([None, None, V])}, %y: {ty([None, None], 'i64')}) -> tensor<f32> {{
+  %loss = tfm.cross_entropy %l, %y : ({ty([None, None, V])}, {ty([None, None], 'i64')}) -> tensor<f32>
+  return %loss : tensor<f32>
+}}""", [logits, labels], lambda lg, lb: [causal_ce(lg, lb)])
+hid = randn(B, T, 16)
+head = randn(V, 16, scale=0.5)
+def fused_ref(h, wt, lb):
+    lg = 3.0 * torch.tanh((h @ wt.T) / 3.0)
+    return [causal_ce(lg, lb), torch.logsumexp(lg, -1)]
+case("loss", "fused_lm_head_loss", f"""
+func.func @main(%h: {ty([None, None, 16])}, %w: tensor<{V}x16xf32>, %y: {ty([None, None], 'i64')}) -> (tensor<f32>, {ty([None, None])}) {{
+  %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {{softcap = 3.0 : f64}} : ({ty([None, None, 16])}, tensor<{V}x16xf32>, {ty([None, None], 'i64')}) -> (tensor<f32>, {ty([None, None])})
+  return %loss, %lse : tensor<f32>, {ty([None, None])}
+}}""", [hid, head, labels], fused_ref)
+
+# ---------------------------------------------------------------- shape ops
+table = randn(50, 16)
+ids = torch.randint(0, 50, (B, T))
+case("shape", "embedding", f"""
+func.func @main(%ids: {ty([None, None], 'i64')}, %t: tensor<50x16xf32>) -> {ty([None, None, 16])} {{
+  %h = tfm.embedding %ids, %t : ({ty([None, None], 'i64')}, tensor<50x16xf32>) -> {ty([None, None, 16])}
+  return %h : {ty([None, None, 16])}
+}}""", [ids, table], lambda i, t: [F.embedding(i, t)])
+s6 = randn(B, T, 6, 4)
+case("shape", "reshape_split_concat", f"""
+func.func @main(%x: {ty([None, None, 6, 4])}) -> ({ty([None, None, 24])}, {ty([None, None, 2, 4])}, {ty([None, None, 6, 4])}) {{
+  %f = tfm.reshape %x : {ty([None, None, 6, 4])} -> {ty([None, None, 24])}
+  %a, %b = tfm.split %x {{dim = 2 : i64}} : ({ty([None, None, 6, 4])}) -> ({ty([None, None, 2, 4])}, {ty([None, None, 4, 4])})
+  %c = tfm.concat %b, %a {{dim = 2 : i64}} : ({ty([None, None, 4, 4])}, {ty([None, None, 2, 4])}) -> {ty([None, None, 6, 4])}
+  return %f, %a, %c : {ty([None, None, 24])}, {ty([None, None, 2, 4])}, {ty([None, None, 6, 4])}
+}}""", [s6], lambda a: [a.reshape(B, T, 24), a[:, :, :2], torch.cat([a[:, :, 2:], a[:, :, :2]], 2)])
+
+
+def run_case(tfm_run, workdir, group, name, mlir, inputs, ref):
+    base = os.path.join(workdir, f"{group}-{name}")
+    with open(base + ".mlir", "w") as f:
+        f.write(mlir)
+    save_file({f"arg{i}": t.contiguous() for i, t in enumerate(inputs)}, base + ".in")
+    run = subprocess.run([tfm_run, "--mlir", base + ".mlir", "--inputs", base + ".in",
+                          "--output", base + ".out"], capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"FAIL {group}/{name}: tfm-run exited {run.returncode}\n{run.stderr}")
+        return False
+    got = load_file(base + ".out")
+    expected = ref(*inputs)
+    ok = True
+    for i, e in enumerate(expected):
+        g = got[f"result{i}"]
+        e = e.float()
+        if tuple(g.shape) != tuple(e.shape):
+            print(f"FAIL {group}/{name} result {i}: shape {tuple(g.shape)} vs {tuple(e.shape)}")
+            ok = False
+            continue
+        d = (g - e).abs()
+        excess = (d - (1e-5 + 1e-5 * e.abs())).max().item()
+        print(f"{'ok  ' if excess <= 0 else 'FAIL'} {group}/{name} result {i}: max|d| = {d.max().item():.2e}")
+        ok &= excess <= 0
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tfm-run", dest="tfm_run")
+    ap.add_argument("--workdir")
+    ap.add_argument("--group")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    selected = [c for c in CASES if not args.group or c[0] == args.group]
+    if args.list:
+        for c in selected:
+            print(c[0], c[1])
+        return 0
+    if not selected:
+        print(f"no cases in group {args.group}")
+        return 1
+    os.makedirs(args.workdir, exist_ok=True)
+    results = [run_case(args.tfm_run, args.workdir, *c) for c in selected]
+    print(f"{sum(results)} of {len(results)} cases passed")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
