@@ -32,7 +32,8 @@ void mlir::tfm::buildTfmLowerToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void mlir::tfm::buildTfmBufferizeCpuPipeline(OpPassManager &pm) {
+void mlir::tfm::buildTfmBufferizeCpuPipeline(OpPassManager &pm,
+                                             const CpuPipelineOptions &options) {
   // Entry points get C wrappers (_mlir_ciface_*) that take memref
   // descriptors by pointer; the runtime calls those.
   addTextual(pm, "func.func(llvm-request-c-wrappers),"
@@ -41,7 +42,8 @@ void mlir::tfm::buildTfmBufferizeCpuPipeline(OpPassManager &pm) {
                  "function-boundary-type-conversion=identity-layout-map "
                  "allow-return-allocs-from-loops=1},"
                  "canonicalize");
-  pm.addPass(createConvertLinalgMatmulToBlasPass());
+  if (options.useBlas)
+    pm.addPass(createConvertLinalgMatmulToBlasPass());
   addTextual(pm, "buffer-deallocation-pipeline,convert-bufferization-to-memref");
 }
 
@@ -52,9 +54,10 @@ void mlir::tfm::buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm) {
                  "convert-to-llvm,reconcile-unrealized-casts");
 }
 
-void mlir::tfm::buildTfmTrainCpuPipeline(OpPassManager &pm) {
+void mlir::tfm::buildTfmTrainCpuPipeline(OpPassManager &pm,
+                                         const CpuPipelineOptions &options) {
   buildTfmLowerToLinalgPipeline(pm);
-  buildTfmBufferizeCpuPipeline(pm);
+  buildTfmBufferizeCpuPipeline(pm, options);
   buildTfmLowerCpuToLlvmPipeline(pm);
 }
 
@@ -65,11 +68,11 @@ void mlir::tfm::registerTfmPipelines() {
   PassPipelineRegistration<>("tfm-bufferize-cpu",
                              "Bufferize, call BLAS for GEMMs, insert deallocations "
                              "(CPU stage 2)",
-                             buildTfmBufferizeCpuPipeline);
+                             [](OpPassManager &pm) { buildTfmBufferizeCpuPipeline(pm); });
   PassPipelineRegistration<>("tfm-lower-cpu-to-llvm",
                              "Lower loops and memrefs to the LLVM dialect (CPU stage 3)",
                              buildTfmLowerCpuToLlvmPipeline);
   PassPipelineRegistration<>("tfm-train-cpu",
                              "The whole CPU compilation of a tfm model to LLVM",
-                             buildTfmTrainCpuPipeline);
+                             [](OpPassManager &pm) { buildTfmTrainCpuPipeline(pm); });
 }

@@ -43,8 +43,9 @@ void mlir::tfm::registerCpuRuntimeDialects(DialectRegistry &registry) {
   registry.insert<TfmDialect>();
 }
 
-llvm::Expected<std::unique_ptr<CpuModel>> CpuModel::compile(ModuleOp module,
-                                                            llvm::StringRef funcName) {
+llvm::Expected<std::unique_ptr<CpuModel>>
+CpuModel::compile(ModuleOp module, llvm::StringRef funcName,
+                  const CpuPipelineOptions &options) {
   auto func = module.lookupSymbol<func::FuncOp>(funcName);
   if (!func)
     return err("no function @" + funcName);
@@ -62,7 +63,7 @@ llvm::Expected<std::unique_ptr<CpuModel>> CpuModel::compile(ModuleOp module,
     return success();
   });
   PassManager pm(ctx);
-  buildTfmTrainCpuPipeline(pm);
+  buildTfmTrainCpuPipeline(pm, options);
   if (failed(pm.run(module)))
     return err("compilation failed: " + diagnostics);
 
@@ -71,9 +72,9 @@ llvm::Expected<std::unique_ptr<CpuModel>> CpuModel::compile(ModuleOp module,
   // The transformer is a function_ref: keep its target alive (LOWERING-NOTES).
   auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
                                             /*targetMachine=*/nullptr);
-  ExecutionEngineOptions options;
-  options.transformer = optimize;
-  auto engine = ExecutionEngine::create(module, options);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = optimize;
+  auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)
     return err("JIT compilation failed: " + llvm::toString(engine.takeError()));
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
@@ -86,6 +87,9 @@ llvm::Expected<std::unique_ptr<CpuModel>> CpuModel::compile(ModuleOp module,
                                        llvm::JITSymbolFlags::Exported};
     return symbols;
   });
+  // Materialise (LLVM codegen) now, so run() measures only the step.
+  if (auto fn = (*engine)->lookupPacked(model->entry); !fn)
+    return err("JIT lookup of " + model->entry + " failed: " + llvm::toString(fn.takeError()));
   model->engine = std::move(*engine);
   return model;
 }

@@ -17,10 +17,17 @@
 
 namespace mlir::tfm {
 
+struct CpuPipelineOptions {
+  /// Hand f32 GEMMs to OpenBLAS (otherwise they become loops; bench/ only).
+  bool useBlas = true;
+};
+
 void buildTfmLowerToLinalgPipeline(OpPassManager &pm);
-void buildTfmBufferizeCpuPipeline(OpPassManager &pm);
+void buildTfmBufferizeCpuPipeline(OpPassManager &pm,
+                                  const CpuPipelineOptions &options = {});
 void buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm);
-void buildTfmTrainCpuPipeline(OpPassManager &pm);
+void buildTfmTrainCpuPipeline(OpPassManager &pm,
+                              const CpuPipelineOptions &options = {});
 
 /// Registers the pipelines above with their names.
 void registerTfmPipelines();

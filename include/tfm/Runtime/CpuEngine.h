@@ -5,6 +5,7 @@
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "tfm/Pipelines/Pipelines.h"
 
 #include <memory>
 #include <vector>
@@ -25,8 +26,9 @@ class CpuModel {
 public:
   /// Runs --tfm-train-cpu on `module` (in place) and JIT-compiles function
   /// `funcName`. The argument and result types are taken before lowering.
-  static llvm::Expected<std::unique_ptr<CpuModel>> compile(ModuleOp module,
-                                                           llvm::StringRef funcName);
+  static llvm::Expected<std::unique_ptr<CpuModel>>
+  compile(ModuleOp module, llvm::StringRef funcName,
+          const CpuPipelineOptions &options = {});
 
   /// Calls the function. `args[i]` must match argument i (element type and
   /// rank; dynamic sizes are taken from the array). Parameters may be passed

@@ -1,0 +1,66 @@
+"""Forward tokens/s: tfm-run (CPU JIT) against the same model in PyTorch.
+
+Writes a random-weight Llama-style checkpoint with transformers, times
+HF's forward (eager attention, f32, no grad) and tfm-run's compiled step on
+the same tokens, and prints both and their ratio (fastest of --repeat runs,
+same thread count for both).
+
+    python bench/cpu_forward.py [--hidden 512 --layers 8 --batch 4 --seq 256]
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+import torch
+from transformers import LlamaConfig, AutoModelForCausalLM
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hidden", type=int, default=512)
+    ap.add_argument("--layers", type=int, default=8)
+    ap.add_argument("--vocab", type=int, default=8192)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--seq", type=int, default=256)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=int(os.environ.get("THREADS", "1")))
+    ap.add_argument("--tfm-run", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin", "tfm-run"))
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    cfg = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
+                      intermediate_size=args.hidden * 8 // 3 // 64 * 64,
+                      num_hidden_layers=args.layers, num_attention_heads=args.hidden // 64,
+                      num_key_value_heads=max(1, args.hidden // 256), max_position_embeddings=4096)
+    model = AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").float().eval()
+    params = sum(p.numel() for p in model.parameters())
+    ids = torch.randint(0, args.vocab, (args.batch, args.seq))
+    tokens = args.batch * args.seq
+    with tempfile.TemporaryDirectory() as d:
+        model.save_pretrained(d)
+        with open(os.path.join(d, "tokens.json"), "w") as f:
+            json.dump({"input_ids": ids.tolist(), "labels": ids.tolist()}, f)
+        best = 1e30
+        with torch.no_grad():
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                model(input_ids=ids, labels=ids)
+                best = min(best, time.perf_counter() - t0)
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(args.threads))
+        out = subprocess.run([args.tfm_run, d, "--tokens", os.path.join(d, "tokens.json"),
+                              "--output", os.path.join(d, "out.st"), "--repeat", str(args.repeat)],
+                             capture_output=True, text=True, env=env, check=True).stdout
+        ms = float(re.search(r"run ([0-9.]+) ms", out).group(1))
+    print(f"Llama-style {params / 1e6:.1f}M parameters, {args.layers} layers, hidden {args.hidden}, "
+          f"{args.batch}x{args.seq} tokens, {args.threads} thread(s)")
+    print(f"  torch (HF eager) {best * 1e3:9.1f} ms  {tokens / best:10.0f} tokens/s")
+    print(f"  tfm-run          {ms:9.1f} ms  {tokens / (ms / 1e3):10.0f} tokens/s")
+    print(f"  ratio tfm/torch  {best * 1e3 / ms:9.2f}x")
+
+
+if __name__ == "__main__":
+    main()
