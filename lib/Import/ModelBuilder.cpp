@@ -368,7 +368,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       b, loc, TypeRange{hidden.getType()}, ValueRange{hidden}, stacked,
       b.getI64IntegerAttr(L),
       kinds.size() > 1 ? b.getDenseI64ArrayAttr(schedule) : DenseI64ArrayAttr(),
-      b.getArrayAttr(kindNames), kinds.size());
+      b.getArrayAttr(kindNames), /*reverse=*/UnitAttr(), kinds.size());
   SmallVector<Type> blockTypes{hidden.getType()};
   SmallVector<Location> blockLocs{loc};
   for (Value s : stacked) {

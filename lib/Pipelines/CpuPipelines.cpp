@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Pipelines/Pipelines.h"
+#include "tfm/Autodiff/Passes.h"
 #include "tfm/Conversion/Passes.h"
 
 #include "mlir/InitAllPasses.h"
@@ -56,6 +57,11 @@ void mlir::tfm::buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm) {
 
 void mlir::tfm::buildTfmTrainCpuPipeline(OpPassManager &pm,
                                          const CpuPipelineOptions &options) {
+  if (!options.autodiffFunc.empty()) {
+    TfmAutodiffPassOptions autodiff;
+    autodiff.funcName = options.autodiffFunc;
+    pm.addPass(createTfmAutodiffPass(autodiff));
+  }
   buildTfmLowerToLinalgPipeline(pm);
   buildTfmBufferizeCpuPipeline(pm, options);
   buildTfmLowerCpuToLlvmPipeline(pm);
@@ -73,6 +79,11 @@ void mlir::tfm::registerTfmPipelines() {
                              "Lower loops and memrefs to the LLVM dialect (CPU stage 3)",
                              buildTfmLowerCpuToLlvmPipeline);
   PassPipelineRegistration<>("tfm-train-cpu",
-                             "The whole CPU compilation of a tfm model to LLVM",
-                             [](OpPassManager &pm) { buildTfmTrainCpuPipeline(pm); });
+                             "The training step of @forward (loss and gradients, "
+                             "tfm-autodiff) compiled for the CPU down to LLVM",
+                             [](OpPassManager &pm) {
+                               CpuPipelineOptions options;
+                               options.autodiffFunc = "forward";
+                               buildTfmTrainCpuPipeline(pm, options);
+                             });
 }

@@ -1,8 +1,8 @@
 //===- CpuBlas.cpp - the GEMM that compiled CPU code calls ----------------===//
 //
 // Called from code produced by convert-linalg-matmul-to-blas as
-// _mlir_ciface_tfm_rt_sgemm(A, B, C, transB): C += A · op(B), row-major,
-// with memref descriptors (any offset and strides).
+// _mlir_ciface_tfm_rt_sgemm(A, B, C, transA, transB): C += op(A)·op(B),
+// row-major, with memref descriptors (any offset and strides).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +22,9 @@ struct Memref2D {
 } // namespace
 
 extern "C" void _mlir_ciface_tfm_rt_sgemm(Memref2D *a, Memref2D *b, Memref2D *c,
-                                          int32_t transB) {
-  int64_t m = a->sizes[0], k = a->sizes[1];
-  int64_t n = c->sizes[1];
+                                          int32_t transA, int32_t transB) {
+  int64_t m = c->sizes[0], n = c->sizes[1];
+  int64_t k = transA ? a->sizes[0] : a->sizes[1];
   if (m == 0 || n == 0)
     return;
   if (a->rowContiguous() && b->rowContiguous() && c->rowContiguous()) {
@@ -32,7 +32,8 @@ extern "C" void _mlir_ciface_tfm_rt_sgemm(Memref2D *a, Memref2D *b, Memref2D *c,
     auto ld = [](const Memref2D *x) {
       return x->sizes[0] <= 1 ? (x->sizes[1] > 0 ? x->sizes[1] : 1) : x->strides[0];
     };
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, int(m),
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, int(m),
                 int(n), int(k), 1.0f, a->data(), int(ld(a)), b->data(), int(ld(b)), 1.0f,
                 c->data(), int(ld(c)));
     return;
@@ -43,7 +44,9 @@ extern "C" void _mlir_ciface_tfm_rt_sgemm(Memref2D *a, Memref2D *b, Memref2D *c,
       for (int64_t p = 0; p < k; ++p) {
         float bv = transB ? b->data()[j * b->strides[0] + p * b->strides[1]]
                           : b->data()[p * b->strides[0] + j * b->strides[1]];
-        acc += a->data()[i * a->strides[0] + p * a->strides[1]] * bv;
+        float av = transA ? a->data()[p * a->strides[0] + i * a->strides[1]]
+                          : a->data()[i * a->strides[0] + p * a->strides[1]];
+        acc += av * bv;
       }
       c->data()[i * c->strides[0] + j * c->strides[1]] += acc;
     }

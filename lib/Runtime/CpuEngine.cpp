@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Runtime/CpuEngine.h"
+#include "tfm/Autodiff/BlockDifferentiator.h"
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Pipelines/Pipelines.h"
@@ -23,11 +24,13 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
+#include <set>
 #include <cstring>
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
-extern "C" void _mlir_ciface_tfm_rt_sgemm(void *a, void *b, void *c, int32_t transB);
+extern "C" void _mlir_ciface_tfm_rt_sgemm(void *a, void *b, void *c, int32_t transA,
+                                          int32_t transB);
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -41,6 +44,7 @@ void mlir::tfm::registerCpuRuntimeDialects(DialectRegistry &registry) {
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
   registry.insert<TfmDialect>();
+  registerTfmAdjoints(registry);
 }
 
 llvm::Expected<std::unique_ptr<CpuModel>>
@@ -143,6 +147,7 @@ llvm::Expected<std::vector<HostArray>> CpuModel::run(llvm::ArrayRef<Arg> args) {
     return std::move(e);
 
   std::vector<HostArray> out;
+  std::set<void *> freed;
   size_t w = 0;
   for (RankedTensorType t : resultTypes) {
     int64_t rank = t.getRank();
@@ -157,19 +162,28 @@ llvm::Expected<std::vector<HostArray>> CpuModel::run(llvm::ArrayRef<Arg> args) {
     }
     std::vector<int64_t> strides(results.begin() + w + 3 + rank,
                                  results.begin() + w + 3 + 2 * rank);
-    if (!t.getElementType().isF32())
-      return err("only f32 results are supported");
-    arr.f32.resize(n);
-    const float *base = reinterpret_cast<const float *>(aligned) + offset;
+    bool isF64 = t.getElementType().isF64();
+    if (!isF64 && !t.getElementType().isF32())
+      return err("only f32 and f64 results are supported");
+    if (isF64)
+      arr.f64.resize(n);
+    else
+      arr.f32.resize(n);
     for (int64_t i = 0; i < n; ++i) {
-      int64_t rem = i, off = 0;
+      int64_t rem = i, off = offset;
       for (int64_t d = rank - 1; d >= 0; --d) {
         off += (rem % arr.shape[d]) * strides[d];
         rem /= arr.shape[d];
       }
-      arr.f32[i] = base[off];
+      if (isF64)
+        arr.f64[i] = reinterpret_cast<const double *>(aligned)[off];
+      else
+        arr.f32[i] = reinterpret_cast<const float *>(aligned)[off];
     }
-    std::free(allocated);
+    // Each returned buffer is owned by the caller; free it once even if two
+    // results share it.
+    if (freed.insert(allocated).second)
+      std::free(allocated);
     out.push_back(std::move(arr));
     w += 3 + 2 * rank;
   }

@@ -179,3 +179,111 @@ mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
   }
   return buffers;
 }
+
+llvm::Expected<std::vector<NamedGradient>>
+mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
+                           llvm::ArrayRef<std::vector<int64_t>> shapes,
+                           llvm::ArrayRef<const float *> grads, const Checkpoint &checkpoint) {
+  std::map<std::string, NamedGradient> out;
+  auto storedShape = [&](const std::string &name) -> std::vector<int64_t> {
+    const TensorView *t = checkpoint.find(name);
+    return t ? t->shape : std::vector<int64_t>();
+  };
+  /// Adds `count` rows (of `inner` elements, along `dim` with `outer`
+  /// blocks) from `src` into the named gradient, creating it if needed.
+  auto target = [&](const std::string &name, ArrayRef<int64_t> shape) -> NamedGradient & {
+    NamedGradient &g = out[name];
+    if (g.name.empty()) {
+      g.name = name;
+      g.shape.assign(shape.begin(), shape.end());
+      int64_t n = 1;
+      for (int64_t d : shape)
+        n *= d;
+      g.data.assign(n, 0.0f);
+    }
+    return g;
+  };
+  for (unsigned i = 0; i < params.size(); ++i) {
+    ParamAttr param = params[i];
+    if (!param || i >= grads.size() || !grads[i])
+      continue;
+    ArrayRef<int64_t> shape = shapes[i];
+    int64_t layers = param.getStacked() ? shape[0] : 1;
+    ArrayRef<int64_t> perLayer = param.getStacked() ? shape.drop_front() : shape;
+    int64_t perLayerElems = 1;
+    for (int64_t d : perLayer)
+      perLayerElems *= d;
+    for (int64_t l = 0; l < layers; ++l) {
+      const float *g = grads[i] + l * perLayerElems;
+      auto layerName = [&](StringRef templ) {
+        std::string s = templ.str();
+        size_t pos = s.find(kLayerPlaceholder.str());
+        if (pos != std::string::npos)
+          s.replace(pos, kLayerPlaceholder.size(), std::to_string(l));
+        return s;
+      };
+      switch (param.getMapping()) {
+      case ParamMapping::direct: {
+        std::vector<std::string> names = {layerName(param.getName())};
+        if (ArrayAttr tied = param.getTied())
+          for (Attribute a : tied)
+            names.push_back(cast<StringAttr>(a).str());
+        bool written = false;
+        for (const std::string &n : names) {
+          if (!checkpoint.find(n))
+            continue;
+          NamedGradient &t = target(n, perLayer);
+          std::copy_n(g, perLayerElems, t.data.begin());
+          written = true;
+        }
+        if (!written)
+          return err("no checkpoint tensor to write the gradient of '" + names[0] + "' under");
+        break;
+      }
+      case ParamMapping::transpose: {
+        std::string n = layerName(param.getName());
+        NamedGradient &t = target(n, {perLayer[1], perLayer[0]});
+        for (int64_t r = 0; r < perLayer[0]; ++r)
+          for (int64_t c = 0; c < perLayer[1]; ++c)
+            t.data[c * perLayer[0] + r] = g[r * perLayer[1] + c];
+        break;
+      }
+      case ParamMapping::fuse:
+      case ParamMapping::split: {
+        bool fuse = param.getMapping() == ParamMapping::fuse;
+        int64_t dim = param.getDim(), outer = 1, inner = 1;
+        for (int64_t d = 0; d < dim; ++d)
+          outer *= perLayer[d];
+        for (size_t d = dim + 1; d < perLayer.size(); ++d)
+          inner *= perLayer[d];
+        int64_t offset = 0;
+        for (Attribute src : param.getSources()) {
+          std::string n = layerName(cast<StringAttr>(src).getValue());
+          std::vector<int64_t> srcShape = storedShape(n);
+          if (srcShape.size() != perLayer.size())
+            return err("checkpoint tensor '" + n + "' does not match the fused parameter '" +
+                       param.getName() + "'");
+          NamedGradient &t = target(n, srcShape);
+          int64_t srcRows = srcShape[dim];
+          int64_t count = fuse ? srcRows : perLayer[dim];
+          int64_t srcStart = fuse ? 0 : param.getOffset(), paramStart = fuse ? offset : 0;
+          for (int64_t o = 0; o < outer; ++o)
+            for (int64_t r = 0; r < count; ++r)
+              for (int64_t e = 0; e < inner; ++e)
+                t.data[((o * srcRows) + srcStart + r) * inner + e] +=
+                    g[((o * perLayer[dim]) + paramStart + r) * inner + e];
+          offset += srcRows;
+        }
+        break;
+      }
+      case ParamMapping::stacked_experts:
+        return err("parameter '" + param.getName() +
+                   "': stacked_experts gradients are not supported yet");
+      }
+    }
+  }
+  std::vector<NamedGradient> result;
+  for (auto &[name, g] : out)
+    result.push_back(std::move(g));
+  return result;
+}

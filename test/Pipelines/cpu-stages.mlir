@@ -10,7 +10,7 @@
 // LINALG: scf.for
 // LINALG: linalg.matmul
 
-// BUF: func.func private @tfm_rt_sgemm(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i32) attributes {llvm.emit_c_interface}
+// BUF: func.func private @tfm_rt_sgemm(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i32, i32) attributes {llvm.emit_c_interface}
 // BUF-LABEL: func.func @forward
 // BUF-SAME: memref<?x?x8xf32>
 // BUF-SAME: -> memref<?x?x8xf32>

@@ -1,5 +1,7 @@
 //===- tfm-opt.cpp - mlir-opt with the tfm dialect and passes -------------===//
 
+#include "tfm/Autodiff/BlockDifferentiator.h"
+#include "tfm/Autodiff/Passes.h"
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
@@ -16,11 +18,13 @@ int main(int argc, char **argv) {
   mlir::tfm::registerTfmPasses();
   mlir::tfm::registerTfmConversionPasses();
   mlir::tfm::registerTfmPipelines();
+  mlir::tfm::registerTfmAutodiffPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::tfm::TfmDialect>();
+  mlir::tfm::registerTfmAdjoints(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tfm optimizer driver\n", registry));

@@ -1,16 +1,24 @@
 //===- tfm-run.cpp - run a compiled training step on an HF checkpoint -----===//
 //
-//   tfm-run DIR --tokens TOKENS.json --output OUT.safetensors
+//   tfm-run DIR --tokens TOKENS.json --output OUT.safetensors [--grads]
 //
 // Imports DIR/config.json, binds DIR's safetensors through the weight map,
-// compiles the step for the CPU (JIT) and writes f32 `logits` [B, T, V] and,
-// when labels are given, `loss`. Errors name the file, field or tensor; on
-// any error nothing is written.
+// compiles the step for the CPU (JIT) and writes f32 `logits` [B, T, V],
+// `loss` when labels are given and, with --grads, `grad/<hf-name>` for every
+// checkpoint tensor. Errors name the file, field or tensor; on any error
+// nothing is written.
+//
+//   tfm-run --mlir FILE --func F [--autodiff] --inputs IN --output OUT ...
+//
+// Kernel mode: runs one function of a tfm .mlir file (or, with --autodiff,
+// its vector-Jacobian product F_vjp) on arg0, arg1, ... of each --inputs
+// file, writing result0, result1, ... to the matching --output.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TokenFile.h"
 
+#include "tfm/Autodiff/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Import/HFConfig.h"
 #include "tfm/Import/ModelBuilder.h"
@@ -20,13 +28,13 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -37,21 +45,26 @@ static cl::opt<std::string> checkpointDir(cl::Positional,
 static cl::opt<std::string> tokensPath("tokens",
                                        cl::desc("JSON file with input_ids (and labels)"),
                                        cl::value_desc("file"));
-// Kernel mode: run one function of a .mlir file on named inputs.
+static cl::opt<bool> withGrads("grads",
+                               cl::desc("Also compute and write grad/<hf-name> for every "
+                                        "checkpoint tensor (needs labels)"));
+static cl::list<std::string> outputPaths("output", cl::OneOrMore,
+                                         cl::desc("Output .safetensors file(s)"),
+                                         cl::value_desc("file"));
 static cl::opt<std::string> mlirPath("mlir",
-                                     cl::desc("Run a function of this tfm .mlir file instead "
-                                              "of a checkpoint (inputs from --inputs)"),
+                                     cl::desc("Kernel mode: run a function of this tfm .mlir "
+                                              "file on --inputs"),
                                      cl::value_desc("file"));
 static cl::opt<std::string> funcName("func", cl::desc("Function to run with --mlir"),
                                      cl::init("main"));
-static cl::opt<std::string> inputsPath("inputs",
-                                       cl::desc("safetensors with arg0, arg1, ... for --mlir"),
-                                       cl::value_desc("file"));
-static cl::opt<std::string> outputPath("output", cl::Required,
-                                       cl::desc("Output .safetensors file"),
-                                       cl::value_desc("file"));
-static cl::opt<std::string> device("device", cl::desc("Where to run (cpu)"),
-                                   cl::init("cpu"));
+static cl::opt<bool> autodiff("autodiff",
+                              cl::desc("With --mlir: run the vector-Jacobian product F_vjp "
+                                       "(cotangents of every result follow the arguments)"));
+static cl::list<std::string> inputPaths("inputs",
+                                        cl::desc("With --mlir: safetensors with arg0, arg1, "
+                                                 "...; one per --output"),
+                                        cl::value_desc("file"));
+static cl::opt<std::string> device("device", cl::desc("Where to run (cpu)"), cl::init("cpu"));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary line"));
 static cl::opt<unsigned> repeat("repeat",
                                 cl::desc("Run the step this many times and report the "
@@ -65,77 +78,121 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// --mlir mode: arguments "arg<i>" from --inputs, results "result<i>".
+/// Adds F_vjp to the module (tfm-autodiff).
+static LogicalResult differentiate(ModuleOp module, StringRef func, bool seedAll,
+                                   std::string &diagnostics) {
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return success();
+  });
+  PassManager pm(module.getContext());
+  TfmAutodiffPassOptions options;
+  options.funcName = func.str();
+  options.seedAllResults = seedAll;
+  pm.addPass(createTfmAutodiffPass(options));
+  return pm.run(module);
+}
+
+/// Runs `model` `repeat` times, keeping the results of the last run and the
+/// fastest time.
+static llvm::Expected<std::vector<HostArray>>
+timedRun(CpuModel &model, ArrayRef<CpuModel::Arg> args, double &bestMs) {
+  llvm::Expected<std::vector<HostArray>> results = std::vector<HostArray>();
+  bestMs = 1e30;
+  for (unsigned r = 0; r < std::max(1u, unsigned(repeat)); ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    results = model.run(args);
+    if (!results)
+      return results.takeError();
+    bestMs = std::min(bestMs, std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - t0)
+                                  .count());
+  }
+  return results;
+}
+
+static TensorOut resultTensor(const std::string &name, const HostArray &a) {
+  return {name, a.isF64() ? DType::F64 : DType::F32, a.shape, a.data()};
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel mode
+//===----------------------------------------------------------------------===//
+
 static int runKernel() {
-  llvm::Expected<std::unique_ptr<SafetensorsFile>> inputs = SafetensorsFile::open(inputsPath);
-  if (!inputs)
-    return fail(llvm::toString(inputs.takeError()));
+  if (inputPaths.size() != outputPaths.size())
+    return fail("--mlir needs one --inputs per --output");
   DialectRegistry registry;
   registerCpuRuntimeDialects(registry);
   MLIRContext ctx(registry);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(mlirPath, &ctx);
   if (!module)
     return fail(mlirPath + ": cannot parse");
-  auto func = module->lookupSymbol<func::FuncOp>(funcName);
-  if (!func)
-    return fail(mlirPath + ": no function @" + funcName);
-  std::vector<std::vector<char>> storage;
-  std::vector<CpuModel::Arg> args;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    std::string name = "arg" + std::to_string(i);
-    auto it = (*inputs)->tensors().find(name);
-    if (it == (*inputs)->tensors().end())
-      return fail(inputsPath + ": no tensor '" + name + "'");
-    const TensorView &view = it->second;
-    Type elem = cast<RankedTensorType>(func.getArgumentTypes()[i]).getElementType();
-    bool ok = (elem.isF32() && view.dtype == DType::F32) ||
-              (elem.isF64() && view.dtype == DType::F64) ||
-              (elem.isInteger(64) && view.dtype == DType::I64) ||
-              (elem.isInteger(32) && view.dtype == DType::I32);
-    if (!ok)
-      return fail(inputsPath + ": tensor '" + name + "' has dtype " + dtypeName(view.dtype) +
-                  ", argument #" + llvm::Twine(i) + " is not of that type");
-    storage.emplace_back(view.data, view.data + view.numBytes); // aligned copy
-    args.push_back({storage.back().data(), view.shape});
+  std::string entry = funcName;
+  if (autodiff) {
+    std::string diagnostics;
+    if (failed(differentiate(*module, funcName, /*seedAll=*/true, diagnostics)))
+      return fail(mlirPath + ": tfm-autodiff failed: " + diagnostics);
+    entry = funcName + "_vjp";
   }
+  auto func = module->lookupSymbol<func::FuncOp>(entry);
+  if (!func)
+    return fail(mlirPath + ": no function @" + entry);
+  SmallVector<Type> argTypes(func.getArgumentTypes());
+
   CpuPipelineOptions options;
   options.useBlas = !noBlas;
-  auto model = CpuModel::compile(*module, funcName, options);
+  auto model = CpuModel::compile(*module, entry, options);
   if (!model)
     return fail(llvm::toString(model.takeError()));
-  double best = 1e30;
-  llvm::Expected<std::vector<HostArray>> results = std::vector<HostArray>();
-  for (unsigned r = 0; r < std::max(1u, unsigned(repeat)); ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    results = (*model)->run(args);
+
+  for (size_t run = 0; run < inputPaths.size(); ++run) {
+    auto inputs = SafetensorsFile::open(inputPaths[run]);
+    if (!inputs)
+      return fail(llvm::toString(inputs.takeError()));
+    std::vector<std::vector<char>> storage;
+    std::vector<CpuModel::Arg> args;
+    for (unsigned i = 0; i < argTypes.size(); ++i) {
+      std::string name = "arg" + std::to_string(i);
+      auto it = (*inputs)->tensors().find(name);
+      if (it == (*inputs)->tensors().end())
+        return fail(inputPaths[run] + ": no tensor '" + name + "'");
+      const TensorView &view = it->second;
+      Type elem = cast<RankedTensorType>(argTypes[i]).getElementType();
+      bool ok = (elem.isF32() && view.dtype == DType::F32) ||
+                (elem.isF64() && view.dtype == DType::F64) ||
+                (elem.isInteger(64) && view.dtype == DType::I64) ||
+                (elem.isInteger(32) && view.dtype == DType::I32);
+      if (!ok)
+        return fail(inputPaths[run] + ": tensor '" + name + "' has dtype " +
+                    dtypeName(view.dtype) + ", argument #" + llvm::Twine(i) +
+                    " is not of that type");
+      storage.emplace_back(view.data, view.data + view.numBytes); // aligned copy
+      args.push_back({storage.back().data(), view.shape});
+    }
+    double ms;
+    auto results = timedRun(**model, args, ms);
     if (!results)
       return fail(llvm::toString(results.takeError()));
-    best = std::min(best, std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - t0).count());
+    std::vector<TensorOut> outputs;
+    for (size_t i = 0; i < results->size(); ++i)
+      outputs.push_back(resultTensor("result" + std::to_string(i), (*results)[i]));
+    if (auto e = writeSafetensors(outputPaths[run], outputs))
+      return fail(llvm::toString(std::move(e)));
+    if (!quiet)
+      llvm::outs() << "@" << entry << ": run " << llvm::format("%.3f", ms) << " ms\n";
   }
-  if (!quiet)
-    llvm::outs() << "@" << funcName << ": run " << llvm::format("%.3f", best) << " ms\n";
-  std::vector<TensorOut> outputs;
-  for (size_t i = 0; i < results->size(); ++i)
-    outputs.push_back({"result" + std::to_string(i), DType::F32, (*results)[i].shape,
-                       (*results)[i].f32.data()});
-  if (auto e = writeSafetensors(outputPath, outputs))
-    return fail(llvm::toString(std::move(e)));
   return 0;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM y(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "Run a tfm-compiled step on an HF checkpoint\n");
-  if (device != "cpu")
-    return fail("--device " + device + " is not available in this build (supported: cpu)");
-  if (!mlirPath.empty()) {
-    if (inputsPath.empty())
-      return fail("--mlir needs --inputs");
-    return runKernel();
-  }
-  if (checkpointDir.empty() || tokensPath.empty())
-    return fail("expected a checkpoint folder and --tokens (or --mlir FILE --inputs FILE)");
+//===----------------------------------------------------------------------===//
+// Checkpoint mode
+//===----------------------------------------------------------------------===//
+
+static int runCheckpoint() {
+  if (outputPaths.size() != 1)
+    return fail("expected one --output");
+  StringRef outputPath = outputPaths.front();
   if (!llvm::sys::fs::is_directory(checkpointDir))
     return fail(checkpointDir + ": not a checkpoint folder");
 
@@ -145,6 +202,9 @@ int main(int argc, char **argv) {
   llvm::Expected<TokenBatch> tokens = readTokenFile(tokensPath, spec->vocabSize);
   if (!tokens)
     return fail(llvm::toString(tokens.takeError()));
+  bool hasLabels = !tokens->labels.empty();
+  if (withGrads && !hasLabels)
+    return fail(tokensPath + ": field 'labels': --grads needs labels (the loss to differentiate)");
   llvm::Expected<Checkpoint> checkpoint = Checkpoint::open(checkpointDir);
   if (!checkpoint)
     return fail(llvm::toString(checkpoint.takeError()));
@@ -157,16 +217,31 @@ int main(int argc, char **argv) {
   auto params = bindParameters(forward, *checkpoint);
   if (!params)
     return fail(llvm::toString(params.takeError()));
-
-  // Compilation rewrites the function; take the parameter shapes first.
+  // Compilation rewrites the functions: take what we need first.
   std::vector<std::vector<int64_t>> argShapes;
-  for (Type t : forward.getArgumentTypes())
-    argShapes.emplace_back(cast<RankedTensorType>(t).getShape());
+  std::vector<ParamAttr> argParams;
+  for (BlockArgument arg : forward.getArguments()) {
+    argShapes.emplace_back(cast<RankedTensorType>(arg.getType()).getShape());
+    argParams.push_back(forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName));
+  }
+  std::string entry = kForwardFuncName.str();
+  // Gradient results of forward_vjp: result index -> forward argument index.
+  std::vector<std::pair<unsigned, unsigned>> gradResults;
+  if (withGrads) {
+    std::string diagnostics;
+    if (failed(differentiate(*module, kForwardFuncName, /*seedAll=*/false, diagnostics)))
+      return fail("tfm-autodiff failed: " + diagnostics);
+    entry += "_vjp";
+    auto vjp = module->lookupSymbol<func::FuncOp>(entry);
+    for (unsigned r = 0; r < vjp.getNumResults(); ++r)
+      if (auto of = vjp.getResultAttrOfType<IntegerAttr>(r, kGradOfAttrName))
+        gradResults.push_back({r, unsigned(of.getInt())});
+  }
 
   auto start = std::chrono::steady_clock::now();
   CpuPipelineOptions options;
   options.useBlas = !noBlas;
-  auto model = CpuModel::compile(*module, kForwardFuncName, options);
+  auto model = CpuModel::compile(*module, entry, options);
   if (!model)
     return fail(llvm::toString(model.takeError()));
   auto compiled = std::chrono::steady_clock::now();
@@ -176,31 +251,37 @@ int main(int argc, char **argv) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t < T; ++t)
       positions[b * T + t] = t;
-  bool hasLabels = !tokens->labels.empty();
   std::vector<int64_t> labels = hasLabels ? tokens->labels : std::vector<int64_t>(B * T, -100);
-
   std::vector<CpuModel::Arg> args = {{tokens->inputIds.data(), {B, T}},
                                      {positions.data(), {B, T}},
                                      {labels.data(), {B, T}}};
   for (size_t i = 3; i < params->size(); ++i)
     args.push_back({(*params)[i].data(), argShapes[i]});
-  // With --repeat, report the fastest run.
-  llvm::Expected<std::vector<HostArray>> results = std::vector<HostArray>();
-  double runMs = 1e30;
-  for (unsigned r = 0; r < std::max(1u, unsigned(repeat)); ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    results = (*model)->run(args);
-    if (!results)
-      return fail(llvm::toString(results.takeError()));
-    runMs = std::min(runMs, std::chrono::duration<double, std::milli>(
-                                std::chrono::steady_clock::now() - t0).count());
-  }
+  float seed = 1.0f; // d loss / d loss
+  if (withGrads)
+    args.push_back({&seed, {}});
+  double runMs;
+  auto results = timedRun(**model, args, runMs);
+  if (!results)
+    return fail(llvm::toString(results.takeError()));
 
   HostArray &logits = (*results)[0];
   HostArray &loss = (*results)[1];
-  std::vector<TensorOut> outputs = {{"logits", DType::F32, logits.shape, logits.f32.data()}};
+  std::vector<TensorOut> outputs = {resultTensor("logits", logits)};
   if (hasLabels)
-    outputs.push_back({"loss", DType::F32, {}, loss.f32.data()});
+    outputs.push_back(resultTensor("loss", loss));
+  std::vector<NamedGradient> grads;
+  if (withGrads) {
+    std::vector<const float *> byArg(argShapes.size(), nullptr);
+    for (auto [r, a] : gradResults)
+      byArg[a] = (*results)[r].f32.data();
+    auto named = unbindGradients(argParams, argShapes, byArg, *checkpoint);
+    if (!named)
+      return fail(llvm::toString(named.takeError()));
+    grads = std::move(*named);
+    for (const NamedGradient &g : grads)
+      outputs.push_back({"grad/" + g.name, DType::F32, g.shape, g.data.data()});
+  }
   if (auto e = writeSafetensors(outputPath, outputs))
     return fail(llvm::toString(std::move(e)));
 
@@ -208,12 +289,27 @@ int main(int argc, char **argv) {
     auto ms = [](auto a, auto b) {
       return std::chrono::duration<double, std::milli>(b - a).count();
     };
-    llvm::outs() << spec->architecture << ": " << B << "x" << T << " tokens, logits ["
-                 << B << ", " << T << ", " << spec->vocabSize << "]";
+    llvm::outs() << spec->architecture << ": " << B << "x" << T << " tokens, logits [" << B
+                 << ", " << T << ", " << spec->vocabSize << "]";
     if (hasLabels)
       llvm::outs() << ", loss " << llvm::format("%.6f", loss.f32[0]);
-    llvm::outs() << " (compile " << llvm::format("%.0f", ms(start, compiled)) << " ms, run "
-                 << llvm::format("%.1f", runMs) << " ms) -> " << outputPath << "\n";
+    if (withGrads)
+      llvm::outs() << ", " << grads.size() << " gradients";
+    llvm::outs() << " (compile " << llvm::format("%.0f", ms(start, compiled)) << " ms, "
+                 << (withGrads ? "step " : "run ") << llvm::format("%.1f", runMs) << " ms) -> "
+                 << outputPath << "\n";
   }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "Run a tfm-compiled step on an HF checkpoint\n");
+  if (device != "cpu")
+    return fail("--device " + device + " is not available in this build (supported: cpu)");
+  if (!mlirPath.empty())
+    return runKernel();
+  if (checkpointDir.empty() || tokensPath.empty())
+    return fail("expected a checkpoint folder and --tokens (or --mlir FILE --inputs FILE)");
+  return runCheckpoint();
 }

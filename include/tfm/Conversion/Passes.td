@@ -26,10 +26,10 @@ def ConvertTfmToLinalgPass : Pass<"convert-tfm-to-linalg", "ModuleOp"> {
 def ConvertLinalgMatmulToBlasPass : Pass<"convert-linalg-matmul-to-blas", "ModuleOp"> {
   let summary = "Call the runtime GEMM (OpenBLAS) for f32 linalg.matmul on memrefs";
   let description = [{
-    After bufferization, each f32 `linalg.matmul` (plain or with transposed
-    B) on memrefs becomes a call to `tfm_rt_sgemm` (declared with the C
-    interface), which the runtime implements with `cblas_sgemm`. Other
-    element types are left to the generic lowering.
+    After bufferization, each f32 `linalg.matmul` (plain, transposed-A or
+    transposed-B) on memrefs becomes a call to `tfm_rt_sgemm` (declared
+    with the C interface), which the runtime implements with `cblas_sgemm`.
+    Other element types are left to the generic lowering.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect"];
 }

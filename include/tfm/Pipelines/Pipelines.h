@@ -6,7 +6,7 @@
 //   tfm-lower-to-linalg   tfm -> linalg/tensor/scf/arith/math
 //   tfm-bufferize-cpu     tensors -> memrefs, BLAS calls, deallocation
 //   tfm-lower-cpu-to-llvm memrefs/loops -> LLVM dialect
-//   tfm-train-cpu         all three
+//   tfm-train-cpu         tfm-autodiff{func=forward}, then all three
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,8 @@ namespace mlir::tfm {
 struct CpuPipelineOptions {
   /// Hand f32 GEMMs to OpenBLAS (otherwise they become loops; bench/ only).
   bool useBlas = true;
+  /// Run tfm-autodiff on this function first (empty: forward only).
+  std::string autodiffFunc;
 };
 
 void buildTfmLowerToLinalgPipeline(OpPassManager &pm);

@@ -12,13 +12,15 @@
 
 namespace mlir::tfm {
 
-/// A host array passed to or returned from the compiled step: row-major,
-/// f32 or i64.
+/// A result of the compiled step: row-major, f32 or f64.
 struct HostArray {
   std::vector<int64_t> shape;
   std::vector<float> f32;
-  std::vector<int64_t> i64;
-  bool isInt() const { return !i64.empty() || f32.empty(); }
+  std::vector<double> f64;
+  bool isF64() const { return !f64.empty(); }
+  const void *data() const {
+    return isF64() ? static_cast<const void *>(f64.data()) : f32.data();
+  }
 };
 
 /// A model function compiled for the CPU with the MLIR JIT.

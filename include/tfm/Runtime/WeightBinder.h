@@ -10,6 +10,7 @@
 #ifndef TFM_RUNTIME_WEIGHTBINDER_H
 #define TFM_RUNTIME_WEIGHTBINDER_H
 
+#include "tfm/Dialect/Tfm/IR/TfmAttrs.h"
 #include "tfm/Runtime/Safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,6 +24,24 @@ namespace mlir::tfm {
 /// a checkpoint tensor the model does not use.
 llvm::Expected<std::vector<std::vector<float>>>
 bindParameters(func::FuncOp func, const Checkpoint &checkpoint);
+
+/// A gradient under its checkpoint name.
+struct NamedGradient {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+};
+
+/// The inverse of bindParameters for gradients: `grads[i]` is the gradient
+/// of argument i, whose weight map is `params[i]` (null: not a parameter)
+/// and shape `shapes[i]` (taken before compilation rewrote the function). Stacked parameters are split per
+/// layer, fused ones split back into their sources, split ones summed into
+/// their source, and tied ones written under every name the checkpoint
+/// stores. Returned in checkpoint-name order.
+llvm::Expected<std::vector<NamedGradient>>
+unbindGradients(llvm::ArrayRef<ParamAttr> params,
+                llvm::ArrayRef<std::vector<int64_t>> shapes,
+                llvm::ArrayRef<const float *> grads, const Checkpoint &checkpoint);
 
 } // namespace mlir::tfm
 

@@ -4,7 +4,7 @@
 // (bench/cpu_gemm). After bufferization each f32 linalg.matmul on memrefs
 // becomes a call of
 //
-//   tfm_rt_sgemm(A, B, C, transpose_b)   // C += A · op(B), row-major
+//   tfm_rt_sgemm(A, B, C, transpose_a, transpose_b)  // C += op(A)·op(B)
 //
 // declared with the C interface, so the runtime receives memref descriptors
 // (any strides; it falls back to a loop when rows are not contiguous).
@@ -41,7 +41,7 @@ func::FuncOp declareSgemm(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   MemRefType m = anyStrided2d(ctx);
   auto f = func::FuncOp::create(b, module.getLoc(), kSgemm,
-                                b.getFunctionType({m, m, m, b.getI32Type()}, {}));
+                                b.getFunctionType({m, m, m, b.getI32Type(), b.getI32Type()}, {}));
   f.setPrivate();
   f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   return f;
@@ -54,9 +54,10 @@ struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
   LogicalResult matchAndRewrite(linalg::MatmulOp op, PatternRewriter &rewriter) const override {
     if (!op.hasPureBufferSemantics())
       return rewriter.notifyMatchFailure(op, "needs memref operands");
+    bool transA = isa<linalg::MatmulTransposeAOp>(op.getOperation());
     bool transB = isa<linalg::MatmulTransposeBOp>(op.getOperation());
-    if (!transB && !linalg::MatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
-      return rewriter.notifyMatchFailure(op, "only plain and transposed-B matmuls");
+    if (!transA && !transB && !linalg::MatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
+      return rewriter.notifyMatchFailure(op, "only plain and transposed-A/B matmuls");
     for (Value v : op->getOperands())
       if (!cast<MemRefType>(v.getType()).getElementType().isF32())
         return rewriter.notifyMatchFailure(op, "only f32");
@@ -65,6 +66,7 @@ struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
     SmallVector<Value> args;
     for (Value v : op->getOperands())
       args.push_back(memref::CastOp::create(rewriter, loc, m, v));
+    args.push_back(arith::ConstantIntOp::create(rewriter, loc, transA ? 1 : 0, 32));
     args.push_back(arith::ConstantIntOp::create(rewriter, loc, transB ? 1 : 0, 32));
     func::CallOp::create(rewriter, loc, callee, args);
     rewriter.eraseOp(op);

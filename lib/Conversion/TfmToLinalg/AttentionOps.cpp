@@ -26,26 +26,26 @@ struct AttentionConfig {
   std::optional<double> softcap;
 };
 
-/// Returns {out [B, T, Hq, Dv] (elem), lse [B, Hq, T] (f32)}.
-std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
-                                       Value k, Value v, Value sinks,
-                                       const AttentionConfig &cfg,
-                                       Type statElem) {
+/// Probabilities p [B, Hq, T, S] (statistic type, masked entries 0), the
+/// scaled pre-softcap scores, and lse [B, Hq, T], recomputed identically by
+/// the forward and the backward lowering.
+struct AttentionProbs {
+  Value probs, scaled, lse;
+};
+
+AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k, Value sinks,
+                                   const AttentionConfig &cfg, Type st) {
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(q.getType());
-  auto vt = cast<RankedTensorType>(v.getType());
-  Type elem = qt.getElementType();
-  Type st = statElem;
   int64_t hq = qt.getDimSize(2);
   int64_t group = hq / cast<RankedTensorType>(k.getType()).getDimSize(2);
-  int64_t dv = vt.getDimSize(3);
   OpFoldResult B = tensor::getMixedSize(b, loc, q, 0);
   OpFoldResult T = tensor::getMixedSize(b, loc, q, 1);
   OpFoldResult S = tensor::getMixedSize(b, loc, k, 1);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   auto par = utils::IteratorType::parallel, red = utils::IteratorType::reduction;
 
-  // scores[b, h, t, s] = sum_d q[b, t, h, d] * k[b, s, h / group, d]
+  // scores[b, h, t, s] = scale · Σ_d q[b, t, h, d] · k[b, s, h / group, d]
   SmallVector<OpFoldResult> scoreSizes = {B, b.getIndexAttr(hq), T, S};
   Value zero = filledTensor(b, loc, scoreSizes, st, 0.0);
   Value dots = linalg::GenericOp::create(
@@ -61,12 +61,17 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
                      yieldValue(nb, l, arith::AddFOp::create(nb, l, p, a[2]));
                    })
                    .getResult(0);
-  // Scale, soft-cap, then mask (HF order).
+  Value scaled = buildMap(b, loc, scoreSizes, st, ValueRange{dots}, {},
+                          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                            return arith::MulFOp::create(nb, l, a[0],
+                                                         constFloat(nb, l, st, cfg.scale));
+                          });
+  // Soft-cap, then mask (HF order).
   double negInf = -std::numeric_limits<double>::infinity();
   Value scores = buildMap(
-      b, loc, scoreSizes, st, ValueRange{dots}, {},
+      b, loc, scoreSizes, st, ValueRange{scaled}, {},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value s = arith::MulFOp::create(nb, l, a[0], constFloat(nb, l, st, cfg.scale));
+        Value s = a[0];
         if (cfg.softcap) {
           Value c = constFloat(nb, l, st, *cfg.softcap);
           s = arith::MulFOp::create(
@@ -99,18 +104,14 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                         return arith::MaximumFOp::create(nb, l, a[0], castFloat(nb, l, a[1], st));
                       });
-  // denom = sum_s exp(s - max) (+ exp(sink - max)).
-  Value acc = filledTensor(b, loc, rowSizes, st, 0.0);
-  Value denom = linalg::GenericOp::create(
-                    b, loc, TypeRange{acc.getType()}, ValueRange{scores, rowMax}, ValueRange{acc},
-                    SmallVector<AffineMap>{identityMap(ctx, 4), dropLastDimMap(ctx, 4),
-                                           dropLastDimMap(ctx, 4)},
-                    SmallVector<utils::IteratorType>{par, par, par, red},
-                    [&](OpBuilder &nb, Location l, ValueRange a) {
-                      Value e = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
-                      yieldValue(nb, l, arith::AddFOp::create(nb, l, e, a[2]));
-                    })
-                    .getResult(0);
+  // denom = Σ_s exp(s − max) (+ exp(sink − max)).
+  Value denom = buildReduction(
+      b, loc, rowSizes, st, 0.0, ValueRange{scores, rowMax},
+      {identityMap(ctx, 4), dropLastDimMap(ctx, 4)}, dropLastDimMap(ctx, 4),
+      {false, false, false, true}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value e = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
+        return arith::AddFOp::create(nb, l, e, a[2]);
+      });
   if (sinks)
     denom = buildMap(b, loc, rowSizes, st, ValueRange{denom, rowMax, sinks},
                      {identityMap(ctx, 3), identityMap(ctx, 3), rowSinkMap},
@@ -123,36 +124,183 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
                        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                          return arith::AddFOp::create(nb, l, a[0], math::LogOp::create(nb, l, a[1]));
                        });
-  // Probabilities, rounded to the activation type like HF's softmax(...).to(q.dtype).
-  Value probs = buildMap(b, loc, scoreSizes, elem, ValueRange{scores, lse},
+  Value probs = buildMap(b, loc, scoreSizes, st, ValueRange{scores, lse},
                          {identityMap(ctx, 4), dropLastDimMap(ctx, 4)},
                          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                           Value p = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
-                           return castFloat(nb, l, p, elem);
+                           return math::ExpOp::create(nb, l,
+                                                      arith::SubFOp::create(nb, l, a[0], a[1]));
                          });
-  // out[b, t, h, e] = sum_s p[b, h, t, s] * v[b, s, h / group, e]
-  SmallVector<OpFoldResult> outSizes = {B, T, b.getIndexAttr(hq), b.getIndexAttr(dv)};
-  Value outAcc = filledTensor(b, loc, outSizes, st, 0.0);
-  Value outF = linalg::GenericOp::create(
-                   b, loc, TypeRange{outAcc.getType()}, ValueRange{probs, v}, ValueRange{outAcc},
-                   SmallVector<AffineMap>{
-                       AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
-                       AffineMap::get(5, 0, {d(0), d(4), d(2).floorDiv(group), d(3)}, ctx),
-                       AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)},
-                   SmallVector<utils::IteratorType>{par, par, par, par, red},
-                   [&](OpBuilder &nb, Location l, ValueRange a) {
-                     Value p = arith::MulFOp::create(nb, l, castFloat(nb, l, a[0], st),
-                                                     castFloat(nb, l, a[1], st));
-                     yieldValue(nb, l, arith::AddFOp::create(nb, l, p, a[2]));
-                   })
-                   .getResult(0);
+  return {probs, scaled, lse};
+}
+
+/// Returns {out [B, T, Hq, Dv] (elem), lse [B, Hq, T] (f32)}.
+std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q, Value k, Value v,
+                                       Value sinks, const AttentionConfig &cfg, Type st) {
+  MLIRContext *ctx = b.getContext();
+  auto qt = cast<RankedTensorType>(q.getType());
+  auto vt = cast<RankedTensorType>(v.getType());
+  Type elem = qt.getElementType();
+  int64_t hq = qt.getDimSize(2);
+  int64_t group = hq / cast<RankedTensorType>(k.getType()).getDimSize(2);
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st);
+  // HF rounds the probabilities to the activation type before P·V.
+  Value probs = p.probs;
+  if (elem != st)
+    probs = buildMap(b, loc, sizesOf(b, loc, probs), elem, ValueRange{probs}, {},
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       return castFloat(nb, l, a[0], elem);
+                     });
+  // out[b, t, h, e] = Σ_s p[b, h, t, s] · v[b, s, h / group, e]
+  SmallVector<OpFoldResult> outSizes = {tensor::getMixedSize(b, loc, q, 0),
+                                        tensor::getMixedSize(b, loc, q, 1), b.getIndexAttr(hq),
+                                        b.getIndexAttr(vt.getDimSize(3))};
+  Value outF = buildReduction(
+      b, loc, outSizes, st, 0.0, ValueRange{probs, v},
+      {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
+       AffineMap::get(5, 0, {d(0), d(4), d(2).floorDiv(group), d(3)}, ctx)},
+      AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx), {false, false, false, false, true},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value prod = arith::MulFOp::create(nb, l, castFloat(nb, l, a[0], st),
+                                           castFloat(nb, l, a[1], st));
+        return arith::AddFOp::create(nb, l, prod, a[2]);
+      });
   Value out = outF;
   if (st != elem)
     out = buildMap(b, loc, outSizes, elem, ValueRange{outF}, {},
                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                      return castFloat(nb, l, a[0], elem);
                    });
-  return {out, lse};
+  return {out, p.lse};
+}
+
+/// Splits the head dimension (2 of [B, X, Hq, Y] or 1 of [B, Hq, X, Y])
+/// into [Hkv, group] so GQA reductions over a group use plain dimensions.
+Value splitHeads(OpBuilder &b, Location loc, Value x, unsigned headDim, int64_t group) {
+  auto t = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<OpFoldResult> outShape;
+  for (unsigned i = 0, o = 0; i < t.getRank(); ++i) {
+    if (i == headDim) {
+      shape.append({t.getDimSize(i) / group, group});
+      groups.push_back({int64_t(o), int64_t(o + 1)});
+      outShape.append({b.getIndexAttr(t.getDimSize(i) / group), b.getIndexAttr(group)});
+      o += 2;
+    } else {
+      shape.push_back(t.getDimSize(i));
+      groups.push_back({int64_t(o++)});
+      outShape.push_back(tensor::getMixedSize(b, loc, x, i));
+    }
+  }
+  return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, t.getElementType()),
+                                       x, groups, outShape);
+}
+
+/// The gradient of attention (docs/spec.md) from recomputed probabilities.
+SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc, Value dout, Value q,
+                                          Value k, Value v, Value sinks,
+                                          const AttentionConfig &cfg, Type st) {
+  MLIRContext *ctx = b.getContext();
+  auto qt = cast<RankedTensorType>(q.getType());
+  auto kt = cast<RankedTensorType>(k.getType());
+  Type elem = qt.getElementType();
+  int64_t hq = qt.getDimSize(2), hkv = kt.getDimSize(2);
+  int64_t group = hq / hkv;
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  auto f = [&](OpBuilder &nb, Location l, Value x) { return castFloat(nb, l, x, st); };
+  auto round = [&](Value x) {
+    if (st == elem)
+      return x;
+    return buildMap(b, loc, sizesOf(b, loc, x), elem, ValueRange{x}, {},
+                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                      return castFloat(nb, l, a[0], elem);
+                    });
+  };
+  AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st);
+  SmallVector<OpFoldResult> scoreSizes = sizesOf(b, loc, p.probs);
+  // dp[b, h, t, s] = Σ_e dout[b, t, h, e] · v[b, s, h / group, e]
+  Value dp = buildReduction(
+      b, loc, scoreSizes, st, 0.0, ValueRange{dout, v},
+      {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
+       AffineMap::get(5, 0, {d(0), d(3), d(1).floorDiv(group), d(4)}, ctx)},
+      AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx), {false, false, false, false, true},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::AddFOp::create(nb, l, a[2],
+                                     arith::MulFOp::create(nb, l, f(nb, l, a[0]), f(nb, l, a[1])));
+      });
+  // delta[b, h, t] = Σ_s p · dp
+  Value delta = buildReduction(
+      b, loc, sizesOf(b, loc, p.lse), st, 0.0, ValueRange{p.probs, dp},
+      {identityMap(ctx, 4), identityMap(ctx, 4)}, dropLastDimMap(ctx, 4),
+      {false, false, false, true}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::AddFOp::create(nb, l, a[2], arith::MulFOp::create(nb, l, a[0], a[1]));
+      });
+  // ds = p · (dp − delta), times the soft-cap derivative.
+  Value ds = buildMap(
+      b, loc, scoreSizes, st, ValueRange{p.probs, dp, delta, p.scaled},
+      {identityMap(ctx, 4), identityMap(ctx, 4), dropLastDimMap(ctx, 4), identityMap(ctx, 4)},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value g = arith::MulFOp::create(nb, l, a[0], arith::SubFOp::create(nb, l, a[1], a[2]));
+        if (cfg.softcap) {
+          Value th = math::TanhOp::create(
+              nb, l, arith::DivFOp::create(nb, l, a[3], constFloat(nb, l, st, *cfg.softcap)));
+          g = arith::MulFOp::create(
+              nb, l, g,
+              arith::SubFOp::create(nb, l, constFloat(nb, l, st, 1.0),
+                                    arith::MulFOp::create(nb, l, th, th)));
+        }
+        return g;
+      });
+  // dq[b, t, h, e] = scale · Σ_s ds[b, h, t, s] · k[b, s, h / group, e]
+  SmallVector<OpFoldResult> qSizes = sizesOf(b, loc, q);
+  Value dq = buildReduction(
+      b, loc, qSizes, st, 0.0, ValueRange{ds, k},
+      {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
+       AffineMap::get(5, 0, {d(0), d(4), d(2).floorDiv(group), d(3)}, ctx)},
+      AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx), {false, false, false, false, true},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value prod = arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1]));
+        return arith::AddFOp::create(
+            nb, l, a[2], arith::MulFOp::create(nb, l, prod, constFloat(nb, l, st, cfg.scale)));
+      });
+  // dk[b, s, j, e] = scale · Σ_{g, t} ds[b, j, g, t, s] · q[b, t, j, g, e]
+  // dv[b, s, j, e] =         Σ_{g, t} p[b, j, g, t, s] · dout[b, t, j, g, e]
+  Value ds5 = splitHeads(b, loc, ds, 1, group), p5 = splitHeads(b, loc, p.probs, 1, group);
+  Value q5 = splitHeads(b, loc, q, 2, group), do5 = splitHeads(b, loc, dout, 2, group);
+  AffineMap scoreMap = AffineMap::get(6, 0, {d(0), d(2), d(4), d(5), d(1)}, ctx);
+  AffineMap tokenMap = AffineMap::get(6, 0, {d(0), d(5), d(2), d(4), d(3)}, ctx);
+  AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx);
+  SmallVector<bool> reduced = {false, false, false, false, true, true};
+  Value dk = buildReduction(b, loc, sizesOf(b, loc, k), st, 0.0, ValueRange{ds5, q5},
+                            {scoreMap, tokenMap}, outMap, reduced,
+                            [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                              Value prod = arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1]));
+                              return arith::AddFOp::create(
+                                  nb, l, a[2],
+                                  arith::MulFOp::create(nb, l, prod,
+                                                        constFloat(nb, l, st, cfg.scale)));
+                            });
+  Value dv = buildReduction(b, loc, sizesOf(b, loc, v), st, 0.0, ValueRange{p5, do5},
+                            {scoreMap, tokenMap}, outMap, reduced,
+                            [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                              return arith::AddFOp::create(
+                                  nb, l, a[2], arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1])));
+                            });
+  SmallVector<Value> grads = {round(dq), round(dk), round(dv)};
+  if (sinks) {
+    // dsink[h] = −Σ_{b, t} exp(sink[h] − lse[b, h, t]) · delta[b, h, t]
+    Value dsink = buildReduction(
+        b, loc, {b.getIndexAttr(hq)}, st, 0.0, ValueRange{sinks, p.lse, delta},
+        {AffineMap::get(3, 0, {d(1)}, ctx), identityMap(ctx, 3), identityMap(ctx, 3)},
+        AffineMap::get(3, 0, {d(1)}, ctx), {true, false, true},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value ps = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, f(nb, l, a[0]), a[1]));
+          return arith::SubFOp::create(nb, l, a[3], arith::MulFOp::create(nb, l, ps, a[2]));
+        });
+    grads.push_back(round(dsink));
+  }
+  return grads;
 }
 
 std::optional<double> optionalDouble(std::optional<APFloat> v) {
@@ -198,8 +346,21 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
   }
 };
 
+struct AttentionBackwardLowering : OpRewritePattern<AttentionBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionBackwardOp op, PatternRewriter &rewriter) const override {
+    AttentionConfig cfg{op.getScale().convertToDouble(), op.getCausal(),
+                        op.getSlidingWindow(), optionalDouble(op.getSoftcap())};
+    Type st = computeType(op.getQ().getType().getElementType());
+    rewriter.replaceOp(op, buildAttentionBackward(rewriter, op.getLoc(), op.getDout(), op.getQ(),
+                                                  op.getK(), op.getV(), op.getSinks(), cfg, st));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tfm::populateTfmAttentionToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<AttentionLowering, FlashAttentionLowering>(patterns.getContext());
+  patterns.add<AttentionLowering, FlashAttentionLowering, AttentionBackwardLowering>(
+      patterns.getContext());
 }

@@ -135,6 +135,130 @@ struct GluLowering : OpRewritePattern<OpTy> {
   Fn act;
 };
 
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+Value sigmoid(OpBuilder &b, Location loc, Value x) {
+  Type t = x.getType();
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  return arith::DivFOp::create(b, loc, constFloat(b, loc, t, 1.0),
+                               arith::AddFOp::create(b, loc, constFloat(b, loc, t, 1.0), e));
+}
+
+/// d silu(x)/dx = σ(x)(1 + x(1 − σ(x))).
+Value siluDerivative(OpBuilder &b, Location loc, Value x) {
+  Type t = x.getType();
+  Value s = sigmoid(b, loc, x);
+  Value oneMinus = arith::SubFOp::create(b, loc, constFloat(b, loc, t, 1.0), s);
+  Value inner = arith::AddFOp::create(b, loc, constFloat(b, loc, t, 1.0),
+                                      arith::MulFOp::create(b, loc, x, oneMinus));
+  return arith::MulFOp::create(b, loc, s, inner);
+}
+
+/// d gelu_tanh(x)/dx = ½(1 + t) + ½x(1 − t²)c(1 + 3·0.044715x²).
+Value geluTanhDerivative(OpBuilder &b, Location loc, Value x) {
+  Type t = x.getType();
+  auto cst = [&](double v) { return constFloat(b, loc, t, v); };
+  double c = std::sqrt(2.0 / M_PI);
+  Value x2 = arith::MulFOp::create(b, loc, x, x);
+  Value inner = arith::MulFOp::create(
+      b, loc, cst(c),
+      arith::AddFOp::create(b, loc, x,
+                            arith::MulFOp::create(b, loc, cst(0.044715),
+                                                  arith::MulFOp::create(b, loc, x2, x))));
+  Value th = math::TanhOp::create(b, loc, inner);
+  Value left = arith::MulFOp::create(b, loc, cst(0.5), arith::AddFOp::create(b, loc, cst(1.0), th));
+  Value sech2 = arith::SubFOp::create(b, loc, cst(1.0), arith::MulFOp::create(b, loc, th, th));
+  Value dInner = arith::MulFOp::create(
+      b, loc, cst(c),
+      arith::AddFOp::create(b, loc, cst(1.0),
+                            arith::MulFOp::create(b, loc, cst(3 * 0.044715), x2)));
+  Value right = arith::MulFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, cst(0.5), x),
+      arith::MulFOp::create(b, loc, sech2, dInner));
+  return arith::AddFOp::create(b, loc, left, right);
+}
+
+Value relu2Derivative(OpBuilder &b, Location loc, Value x) {
+  Value r = arith::MaximumFOp::create(b, loc, x, constFloat(b, loc, x.getType(), 0.0));
+  return arith::MulFOp::create(b, loc, constFloat(b, loc, x.getType(), 2.0), r);
+}
+
+template <typename OpTy>
+struct UnaryBackwardLowering : OpRewritePattern<OpTy> {
+  using Fn = Value (*)(OpBuilder &, Location, Value);
+  UnaryBackwardLowering(MLIRContext *ctx, Fn derivative)
+      : OpRewritePattern<OpTy>(ctx), derivative(derivative) {}
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+    Value r = buildElementwise(rewriter, op.getLoc(), ValueRange{op.getDy(), op.getX()},
+                               [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                                 return arith::MulFOp::create(b, loc, a[0],
+                                                              derivative(b, loc, a[1]));
+                               });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+  Fn derivative;
+};
+
+struct SoftcapBackwardLowering : OpRewritePattern<SoftcapBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftcapBackwardOp op, PatternRewriter &rewriter) const override {
+    double cap = op.getCap().convertToDouble();
+    Value r = buildElementwise(
+        rewriter, op.getLoc(), ValueRange{op.getDy(), op.getX()},
+        [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          Type t = a[1].getType();
+          Value th = math::TanhOp::create(b, loc,
+                                          arith::DivFOp::create(b, loc, a[1], constFloat(b, loc, t, cap)));
+          Value d = arith::SubFOp::create(b, loc, constFloat(b, loc, t, 1.0),
+                                          arith::MulFOp::create(b, loc, th, th));
+          return arith::MulFOp::create(b, loc, a[0], d);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// dx = [dy·act(gate) | dy·up·act'(gate)] for x = [up | gate].
+template <typename OpTy>
+struct GluBackwardLowering : OpRewritePattern<OpTy> {
+  using Fn = Value (*)(OpBuilder &, Location, Value);
+  GluBackwardLowering(MLIRContext *ctx, Fn act, Fn derivative)
+      : OpRewritePattern<OpTy>(ctx), act(act), derivative(derivative) {}
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getX();
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t rank = type.getRank(), half = type.getShape().back() / 2;
+    SmallVector<OpFoldResult> full = sizesOf(rewriter, loc, x);
+    SmallVector<OpFoldResult> sizes = full;
+    sizes.back() = rewriter.getIndexAttr(half);
+    SmallVector<OpFoldResult> lo(rank, rewriter.getIndexAttr(0)), hi = lo;
+    hi.back() = rewriter.getIndexAttr(half);
+    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+    Value up = tensor::ExtractSliceOp::create(rewriter, loc, x, lo, sizes, ones);
+    Value gate = tensor::ExtractSliceOp::create(rewriter, loc, x, hi, sizes, ones);
+    Value dup = buildElementwise(rewriter, loc, ValueRange{op.getDy(), gate},
+                                 [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                   return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));
+                                 });
+    Value dgate = buildElementwise(
+        rewriter, loc, ValueRange{op.getDy(), up, gate},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[1]),
+                                       derivative(b, l, a[2]));
+        });
+    Value out = emptyTensor(rewriter, loc, full, type.getElementType());
+    out = tensor::InsertSliceOp::create(rewriter, loc, dup, out, lo, sizes, ones);
+    out = tensor::InsertSliceOp::create(rewriter, loc, dgate, out, hi, sizes, ones);
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+  Fn act, derivative;
+};
+
 } // namespace
 
 void mlir::tfm::populateTfmElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
@@ -147,4 +271,10 @@ void mlir::tfm::populateTfmElementwiseToLinalgPatterns(RewritePatternSet &patter
                SoftcapLowering>(ctx);
   patterns.add<GluLowering<SwigluOp>>(ctx, silu);
   patterns.add<GluLowering<GegluOp>>(ctx, geluTanh);
+  patterns.add<UnaryBackwardLowering<SiluBackwardOp>>(ctx, siluDerivative);
+  patterns.add<UnaryBackwardLowering<GeluTanhBackwardOp>>(ctx, geluTanhDerivative);
+  patterns.add<UnaryBackwardLowering<Relu2BackwardOp>>(ctx, relu2Derivative);
+  patterns.add<SoftcapBackwardLowering>(ctx);
+  patterns.add<GluBackwardLowering<SwigluBackwardOp>>(ctx, silu, siluDerivative);
+  patterns.add<GluBackwardLowering<GegluBackwardOp>>(ctx, geluTanh, geluTanhDerivative);
 }

@@ -41,6 +41,25 @@ std::pair<Value, Value> rowLogSumExp(OpBuilder &b, Location loc, Value logits, T
   return {max, lse};
 }
 
+/// Inside a generic over (b, t, ...): whether position t has a counted
+/// target (t + 1 < T and labels[b, t + 1] != ignore_index), and that target
+/// as an index (0 when not counted, so reads stay in bounds).
+std::pair<Value, Value> targetAt(OpBuilder &nb, Location l, Value labels, int64_t ignoreIndex) {
+  Type lt = cast<RankedTensorType>(labels.getType()).getElementType();
+  Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1);
+  Value tNext = arith::AddIOp::create(nb, l, ti, arith::ConstantIndexOp::create(nb, l, 1));
+  Value tLen = tensor::DimOp::create(nb, l, labels, 1);
+  Value inRange = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, tNext, tLen);
+  Value tRead = arith::SelectOp::create(nb, l, inRange, tNext, ti);
+  Value target = tensor::ExtractOp::create(nb, l, labels, ValueRange{bi, tRead});
+  Value ignore = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, ignoreIndex));
+  Value counted = arith::AndIOp::create(
+      nb, l, inRange, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, target, ignore));
+  Value zeroT = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, 0));
+  Value safe = arith::SelectOp::create(nb, l, counted, target, zeroT);
+  return {counted, arith::IndexCastOp::create(nb, l, nb.getIndexType(), safe)};
+}
+
 /// HF ForCausalLMLoss: position t predicts labels[b, t + 1]; ignore_index
 /// targets do not count; one mean over the counted tokens.
 Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
@@ -48,7 +67,6 @@ Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
   MLIRContext *ctx = b.getContext();
   auto [max, lse] = rowLogSumExp(b, loc, logits, st);
   (void)max;
-  Type lt = cast<RankedTensorType>(labels.getType()).getElementType();
   auto scalarType = RankedTensorType::get({}, st);
   Value zeroSum = filledTensor(b, loc, {}, st, 0.0);
   auto red = utils::IteratorType::reduction;
@@ -58,19 +76,8 @@ Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
       SmallVector<AffineMap>{identityMap(ctx, 2), scalarMap, scalarMap},
       SmallVector<utils::IteratorType>{red, red},
       [&](OpBuilder &nb, Location l, ValueRange a) {
+        auto [counted, vi] = targetAt(nb, l, labels, ignoreIndex);
         Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1);
-        Value one = arith::ConstantIndexOp::create(nb, l, 1);
-        Value tNext = arith::AddIOp::create(nb, l, ti, one);
-        Value tLen = tensor::DimOp::create(nb, l, labels, 1);
-        Value inRange = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, tNext, tLen);
-        Value tRead = arith::SelectOp::create(nb, l, inRange, tNext, ti);
-        Value target = tensor::ExtractOp::create(nb, l, labels, ValueRange{bi, tRead});
-        Value ignore = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, ignoreIndex));
-        Value counted = arith::AndIOp::create(
-            nb, l, inRange, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, target, ignore));
-        Value zeroT = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, 0));
-        Value safe = arith::SelectOp::create(nb, l, counted, target, zeroT);
-        Value vi = arith::IndexCastOp::create(nb, l, nb.getIndexType(), safe);
         Value logit = castFloat(nb, l, tensor::ExtractOp::create(nb, l, logits, ValueRange{bi, ti, vi}), st);
         Value nll = arith::SubFOp::create(nb, l, a[0], logit);
         Value zero = constFloat(nb, l, st, 0.0);
@@ -121,8 +128,55 @@ struct FusedLmHeadLossLowering : OpRewritePattern<FusedLmHeadLossOp> {
   }
 };
 
+/// dlogits = dloss / count · (softmax − onehot(target)) at counted positions.
+struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyBackwardOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value logits = op.getLogits(), labels = op.getLabels();
+    int64_t ignoreIndex = op.getIgnoreIndex();
+    Type st = op.getDloss().getType().getElementType();
+    Type elem = op.getType().getElementType();
+    auto [max, lse] = rowLogSumExp(rewriter, loc, logits, st);
+    (void)max;
+    Value count = buildReduction(
+        rewriter, loc, {}, st, 0.0, ValueRange{lse}, {identityMap(ctx, 2)},
+        AffineMap::get(2, 0, ctx), {true, true},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value counted = targetAt(nb, l, labels, ignoreIndex).first;
+          Value one = arith::SelectOp::create(nb, l, counted, constFloat(nb, l, st, 1.0),
+                                              constFloat(nb, l, st, 0.0));
+          return arith::AddFOp::create(nb, l, a[1], one);
+        });
+    Value scale = arith::DivFOp::create(
+        rewriter, loc, tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{}),
+        tensor::ExtractOp::create(rewriter, loc, count, ValueRange{}));
+    Value d = buildMap(
+        rewriter, loc, sizesOf(rewriter, loc, logits), elem, ValueRange{logits, lse},
+        {identityMap(ctx, 3), dropLastDimMap(ctx, 3)},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          auto [counted, target] = targetAt(nb, l, labels, ignoreIndex);
+          Value vi = linalg::IndexOp::create(nb, l, 2);
+          Value p = math::ExpOp::create(
+              nb, l, arith::SubFOp::create(nb, l, castFloat(nb, l, a[0], st), a[1]));
+          Value isTarget = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, vi, target);
+          Value g = arith::SubFOp::create(
+              nb, l, p,
+              arith::SelectOp::create(nb, l, isTarget, constFloat(nb, l, st, 1.0),
+                                      constFloat(nb, l, st, 0.0)));
+          g = arith::MulFOp::create(nb, l, g, scale);
+          g = arith::SelectOp::create(nb, l, counted, g, constFloat(nb, l, st, 0.0));
+          return castFloat(nb, l, g, elem);
+        });
+    rewriter.replaceOp(op, d);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tfm::populateTfmLossToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<CrossEntropyLowering, FusedLmHeadLossLowering>(patterns.getContext());
+  patterns.add<CrossEntropyLowering, FusedLmHeadLossLowering, CrossEntropyBackwardLowering>(
+      patterns.getContext());
 }

@@ -114,6 +114,25 @@ Value mlir::tfm::lowering::reduceLastDim(OpBuilder &b, Location loc, Value x,
   return generic.getResult(0);
 }
 
+Value mlir::tfm::lowering::buildReduction(OpBuilder &b, Location loc,
+                                          ArrayRef<OpFoldResult> outSizes, Type accType,
+                                          double init, ValueRange inputs,
+                                          ArrayRef<AffineMap> inputMaps, AffineMap outMap,
+                                          ArrayRef<bool> reduced, BodyFn body) {
+  Value acc = filledTensor(b, loc, outSizes, accType, init);
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(outMap);
+  SmallVector<utils::IteratorType> iters;
+  for (bool r : reduced)
+    iters.push_back(r ? utils::IteratorType::reduction : utils::IteratorType::parallel);
+  return linalg::GenericOp::create(b, loc, TypeRange{acc.getType()}, inputs, ValueRange{acc},
+                                   maps, iters,
+                                   [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                                     yieldValue(nb, nloc, body(nb, nloc, args));
+                                   })
+      .getResult(0);
+}
+
 Value mlir::tfm::lowering::collapseToMatrix(OpBuilder &b, Location loc,
                                             Value x) {
   auto type = cast<RankedTensorType>(x.getType());

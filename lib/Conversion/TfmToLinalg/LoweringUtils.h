@@ -67,6 +67,14 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
 Value reduceLastDim(OpBuilder &b, Location loc, Value x, Type accType,
                     double init, BodyFn combine);
 
+/// A reduction generic writing `outSizes` x `accType` (filled with `init`):
+/// iteration space of `rank` dims, inputs read through `inputMaps`, output
+/// through `outMap`, `reduced[i]` marks reduction dimensions. `body` gets
+/// the input elements then the accumulator, returns the new accumulator.
+Value buildReduction(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> outSizes, Type accType,
+                     double init, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                     AffineMap outMap, ArrayRef<bool> reduced, BodyFn body);
+
 /// Identity map of rank `rank`, and the map dropping its last dimension.
 AffineMap identityMap(MLIRContext *ctx, unsigned rank);
 AffineMap dropLastDimMap(MLIRContext *ctx, unsigned rank);
@@ -82,8 +90,9 @@ std::pair<Value, Value> buildRmsNorm(OpBuilder &b, Location loc, Value x,
                                      Type statElem);
 
 /// RoPE (rotate-half) of x [B, T, H, D] at `positions` [B, T].
+/// With `inverse`, rotates by the negative angle (the gradient).
 Value buildRope(OpBuilder &b, Location loc, Value x, Value positions,
-                double theta, int64_t rotaryDim, Attribute scaling);
+                double theta, int64_t rotaryDim, Attribute scaling, bool inverse = false);
 
 } // namespace mlir::tfm::lowering
 

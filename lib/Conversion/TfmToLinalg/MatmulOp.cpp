@@ -87,8 +87,77 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// dw = dyᵀ·x (nt, [N, K]) or xᵀ·dy (nn, [K, N]) over all rows: one
+/// transposed-A matmul on the collapsed [M, ·] matrices.
+struct MatmulGradWeightLowering : OpRewritePattern<MatmulGradWeightOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulGradWeightOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = op.getType();
+    Type elem = resultType.getElementType(), acc = computeType(elem);
+    Value dy = collapseToMatrix(rewriter, loc, op.getDy());
+    Value x = collapseToMatrix(rewriter, loc, op.getX());
+    bool nt = op.getTranspose() == Transpose::nt;
+    Value lhs = nt ? dy : x, rhs = nt ? x : dy;
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(resultType.getDimSize(0)),
+                                       rewriter.getIndexAttr(resultType.getDimSize(1))};
+    Value init = filledTensor(rewriter, loc, sizes, acc, 0.0);
+    Value product;
+    if (acc == elem) {
+      product = linalg::MatmulTransposeAOp::create(rewriter, loc, TypeRange{init.getType()},
+                                                   ValueRange{lhs, rhs}, ValueRange{init})
+                    .getResult(0);
+    } else {
+      MLIRContext *ctx = rewriter.getContext();
+      AffineExpr i = rewriter.getAffineDimExpr(0), j = rewriter.getAffineDimExpr(1),
+                 m = rewriter.getAffineDimExpr(2);
+      product = buildReduction(
+          rewriter, loc, sizes, acc, 0.0, ValueRange{lhs, rhs},
+          {AffineMap::get(3, 0, {m, i}, ctx), AffineMap::get(3, 0, {m, j}, ctx)},
+          AffineMap::get(3, 0, {i, j}, ctx), {false, false, true},
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value p = arith::MulFOp::create(b, l, castFloat(b, l, a[0], acc),
+                                            castFloat(b, l, a[1], acc));
+            return arith::AddFOp::create(b, l, a[2], p);
+          });
+      product = buildMap(rewriter, loc, sizes, elem, ValueRange{product}, {},
+                         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           return castFloat(b, l, a[0], elem);
+                         });
+    }
+    rewriter.replaceOp(op, product);
+    return success();
+  }
+};
+
+struct SumLeadingLowering : OpRewritePattern<SumLeadingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SumLeadingOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getX();
+    auto xt = cast<RankedTensorType>(x.getType());
+    unsigned rank = xt.getRank();
+    Type elem = xt.getElementType(), acc = computeType(elem);
+    SmallVector<bool> reduced(rank, true);
+    reduced.back() = false;
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(xt.getShape().back())};
+    Value sum = buildReduction(
+        rewriter, loc, sizes, acc, 0.0, ValueRange{x}, {identityMap(rewriter.getContext(), rank)},
+        AffineMap::get(rank, 0, {rewriter.getAffineDimExpr(rank - 1)}, rewriter.getContext()),
+        reduced, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::AddFOp::create(b, l, a[1], castFloat(b, l, a[0], acc));
+        });
+    rewriter.replaceOp(op, buildMap(rewriter, loc, sizes, elem, ValueRange{sum}, {},
+                                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                      return castFloat(b, l, a[0], elem);
+                                    }));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tfm::populateTfmMatmulToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering>(patterns.getContext());
+  patterns.add<MatmulLowering, MatmulGradWeightLowering, SumLeadingLowering>(
+      patterns.getContext());
 }

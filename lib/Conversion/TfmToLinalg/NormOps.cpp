@@ -136,9 +136,159 @@ struct QkNormLowering : OpRewritePattern<QkNormOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+/// Maps and iterator kinds for the three reductions norm backwards need.
+struct NormMaps {
+  NormMaps(OpBuilder &b, unsigned rank)
+      : ctx(b.getContext()), rank(rank), id(identityMap(ctx, rank)),
+        row(dropLastDimMap(ctx, rank)),
+        last(AffineMap::get(rank, 0, {b.getAffineDimExpr(rank - 1)}, ctx)) {}
+  /// Reduce over the last dimension (per row), or over all rows (per column).
+  SmallVector<bool> overLast() const {
+    SmallVector<bool> r(rank, false);
+    r.back() = true;
+    return r;
+  }
+  SmallVector<bool> overRows() const {
+    SmallVector<bool> r(rank, true);
+    r.back() = false;
+    return r;
+  }
+  MLIRContext *ctx;
+  unsigned rank;
+  AffineMap id, row, last;
+};
+
+/// g = w, or 1 + w with the Gemma offset, in the statistic type.
+Value normGain(OpBuilder &b, Location l, Value w, Type st, bool unitOffset) {
+  Value g = castFloat(b, l, w, st);
+  return unitOffset ? arith::AddFOp::create(b, l, g, constFloat(b, l, st, 1.0)).getResult() : g;
+}
+
+struct RmsNormBackwardLowering : OpRewritePattern<RmsNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RmsNormBackwardOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value dy = op.getDy(), x = op.getX(), w = op.getWeight(), rstd = op.getRstd();
+    auto xt = cast<RankedTensorType>(x.getType());
+    Type elem = xt.getElementType(), st = statElemOf(rstd);
+    bool unit = op.getUnitOffset();
+    NormMaps m(rewriter, xt.getRank());
+    double n = double(xt.getShape().back());
+    auto f = [&](OpBuilder &b, Location l, Value v) { return castFloat(b, l, v, st); };
+    // s[row] = Σ dy·g·x̂
+    Value s = buildReduction(
+        rewriter, loc, sizesOf(rewriter, loc, rstd), st, 0.0, ValueRange{dy, x, w, rstd},
+        {m.id, m.id, m.last, m.row}, m.row, m.overLast(),
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value xhat = arith::MulFOp::create(b, l, f(b, l, a[1]), a[3]);
+          Value t = arith::MulFOp::create(
+              b, l, arith::MulFOp::create(b, l, f(b, l, a[0]), normGain(b, l, a[2], st, unit)),
+              xhat);
+          return arith::AddFOp::create(b, l, a[4], t);
+        });
+    // dx = rstd·(dy·g − x̂·s/N)
+    Value dx = buildMap(
+        rewriter, loc, sizesOf(rewriter, loc, x), elem, ValueRange{dy, x, w, rstd, s},
+        {m.id, m.id, m.last, m.row, m.row},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value xhat = arith::MulFOp::create(b, l, f(b, l, a[1]), a[3]);
+          Value dyg = arith::MulFOp::create(b, l, f(b, l, a[0]), normGain(b, l, a[2], st, unit));
+          Value mean = arith::DivFOp::create(b, l, a[4], constFloat(b, l, st, n));
+          Value v = arith::MulFOp::create(
+              b, l, a[3], arith::SubFOp::create(b, l, dyg, arith::MulFOp::create(b, l, xhat, mean)));
+          return castFloat(b, l, v, elem);
+        });
+    // dw = Σ_rows dy·x̂
+    Value dwAcc = buildReduction(
+        rewriter, loc, {rewriter.getIndexAttr(xt.getShape().back())}, st, 0.0,
+        ValueRange{dy, x, rstd}, {m.id, m.id, m.row}, m.last, m.overRows(),
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value xhat = arith::MulFOp::create(b, l, f(b, l, a[1]), a[2]);
+          return arith::AddFOp::create(b, l, a[3],
+                                       arith::MulFOp::create(b, l, f(b, l, a[0]), xhat));
+        });
+    Value dw = buildMap(rewriter, loc, sizesOf(rewriter, loc, dwAcc), elem, ValueRange{dwAcc}, {},
+                        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                          return castFloat(b, l, a[0], elem);
+                        });
+    rewriter.replaceOp(op, {dx, dw});
+    return success();
+  }
+};
+
+struct LayerNormBackwardLowering : OpRewritePattern<LayerNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LayerNormBackwardOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value dy = op.getDy(), x = op.getX(), w = op.getWeight(), mean = op.getMean(),
+          rstd = op.getRstd();
+    auto xt = cast<RankedTensorType>(x.getType());
+    Type elem = xt.getElementType(), st = statElemOf(rstd);
+    NormMaps m(rewriter, xt.getRank());
+    double n = double(xt.getShape().back());
+    auto f = [&](OpBuilder &b, Location l, Value v) { return castFloat(b, l, v, st); };
+    auto xhatOf = [&](OpBuilder &b, Location l, Value xv, Value mv, Value rv) -> Value {
+      return arith::MulFOp::create(b, l, arith::SubFOp::create(b, l, f(b, l, xv), mv), rv);
+    };
+    SmallVector<OpFoldResult> rows = sizesOf(rewriter, loc, rstd);
+    // a = Σ dy·w, c = Σ dy·w·x̂ per row
+    Value a = buildReduction(rewriter, loc, rows, st, 0.0, ValueRange{dy, w}, {m.id, m.last}, m.row,
+                             m.overLast(), [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+                               return arith::AddFOp::create(
+                                   b, l, v[2],
+                                   arith::MulFOp::create(b, l, f(b, l, v[0]), f(b, l, v[1])));
+                             });
+    Value c = buildReduction(
+        rewriter, loc, rows, st, 0.0, ValueRange{dy, w, x, mean, rstd},
+        {m.id, m.last, m.id, m.row, m.row}, m.row, m.overLast(),
+        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+          Value dyw = arith::MulFOp::create(b, l, f(b, l, v[0]), f(b, l, v[1]));
+          return arith::AddFOp::create(
+              b, l, v[5], arith::MulFOp::create(b, l, dyw, xhatOf(b, l, v[2], v[3], v[4])));
+        });
+    Value dx = buildMap(
+        rewriter, loc, sizesOf(rewriter, loc, x), elem, ValueRange{dy, w, x, mean, rstd, a, c},
+        {m.id, m.last, m.id, m.row, m.row, m.row, m.row},
+        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+          Value dyw = arith::MulFOp::create(b, l, f(b, l, v[0]), f(b, l, v[1]));
+          Value nn = constFloat(b, l, st, n);
+          Value t = arith::SubFOp::create(
+              b, l, arith::SubFOp::create(b, l, dyw, arith::DivFOp::create(b, l, v[5], nn)),
+              arith::MulFOp::create(b, l, xhatOf(b, l, v[2], v[3], v[4]),
+                                    arith::DivFOp::create(b, l, v[6], nn)));
+          return castFloat(b, l, arith::MulFOp::create(b, l, v[4], t), elem);
+        });
+    OpFoldResult nSize = rewriter.getIndexAttr(xt.getShape().back());
+    Value dwAcc = buildReduction(
+        rewriter, loc, {nSize}, st, 0.0, ValueRange{dy, x, mean, rstd},
+        {m.id, m.id, m.row, m.row}, m.last, m.overRows(),
+        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+          return arith::AddFOp::create(
+              b, l, v[4], arith::MulFOp::create(b, l, f(b, l, v[0]), xhatOf(b, l, v[1], v[2], v[3])));
+        });
+    Value dbAcc = buildReduction(rewriter, loc, {nSize}, st, 0.0, ValueRange{dy}, {m.id}, m.last,
+                                 m.overRows(), [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+                                   return arith::AddFOp::create(b, l, v[1], f(b, l, v[0]));
+                                 });
+    auto round = [&](Value acc) {
+      return buildMap(rewriter, loc, {nSize}, elem, ValueRange{acc}, {},
+                      [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+                        return castFloat(b, l, v[0], elem);
+                      });
+    };
+    rewriter.replaceOp(op, {dx, round(dwAcc), round(dbAcc)});
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tfm::populateTfmNormToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<RmsNormLowering, FusedResidualRmsNormLowering, LayerNormLowering,
-               QkNormLowering>(patterns.getContext());
+               QkNormLowering, RmsNormBackwardLowering, LayerNormBackwardLowering>(
+      patterns.getContext());
 }

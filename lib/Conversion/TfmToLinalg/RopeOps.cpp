@@ -120,7 +120,8 @@ static Value longropePredicate(OpBuilder &b, Location loc, Value positions,
 
 Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
                                      Value positions, double theta,
-                                     int64_t rotaryDim, Attribute scalingAttr) {
+                                     int64_t rotaryDim, Attribute scalingAttr,
+                                     bool inverse) {
   auto scaling = dyn_cast_or_null<RopeScalingAttr>(scalingAttr);
   auto type = cast<RankedTensorType>(x.getType());
   Type elem = type.getElementType();
@@ -161,6 +162,8 @@ Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
         Value af = constFloat(nb, l, f32, attentionFactor);
         Value cosv = arith::MulFOp::create(nb, l, math::CosOp::create(nb, l, angle), af);
         Value sinv = arith::MulFOp::create(nb, l, math::SinOp::create(nb, l, angle), af);
+        if (inverse)
+          sinv = arith::NegFOp::create(nb, l, sinv);
         // HF casts cos/sin to the activation type before rotating.
         cosv = castFloat(nb, l, castFloat(nb, l, cosv, elem), ct);
         sinv = castFloat(nb, l, castFloat(nb, l, sinv, elem), ct);
@@ -230,8 +233,19 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
   }
 };
 
+struct RopeBackwardLowering : OpRewritePattern<RopeBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RopeBackwardOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, buildRope(rewriter, op.getLoc(), op.getDy(), op.getPositions(),
+                                     op.getTheta().convertToDouble(), op.getRotaryDim(),
+                                     op.getScalingAttr(), /*inverse=*/true));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tfm::populateTfmRopeToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<RopeLowering, QkvQkNormRopeLowering>(patterns.getContext());
+  patterns.add<RopeLowering, QkvQkNormRopeLowering, RopeBackwardLowering>(
+      patterns.getContext());
 }

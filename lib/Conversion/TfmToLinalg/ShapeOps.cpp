@@ -4,6 +4,8 @@
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::lowering;
@@ -121,9 +123,82 @@ struct ConcatLowering : OpRewritePattern<ConcatOp> {
   }
 };
 
+struct ZerosLikeLowering : OpRewritePattern<ZerosLikeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ZerosLikeOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, filledTensor(rewriter, op.getLoc(), sizesOf(rewriter, op.getLoc(), op.getX()),
+                                        op.getType().getElementType(), 0.0));
+    return success();
+  }
+};
+
+/// Scatter-add: for each token, table[ids[b, t]] += dy[b, t]. Rows are
+/// updated one token at a time (tokens may repeat an id), as a loop nest
+/// carrying the table.
+struct EmbeddingBackwardLowering : OpRewritePattern<EmbeddingBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingBackwardOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value dy = op.getDy(), ids = op.getIds();
+    RankedTensorType tableType = op.getType();
+    Type elem = tableType.getElementType(), acc = computeType(elem);
+    int64_t hidden = tableType.getDimSize(1);
+    // Accumulate in the compute type, round once.
+    Value table = filledTensor(rewriter, loc,
+                               {rewriter.getIndexAttr(tableType.getDimSize(0)),
+                                rewriter.getIndexAttr(hidden)},
+                               acc, 0.0);
+    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value nb = tensor::DimOp::create(rewriter, loc, ids, 0);
+    Value nt = tensor::DimOp::create(rewriter, loc, ids, 1);
+    auto outer = scf::ForOp::create(
+        rewriter, loc, c0, nb, c1, ValueRange{table},
+        [&](OpBuilder &b, Location l, Value bi, ValueRange outerArgs) {
+          auto inner = scf::ForOp::create(
+              b, l, c0, nt, c1, outerArgs,
+              [&](OpBuilder &ib, Location il, Value ti, ValueRange innerArgs) {
+                Value t = innerArgs[0];
+                Value id = tensor::ExtractOp::create(ib, il, ids, ValueRange{bi, ti});
+                Value row = arith::IndexCastOp::create(ib, il, ib.getIndexType(), id);
+                auto rowType = RankedTensorType::get({hidden}, acc);
+                auto dyRowType = RankedTensorType::get({hidden}, elem);
+                SmallVector<OpFoldResult> one = {ib.getIndexAttr(1), ib.getIndexAttr(1)};
+                Value cur = tensor::ExtractSliceOp::create(
+                    ib, il, rowType, t, SmallVector<OpFoldResult>{row, ib.getIndexAttr(0)},
+                    SmallVector<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(hidden)}, one);
+                Value g = tensor::ExtractSliceOp::create(
+                    ib, il, dyRowType, dy,
+                    SmallVector<OpFoldResult>{bi, ti, ib.getIndexAttr(0)},
+                    SmallVector<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(1),
+                                              ib.getIndexAttr(hidden)},
+                    SmallVector<OpFoldResult>(3, ib.getIndexAttr(1)));
+                Value sum = buildMap(ib, il, {ib.getIndexAttr(hidden)}, acc, ValueRange{cur, g}, {},
+                                     [&](OpBuilder &eb, Location el, ValueRange a) -> Value {
+                                       return arith::AddFOp::create(eb, el, a[0],
+                                                                    castFloat(eb, el, a[1], acc));
+                                     });
+                Value updated = tensor::InsertSliceOp::create(
+                    ib, il, sum, t, SmallVector<OpFoldResult>{row, ib.getIndexAttr(0)},
+                    SmallVector<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(hidden)}, one);
+                scf::YieldOp::create(ib, il, updated);
+              });
+          scf::YieldOp::create(b, l, inner.getResults());
+        });
+    Value result = outer.getResult(0);
+    if (acc != elem)
+      result = buildMap(rewriter, loc, sizesOf(rewriter, loc, result), elem, ValueRange{result}, {},
+                        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                          return castFloat(b, l, a[0], elem);
+                        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tfm::populateTfmShapeToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<EmbeddingLowering, ReshapeLowering, SplitLowering, ConcatLowering>(
-      patterns.getContext());
+  patterns.add<EmbeddingLowering, ReshapeLowering, SplitLowering, ConcatLowering,
+               ZerosLikeLowering, EmbeddingBackwardLowering>(patterns.getContext());
 }

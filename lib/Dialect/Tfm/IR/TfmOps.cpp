@@ -255,36 +255,45 @@ static LogicalResult verifySinks(Operation *op, Value sinks, int64_t hq,
   return checkNormWeight(op, "sinks", sinks, hq, elem);
 }
 
-LogicalResult AttentionOp::verify() {
-  RankedTensorType qt = rankedOf(getQ()), kt = rankedOf(getK()),
-                   vt = rankedOf(getV());
+/// q/k/v shapes, head counts and attributes shared by tfm.attention and its
+/// backward.
+static LogicalResult verifyAttentionOperands(Operation *op, Value q, Value k, Value v,
+                                             Value sinks, double scale, bool causal,
+                                             std::optional<int64_t> window,
+                                             std::optional<APFloat> softcap) {
+  RankedTensorType qt = rankedOf(q), kt = rankedOf(k), vt = rankedOf(v);
   if (qt.getRank() != 4 || kt.getRank() != 4 || vt.getRank() != 4)
-    return emitOpError("q, k and v must be [batch, seq, heads, head_dim]");
+    return op->emitOpError("q, k and v must be [batch, seq, heads, head_dim]");
   Type elem = qt.getElementType();
   if (kt.getElementType() != elem || vt.getElementType() != elem)
-    return emitOpError("q, k and v must share an element type");
+    return op->emitOpError("q, k and v must share an element type");
   int64_t b = qt.getDimSize(0), s = kt.getDimSize(1);
   int64_t hq = qt.getDimSize(2), hkv = kt.getDimSize(2);
-  if (failed(checkShape(*this, "k", kt, {b, kDyn, hkv, qt.getDimSize(3)})) ||
-      failed(checkShape(*this, "v", vt, {b, s, hkv, kDyn})))
+  if (failed(checkShape(op, "k", kt, {b, kDyn, hkv, qt.getDimSize(3)})) ||
+      failed(checkShape(op, "v", vt, {b, s, hkv, kDyn})))
     return failure();
   if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
-    return emitOpError("head counts must be static");
-  if (failed(verifyAttentionAttrs(*this, hq, hkv,
-                                  getScale().convertToDouble(),
-                                  getSlidingWindow(),
-                                  getSoftcap() ? std::optional<double>(
-                                                     getSoftcap()->convertToDouble())
-                                               : std::nullopt)))
+    return op->emitOpError("head counts must be static");
+  if (failed(verifyAttentionAttrs(op, hq, hkv, scale, window,
+                                  softcap ? std::optional<double>(softcap->convertToDouble())
+                                          : std::nullopt)))
     return failure();
-  if (getSlidingWindow() && !getCausal())
-    return emitOpError("sliding_window requires causal attention");
-  if (failed(verifySinks(*this, getSinks(), hq, elem)))
+  if (window && !causal)
+    return op->emitOpError("sliding_window requires causal attention");
+  return verifySinks(op, sinks, hq, elem);
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQ(), getK(), getV(), getSinks(),
+                                     getScale().convertToDouble(), getCausal(),
+                                     getSlidingWindow(), getSoftcap())))
     return failure();
+  RankedTensorType qt = rankedOf(getQ()), vt = rankedOf(getV());
   if (failed(checkShape(*this, "result", getType(),
-                        {b, qt.getDimSize(1), hq, vt.getDimSize(3)})))
+                        {qt.getDimSize(0), qt.getDimSize(1), qt.getDimSize(2),
+                         vt.getDimSize(3)})))
     return failure();
-  return checkElementType(*this, "result", getType(), elem);
+  return checkElementType(*this, "result", getType(), qt.getElementType());
 }
 
 /// Packed QKV: [B, T, Hq + 2*Hkv, D].
@@ -538,8 +547,16 @@ LogicalResult RepeatOp::verify() {
   int64_t layers = getNumLayers();
   if (layers <= 0)
     return emitOpError() << "num_layers must be positive, got " << layers;
-  if (getResultTypes() != getInits().getTypes())
+  size_t numCarried = getInits().size();
+  if (getNumResults() < numCarried ||
+      TypeRange(getCarriedResults().getTypes()) != getInits().getTypes())
     return emitOpError("result types must match the carried (init) types");
+  for (Value r : getStackedResults()) {
+    auto t = cast<RankedTensorType>(r.getType());
+    if (t.getRank() < 1 || t.getDimSize(0) != layers)
+      return emitOpError() << "stacked output " << t
+                           << " must have a leading dimension of num_layers = " << layers;
+  }
   for (auto [i, w] : llvm::enumerate(getWeights())) {
     RankedTensorType wt = rankedOf(w);
     if (wt.getRank() < 1 || wt.getDimSize(0) != layers)
@@ -588,9 +605,15 @@ LogicalResult RepeatOp::verifyRegions() {
     if (!yield)
       return emitOpError() << "layer kind " << k
                            << " must end with tfm.yield";
-    if (yield.getValues().getTypes() != getInits().getTypes())
+    SmallVector<Type> yieldTypes(getInits().getTypes());
+    for (Value r : getStackedResults()) {
+      auto t = cast<RankedTensorType>(r.getType());
+      yieldTypes.push_back(RankedTensorType::get(t.getShape().drop_front(), t.getElementType()));
+    }
+    if (TypeRange(yield.getValues().getTypes()) != TypeRange(yieldTypes))
       return yield.emitOpError()
-             << "yields types that differ from the carried types";
+             << "yields types that differ from the carried types and the "
+                "per-layer stacked output types";
   }
   return success();
 }
@@ -600,6 +623,146 @@ unsigned RepeatOp::getKindOfLayer(int64_t layer) {
     return (*schedule)[layer];
   return 0;
 }
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+/// `value` must have exactly `type` (gradients have their primal's type).
+static LogicalResult checkSameType(Operation *op, StringRef what, Value value, Type type) {
+  if (value.getType() == type)
+    return success();
+  return op->emitOpError() << what << " must have type " << type << ", got "
+                           << value.getType();
+}
+
+LogicalResult EmbeddingBackwardOp::verify() {
+  RankedTensorType dy = rankedOf(getDy()), table = getType();
+  if (table.getRank() != 2)
+    return emitOpError() << "dtable must be [vocab, hidden], got " << table;
+  SmallVector<int64_t> expected(rankedOf(getIds()).getShape());
+  expected.push_back(table.getDimSize(1));
+  if (failed(checkShape(*this, "dy", dy, expected)))
+    return failure();
+  return checkElementType(*this, "dtable", table, dy.getElementType());
+}
+
+LogicalResult RmsNormBackwardOp::verify() {
+  if (failed(checkSameType(*this, "dy", getDy(), getX().getType())) ||
+      failed(checkSameType(*this, "dx", getDx(), getX().getType())) ||
+      failed(checkSameType(*this, "dweight", getDweight(), getWeight().getType())))
+    return failure();
+  if (failed(checkMinRank(*this, "input", getX(), 1)))
+    return failure();
+  RankedTensorType xt = rankedOf(getX());
+  if (failed(checkNormWeight(*this, "weight", getWeight(), xt.getShape().back(),
+                             xt.getElementType())))
+    return failure();
+  return checkStat(*this, "rstd", getRstd().getType(), xt.getElementType(),
+                   dropLast(xt.getShape()));
+}
+
+LogicalResult LayerNormBackwardOp::verify() {
+  if (failed(checkSameType(*this, "dy", getDy(), getX().getType())) ||
+      failed(checkSameType(*this, "dx", getDx(), getX().getType())) ||
+      failed(checkSameType(*this, "dweight", getDweight(), getWeight().getType())) ||
+      failed(checkSameType(*this, "dbias", getDbias(), getWeight().getType())))
+    return failure();
+  if (failed(checkMinRank(*this, "input", getX(), 1)))
+    return failure();
+  RankedTensorType xt = rankedOf(getX());
+  if (failed(checkNormWeight(*this, "weight", getWeight(), xt.getShape().back(),
+                             xt.getElementType())))
+    return failure();
+  if (failed(checkStat(*this, "mean", getMean().getType(), xt.getElementType(),
+                       dropLast(xt.getShape()))))
+    return failure();
+  return checkStat(*this, "rstd", getRstd().getType(), xt.getElementType(),
+                   dropLast(xt.getShape()));
+}
+
+LogicalResult MatmulGradWeightOp::verify() {
+  RankedTensorType dy = rankedOf(getDy()), x = rankedOf(getX());
+  if (dy.getRank() < 1 || dy.getRank() != x.getRank())
+    return emitOpError() << "dy " << dy << " and x " << x
+                         << " must have the same rank (at least 1)";
+  if (failed(checkShape(*this, "x", x,
+                        [&] {
+                          SmallVector<int64_t> s = dropLast(dy.getShape());
+                          s.push_back(kDyn);
+                          return s;
+                        }())))
+    return failure();
+  int64_t n = dy.getShape().back(), k = x.getShape().back();
+  bool nt = getTranspose() == Transpose::nt;
+  SmallVector<int64_t> expected = nt ? SmallVector<int64_t>{n, k} : SmallVector<int64_t>{k, n};
+  if (failed(checkShape(*this, "dweight", getType(), expected)) ||
+      failed(checkElementType(*this, "x", x, dy.getElementType())))
+    return failure();
+  return checkElementType(*this, "dweight", getType(), dy.getElementType());
+}
+
+LogicalResult SumLeadingOp::verify() {
+  if (failed(checkMinRank(*this, "input", getX(), 1)))
+    return failure();
+  RankedTensorType xt = rankedOf(getX());
+  if (failed(checkShape(*this, "result", getType(), {xt.getShape().back()})))
+    return failure();
+  return checkElementType(*this, "result", getType(), xt.getElementType());
+}
+
+LogicalResult RopeBackwardOp::verify() {
+  RankedTensorType dy = rankedOf(getDy());
+  if (dy.getRank() != 4)
+    return emitOpError() << "dy must be [batch, seq, heads, head_dim], got " << dy;
+  if (failed(checkSameType(*this, "dx", getDx(), dy)) ||
+      failed(verifyPositions(*this, getPositions(), dy)))
+    return failure();
+  return verifyRopeAttrs(*this, dy.getDimSize(3), getTheta().convertToDouble(),
+                         getRotaryDim(), getScalingAttr());
+}
+
+LogicalResult AttentionBackwardOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQ(), getK(), getV(), getSinks(),
+                                     getScale().convertToDouble(), getCausal(),
+                                     getSlidingWindow(), getSoftcap())))
+    return failure();
+  RankedTensorType qt = rankedOf(getQ()), vt = rankedOf(getV());
+  if (failed(checkShape(*this, "dout", getDout().getType(),
+                        {qt.getDimSize(0), qt.getDimSize(1), qt.getDimSize(2),
+                         vt.getDimSize(3)})) ||
+      failed(checkSameType(*this, "dq", getDq(), getQ().getType())) ||
+      failed(checkSameType(*this, "dk", getDk(), getK().getType())) ||
+      failed(checkSameType(*this, "dv", getDv(), getV().getType())))
+    return failure();
+  if (bool(getSinks()) != bool(getDsinks()))
+    return emitOpError("dsinks is returned exactly when sinks are given");
+  if (getSinks())
+    return checkSameType(*this, "dsinks", getDsinks(), getSinks().getType());
+  return success();
+}
+
+LogicalResult CrossEntropyBackwardOp::verify() {
+  RankedTensorType logits = rankedOf(getLogits());
+  if (failed(verifyTokensAndLabels(*this, logits, getLabels())) ||
+      failed(checkStat(*this, "dloss", getDloss().getType(), logits.getElementType(), {})))
+    return failure();
+  return checkSameType(*this, "dlogits", getDlogits(), logits);
+}
+
+LogicalResult SoftcapBackwardOp::verify() {
+  return checkPositive(*this, "cap", getCap().convertToDouble());
+}
+
+/// dy [..., I] and x [..., 2I] -> dx like x.
+static LogicalResult verifyGluBackward(Operation *op, Value dy, Value x, Value dx) {
+  if (failed(verifyGlu(op, x, dy)))
+    return failure();
+  return checkSameType(op, "dx", dx, x.getType());
+}
+
+LogicalResult SwigluBackwardOp::verify() { return verifyGluBackward(*this, getDy(), getX(), getDx()); }
+LogicalResult GegluBackwardOp::verify() { return verifyGluBackward(*this, getDy(), getX(), getDx()); }
 
 #define GET_OP_CLASSES
 #include "tfm/Dialect/Tfm/IR/TfmOps.cpp.inc"

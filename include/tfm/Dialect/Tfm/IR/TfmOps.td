@@ -506,10 +506,14 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
     A scan over `num_layers` layers. Each region is one layer kind, written
     once; layer `i` runs region `schedule[i]` (region 0 for every layer when
     there is no schedule). A region's block arguments are the carried values
-    (typed as `inits`) followed by layer `i`'s slice of each stacked weight
-    (the weight type without its leading dimension); it yields the next
-    carried values. Values defined above (positions) may be used inside.
-    `kind_names` optionally names the kinds (e.g. `sliding_attention`).
+    (typed as `inits`) followed by layer `i`'s slice of each stacked input
+    (`layers(...)`: weights, or saved activations in a backward scan; the
+    type without its leading dimension). It yields the next carried values,
+    then any **stacked outputs**: per-layer values that the op returns
+    stacked on a leading `num_layers` dimension (saved activations, weight
+    gradients). Values defined above (positions) may be used inside.
+    `reverse` runs the layers from `num_layers - 1` down to 0 (backward
+    scans). `kind_names` optionally names the kinds (`sliding_attention`).
 
     ```mlir
     %h = tfm.repeat (%h0 : tensor<?x?x64xf32>)
@@ -521,14 +525,16 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
     }
     ```
 
-    Gradient: a reverse scan of the per-kind adjoint bodies; weight gradients
-    are stacked like the weights.
+    Gradient: a reverse scan of the per-kind adjoint bodies reading the
+    forward's saved values as stacked inputs; weight gradients are its
+    stacked outputs (see tfm-autodiff).
   }];
   let arguments = (ins Variadic<Tfm_FloatTensor>:$inits,
                    Variadic<Tfm_FloatTensor>:$weights,
                    I64Attr:$num_layers,
                    OptionalAttr<DenseI64ArrayAttr>:$schedule,
-                   OptionalAttr<StrArrayAttr>:$kind_names);
+                   OptionalAttr<StrArrayAttr>:$kind_names,
+                   UnitAttr:$reverse);
   let results = (outs Variadic<Tfm_FloatTensor>:$results);
   let regions = (region VariadicRegion<SizedRegion<1>>:$kinds);
   let assemblyFormat = [{
@@ -540,14 +546,23 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
   let extraClassDeclaration = [{
     /// The region layer `layer` runs.
     unsigned getKindOfLayer(int64_t layer);
+    /// The carried results, then the stacked outputs.
+    ResultRange getCarriedResults() {
+      return getResults().take_front(getInits().size());
+    }
+    ResultRange getStackedResults() {
+      return getResults().drop_front(getInits().size());
+    }
   }];
 }
 
 def Tfm_YieldOp : Tfm_Op<"yield", [Pure, Terminator, ReturnLike,
                                    HasParent<"RepeatOp">]> {
-  let summary = "the carried values after one layer";
+  let summary = "the carried values (then the stacked outputs) of one layer";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
+
+include "tfm/Dialect/Tfm/IR/TfmBackwardOps.td"
 
 #endif // TFM_OPS

@@ -1,0 +1,213 @@
+//===- TfmBackwardOps.td - ops that adjoints need ----------*- tablegen -*-===//
+//
+// Backward ops exist where an adjoint needs its own kernel (reductions over
+// rows, rotations, softmax recomputation, scatter-add); simpler adjoints are
+// written with forward ops. Each op's semantics is the gradient formula of
+// its forward op in docs/spec.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_BACKWARD_OPS
+#define TFM_BACKWARD_OPS
+
+def Tfm_ZerosLikeOp : Tfm_Op<"zeros_like", [Pure, SameOperandsAndResultType]> {
+  let summary = "a tensor of zeros shaped like its operand";
+  let description = [{
+    The gradient of a value nothing differentiable reads.
+
+    ```mlir
+    %z = tfm.zeros_like %x : tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def Tfm_EmbeddingBackwardOp : Tfm_PureOp<"embedding_backward"> {
+  let summary = "scatter-add of row gradients into the table gradient";
+  let description = [{
+    `dtable[v] = Σ_{(b,t): ids[b,t] = v} dy[b, t]`; the result is the table
+    shape `[V, H]`.
+
+    ```mlir
+    %dt = tfm.embedding_backward %dy, %ids
+        : (tensor<?x?x64xf32>, tensor<?x?xi64>) -> tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_IdTensor:$ids);
+  let results = (outs Tfm_FloatTensor:$dtable);
+}
+
+def Tfm_RmsNormBackwardOp : Tfm_PureOp<"rmsnorm_backward"> {
+  let summary = "gradient of tfm.rmsnorm from the saved rstd";
+  let description = [{
+    With `x̂ = x·rstd`, `g = w` (or `1 + w` with `unit_offset`):
+    `dx = rstd·(dy·g − x̂·mean(dy·g·x̂))`, `dw = Σ_rows dy·x̂`.
+
+    ```mlir
+    %dx, %dw = tfm.rmsnorm_backward %dy, %x, %w, %rstd
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>, tensor<?x?xf32>)
+        -> (tensor<?x?x64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x, Tfm_FloatTensor:$weight,
+                   Tfm_StatTensor:$rstd, UnitAttr:$unit_offset);
+  let results = (outs Tfm_FloatTensor:$dx, Tfm_FloatTensor:$dweight);
+}
+
+def Tfm_LayerNormBackwardOp : Tfm_PureOp<"layernorm_backward"> {
+  let summary = "gradient of tfm.layernorm from the saved mean and rstd";
+  let description = [{
+    With `x̂ = (x − mean)·rstd`: `dx = rstd·(dy·w − mean(dy·w) −
+    x̂·mean(dy·w·x̂))`, `dw = Σ_rows dy·x̂`, `db = Σ_rows dy`.
+
+    ```mlir
+    %dx, %dw, %db = tfm.layernorm_backward %dy, %x, %w, %mean, %rstd
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>, tensor<?x?xf32>, tensor<?x?xf32>)
+        -> (tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x, Tfm_FloatTensor:$weight,
+                   Tfm_StatTensor:$mean, Tfm_StatTensor:$rstd);
+  let results = (outs Tfm_FloatTensor:$dx, Tfm_FloatTensor:$dweight, Tfm_FloatTensor:$dbias);
+}
+
+def Tfm_MatmulGradWeightOp : Tfm_PureOp<"matmul_grad_weight"> {
+  let summary = "weight gradient of tfm.matmul, summed over leading dimensions";
+  let description = [{
+    `nt`: `dw[n, k] = Σ_rows dy[.., n]·x[.., k]` (`[N, K]`); `nn`: `[K, N]`.
+
+    ```mlir
+    %dw = tfm.matmul_grad_weight %dy, %x {transpose = #tfm.transpose<nt>}
+        : (tensor<?x?x128xf32>, tensor<?x?x64xf32>) -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x, Tfm_TransposeAttr:$transpose);
+  let results = (outs Tfm_FloatTensor:$dweight);
+}
+
+def Tfm_SumLeadingOp : Tfm_PureOp<"sum_leading"> {
+  let summary = "sum over every dimension but the last (bias gradients)";
+  let description = [{
+    `y[n] = Σ_rows x[.., n]`.
+
+    ```mlir
+    %db = tfm.sum_leading %dy : (tensor<?x?x128xf32>) -> tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_RopeBackwardOp : Tfm_PureOp<"rope_backward"> {
+  let summary = "gradient of tfm.rope: the transposed rotation";
+  let description = [{
+    Same attributes as the forward `tfm.rope`; `dx` is `dy` rotated by the
+    negative angle (pass-through dimensions copy `dy`).
+
+    ```mlir
+    %dx = tfm.rope_backward %dy, %pos {theta = 1.0e+04 : f64, rotary_dim = 64 : i64}
+        : (tensor<?x?x8x64xf32>, tensor<?x?xi64>) -> tensor<?x?x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_IdTensor:$positions,
+                   F64Attr:$theta, I64Attr:$rotary_dim,
+                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
+  let results = (outs Tfm_FloatTensor:$dx);
+}
+
+def Tfm_AttentionBackwardOp : Tfm_PureOp<"attention_backward"> {
+  let summary = "gradient of tfm.attention";
+  let description = [{
+    Given `dout`, the forward operands and attributes, returns `dq`, `dk`,
+    `dv` (and `dsinks` when `sinks` is given) per the `tfm.attention`
+    gradient in docs/spec.md; probabilities are recomputed.
+
+    ```mlir
+    %dq, %dk, %dv = tfm.attention_backward %do, %q, %k, %v {causal, scale = 1.25e-01 : f64}
+        : (tensor<?x?x8x64xf32>, tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>)
+        -> (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>)
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dout, Tfm_FloatTensor:$q, Tfm_FloatTensor:$k,
+                   Tfm_FloatTensor:$v, Optional<Tfm_FloatTensor>:$sinks,
+                   F64Attr:$scale, UnitAttr:$causal,
+                   OptionalAttr<I64Attr>:$sliding_window,
+                   OptionalAttr<F64Attr>:$softcap);
+  let results = (outs Tfm_FloatTensor:$dq, Tfm_FloatTensor:$dk, Tfm_FloatTensor:$dv,
+                      Optional<Tfm_FloatTensor>:$dsinks);
+}
+
+def Tfm_CrossEntropyBackwardOp : Tfm_PureOp<"cross_entropy_backward"> {
+  let summary = "gradient of tfm.cross_entropy with respect to the logits";
+  let description = [{
+    `dlogits[b, t] = dloss/count·(softmax(logits[b, t]) − onehot(target))`
+    for counted positions (the convention of `tfm.cross_entropy`), 0 elsewhere.
+
+    ```mlir
+    %dl = tfm.cross_entropy_backward %dloss, %logits, %labels
+        : (tensor<f32>, tensor<?x?x256xf32>, tensor<?x?xi64>) -> tensor<?x?x256xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_StatTensor:$dloss, Tfm_FloatTensor:$logits, Tfm_IdTensor:$labels,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs Tfm_FloatTensor:$dlogits);
+}
+
+class Tfm_ElementwiseBackwardOp<string mnemonic, string forward, string grad>
+    : Tfm_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "gradient of tfm." # forward;
+  let description = [{
+    `dx = }] # grad # [{`, element-wise, from the forward input `x`.
+
+    ```mlir
+    %dx = tfm.}] # mnemonic # [{ %dy, %x : tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x);
+  let results = (outs Tfm_FloatTensor:$dx);
+  let assemblyFormat = "$dy `,` $x attr-dict `:` type($dx)";
+}
+
+def Tfm_SiluBackwardOp : Tfm_ElementwiseBackwardOp<"silu_backward", "silu",
+    "dy·σ(x)(1 + x(1 − σ(x)))">;
+def Tfm_GeluTanhBackwardOp : Tfm_ElementwiseBackwardOp<"gelu_tanh_backward", "gelu_tanh",
+    "dy·(½(1+t) + ½x(1−t²)c(1 + 3·0.044715x²))">;
+def Tfm_Relu2BackwardOp : Tfm_ElementwiseBackwardOp<"relu2_backward", "relu2",
+    "dy·2max(x, 0)">;
+
+def Tfm_SoftcapBackwardOp : Tfm_Op<"softcap_backward", [Pure, SameOperandsAndResultType]> {
+  let summary = "gradient of tfm.softcap";
+  let description = [{
+    `dx = dy·(1 − tanh²(x/cap))`.
+
+    ```mlir
+    %dx = tfm.softcap_backward %dy, %x {cap = 30.0 : f64} : tensor<?x?x256xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x, F64Attr:$cap);
+  let results = (outs Tfm_FloatTensor:$dx);
+  let assemblyFormat = "$dy `,` $x attr-dict `:` type($dx)";
+  let hasVerifier = 1;
+}
+
+class Tfm_GluBackwardOp<string mnemonic, string forward> : Tfm_PureOp<mnemonic> {
+  let summary = "gradient of tfm." # forward # " (packed up|gate)";
+  let description = [{
+    `dy [..., I]`, forward input `x [..., 2I]` → `dx [..., 2I]` =
+    `[dy·act(gate) | dy·up·act'(gate)]`.
+
+    ```mlir
+    %dx = tfm.}] # mnemonic # [{ %dy, %x
+        : (tensor<?x?x128xf32>, tensor<?x?x256xf32>) -> tensor<?x?x256xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x);
+  let results = (outs Tfm_FloatTensor:$dx);
+}
+
+def Tfm_SwigluBackwardOp : Tfm_GluBackwardOp<"swiglu_backward", "swiglu">;
+def Tfm_GegluBackwardOp : Tfm_GluBackwardOp<"geglu_backward", "geglu">;
+
+#endif // TFM_BACKWARD_OPS

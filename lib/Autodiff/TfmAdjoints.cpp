@@ -1,0 +1,388 @@
+//===- TfmAdjoints.cpp - the adjoint rule of every tfm op -----------------===//
+//
+// One function per op, attached to the op as an external model of
+// DifferentiableOpInterface. Each follows the gradient written in
+// docs/spec.md; forward values are read through ab.primal (ab.operand), so
+// what the backward needs from the forward is visible to the caller.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RepeatAdjoint.h"
+#include "tfm/Autodiff/BlockDifferentiator.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Interfaces/DifferentiableOpInterface.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+
+/// Statistic results (rstd, mean, lse) carry no gradient in tfm models;
+/// refuse rather than silently drop one.
+LogicalResult noGradThrough(AdjointBuilder &ab, unsigned result, StringRef what) {
+  if (ab.resultGrad(result))
+    return ab.op->emitError() << "the gradient of " << what << " is not supported";
+  return success();
+}
+
+TransposeAttr transposeAttr(AdjointBuilder &ab, Transpose t) {
+  return TransposeAttr::get(ab.builder.getContext(), t);
+}
+
+//===----------------------------------------------------------------------===//
+// Rules
+//===----------------------------------------------------------------------===//
+
+LogicalResult adjoint(EmbeddingOp op, AdjointBuilder &ab) {
+  Value dy = ab.resultGrad(0);
+  ab.addGrad(1, EmbeddingBackwardOp::create(ab.builder, ab.getLoc(), op.getTable().getType(),
+                                            dy, ab.operand(0)));
+  return success();
+}
+
+LogicalResult adjoint(RmsNormOp op, AdjointBuilder &ab) {
+  if (failed(noGradThrough(ab, 1, "rstd")))
+    return failure();
+  auto bw = RmsNormBackwardOp::create(ab.builder, ab.getLoc(), op.getX().getType(),
+                                      op.getWeight().getType(), ab.resultGrad(0), ab.operand(0),
+                                      ab.operand(1), ab.primal(op.getRstd()),
+                                      op.getUnitOffsetAttr());
+  ab.addGrad(0, bw.getDx());
+  ab.addGrad(1, bw.getDweight());
+  return success();
+}
+
+LogicalResult adjoint(LayerNormOp op, AdjointBuilder &ab) {
+  if (failed(noGradThrough(ab, 1, "mean")) || failed(noGradThrough(ab, 2, "rstd")))
+    return failure();
+  auto bw = LayerNormBackwardOp::create(
+      ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
+      op.getWeight().getType(), ab.resultGrad(0), ab.operand(0), ab.operand(1),
+      ab.primal(op.getMean()), ab.primal(op.getRstd()));
+  ab.addGrad(0, bw.getDx());
+  ab.addGrad(1, bw.getDweight());
+  if (op.getBias())
+    ab.addGrad(2, bw.getDbias());
+  return success();
+}
+
+LogicalResult adjoint(FusedResidualRmsNormOp op, AdjointBuilder &ab) {
+  if (failed(noGradThrough(ab, 2, "rstd")))
+    return failure();
+  // d(residual_out) in total = its own gradient + the norm's input gradient.
+  Value total = ab.resultGrad(1);
+  if (Value dy = ab.resultGrad(0)) {
+    auto bw = RmsNormBackwardOp::create(ab.builder, ab.getLoc(), op.getX().getType(),
+                                        op.getWeight().getType(), dy,
+                                        ab.primal(op.getResidualOut()), ab.operand(2),
+                                        ab.primal(op.getRstd()), op.getUnitOffsetAttr());
+    total = total ? AddOp::create(ab.builder, ab.getLoc(), total, bw.getDx()).getResult()
+                  : bw.getDx();
+    ab.addGrad(2, bw.getDweight());
+  }
+  ab.addGrad(0, total);
+  ab.addGrad(1, total);
+  return success();
+}
+
+LogicalResult adjoint(MatmulOp op, AdjointBuilder &ab) {
+  Value dy = ab.resultGrad(0);
+  Location loc = ab.getLoc();
+  Transpose t = op.getTranspose();
+  // nt: y = x·wᵀ, dx = dy·w (w read as [N, K], i.e. nn); nn: dx = dy·wᵀ (nt).
+  Transpose flipped = t == Transpose::nt ? Transpose::nn : Transpose::nt;
+  ab.addGrad(0, MatmulOp::create(ab.builder, loc, op.getX().getType(), dy, ab.operand(1), Value(),
+                                 transposeAttr(ab, flipped)));
+  ab.addGrad(1, MatmulGradWeightOp::create(ab.builder, loc, op.getW().getType(), dy,
+                                           ab.operand(0), transposeAttr(ab, t)));
+  if (op.getBias())
+    ab.addGrad(2, SumLeadingOp::create(ab.builder, loc, op.getBias().getType(), dy));
+  return success();
+}
+
+Value ropeBackward(AdjointBuilder &ab, Value dy, Value positions, FloatAttr theta,
+                   IntegerAttr rotaryDim, RopeScalingAttr scaling) {
+  return RopeBackwardOp::create(ab.builder, ab.getLoc(), dy.getType(), dy, positions, theta,
+                                rotaryDim, scaling);
+}
+
+LogicalResult adjoint(RopeOp op, AdjointBuilder &ab) {
+  ab.addGrad(0, ropeBackward(ab, ab.resultGrad(0), ab.operand(1), op.getThetaAttr(),
+                             op.getRotaryDimAttr(), op.getScalingAttr()));
+  return success();
+}
+
+/// RMSNorm gradient over the last dimension, or over the last two
+/// (flattened) for whole-projection q/k norms.
+std::pair<Value, Value> normBackward(AdjointBuilder &ab, Value dy, Value x, Value w, Value rstd,
+                                     UnitAttr unitOffset, bool flatten) {
+  Location loc = ab.getLoc();
+  if (!flatten) {
+    auto bw = RmsNormBackwardOp::create(ab.builder, loc, x.getType(), w.getType(), dy, x, w,
+                                        rstd, unitOffset);
+    return {bw.getDx(), bw.getDweight()};
+  }
+  auto t = cast<RankedTensorType>(x.getType());
+  auto flat = RankedTensorType::get({t.getDimSize(0), t.getDimSize(1),
+                                     t.getDimSize(2) * t.getDimSize(3)},
+                                    t.getElementType());
+  Value xf = ReshapeOp::create(ab.builder, loc, flat, x);
+  Value dyf = ReshapeOp::create(ab.builder, loc, flat, dy);
+  auto bw = RmsNormBackwardOp::create(ab.builder, loc, flat, w.getType(), dyf, xf, w, rstd,
+                                      unitOffset);
+  return {ReshapeOp::create(ab.builder, loc, t, bw.getDx()), bw.getDweight()};
+}
+
+LogicalResult adjoint(QkNormOp op, AdjointBuilder &ab) {
+  if (failed(noGradThrough(ab, 2, "q_rstd")) || failed(noGradThrough(ab, 3, "k_rstd")))
+    return failure();
+  bool flatten = op.getMode() == QkNormMode::whole;
+  for (unsigned i : {0u, 1u}) {
+    Value dy = ab.resultGrad(i);
+    if (!dy)
+      continue;
+    auto [dx, dw] = normBackward(ab, dy, ab.operand(i), ab.operand(2 + i),
+                                 ab.primal(op->getResult(2 + i)), op.getUnitOffsetAttr(),
+                                 flatten);
+    ab.addGrad(i, dx);
+    ab.addGrad(2 + i, dw);
+  }
+  return success();
+}
+
+/// Slices heads [start, start + count) of packed [B, T, H, D].
+Value headSlice(OpBuilder &b, Location loc, Value packed, int64_t start, int64_t count) {
+  auto t = cast<RankedTensorType>(packed.getType());
+  int64_t total = t.getDimSize(2);
+  SmallVector<Type> types;
+  SmallVector<int64_t> sizes;
+  if (start > 0)
+    sizes.push_back(start);
+  sizes.push_back(count);
+  if (start + count < total)
+    sizes.push_back(total - start - count);
+  for (int64_t s : sizes)
+    types.push_back(RankedTensorType::get({t.getDimSize(0), t.getDimSize(1), s, t.getDimSize(3)},
+                                          t.getElementType()));
+  if (types.size() == 1)
+    return packed;
+  auto split = SplitOp::create(b, loc, types, packed, b.getI64IntegerAttr(2));
+  return split.getResult(start > 0 ? 1 : 0);
+}
+
+Value concatHeads(OpBuilder &b, Location loc, Type type, ValueRange parts) {
+  return ConcatOp::create(b, loc, type, parts, b.getI64IntegerAttr(2));
+}
+
+LogicalResult adjoint(QkvQkNormRopeOp op, AdjointBuilder &ab) {
+  if (failed(noGradThrough(ab, 1, "q_rstd")) || failed(noGradThrough(ab, 2, "k_rstd")))
+    return failure();
+  OpBuilder &b = ab.builder;
+  Location loc = ab.getLoc();
+  int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
+  Value dy = ab.resultGrad(0), qkv = ab.operand(0);
+  Value dq = headSlice(b, loc, dy, 0, hq), dk = headSlice(b, loc, dy, hq, hkv),
+        dv = headSlice(b, loc, dy, hq + hkv, hkv);
+  Value q = headSlice(b, loc, qkv, 0, hq), k = headSlice(b, loc, qkv, hq, hkv);
+  auto rope = [&](Value g) {
+    return ropeBackward(ab, g, ab.operand(3), op.getThetaAttr(), op.getRotaryDimAttr(),
+                        op.getScalingAttr());
+  };
+  auto [dqIn, dwq] = normBackward(ab, rope(dq), q, ab.operand(1), ab.primal(op.getQRstd()),
+                                  op.getUnitOffsetAttr(), false);
+  auto [dkIn, dwk] = normBackward(ab, rope(dk), k, ab.operand(2), ab.primal(op.getKRstd()),
+                                  op.getUnitOffsetAttr(), false);
+  ab.addGrad(0, concatHeads(b, loc, qkv.getType(), {dqIn, dkIn, dv}));
+  ab.addGrad(1, dwq);
+  ab.addGrad(2, dwk);
+  return success();
+}
+
+AttentionBackwardOp attentionBackward(AdjointBuilder &ab, Value dout, Value q, Value k, Value v,
+                                      Value sinks, FloatAttr scale, UnitAttr causal,
+                                      IntegerAttr window, FloatAttr softcap) {
+  Type dsinksType = sinks ? sinks.getType() : Type();
+  SmallVector<Type> types = {q.getType(), k.getType(), v.getType()};
+  if (sinks)
+    types.push_back(dsinksType);
+  SmallVector<Value> operands = {dout, q, k, v};
+  if (sinks)
+    operands.push_back(sinks);
+  OperationState state(ab.getLoc(), AttentionBackwardOp::getOperationName());
+  AttentionBackwardOp::build(ab.builder, state, q.getType(), k.getType(), v.getType(),
+                             dsinksType, dout, q, k, v, sinks, scale, causal, window, softcap);
+  return cast<AttentionBackwardOp>(ab.builder.create(state));
+}
+
+LogicalResult adjoint(AttentionOp op, AdjointBuilder &ab) {
+  Value sinks = op.getSinks() ? ab.operand(3) : Value();
+  auto bw = attentionBackward(ab, ab.resultGrad(0), ab.operand(0), ab.operand(1), ab.operand(2),
+                              sinks, op.getScaleAttr(), op.getCausalAttr(),
+                              op.getSlidingWindowAttr(), op.getSoftcapAttr());
+  ab.addGrad(0, bw.getDq());
+  ab.addGrad(1, bw.getDk());
+  ab.addGrad(2, bw.getDv());
+  if (sinks)
+    ab.addGrad(3, bw.getDsinks());
+  return success();
+}
+
+LogicalResult adjoint(FlashAttentionOp op, AdjointBuilder &ab) {
+  if (failed(noGradThrough(ab, 1, "lse")))
+    return failure();
+  OpBuilder &b = ab.builder;
+  Location loc = ab.getLoc();
+  int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
+  Value qkv = ab.operand(0);
+  Value sinks = op.getSinks() ? ab.operand(1) : Value();
+  auto bw = attentionBackward(ab, ab.resultGrad(0), headSlice(b, loc, qkv, 0, hq),
+                              headSlice(b, loc, qkv, hq, hkv),
+                              headSlice(b, loc, qkv, hq + hkv, hkv), sinks, op.getScaleAttr(),
+                              op.getCausalAttr(), op.getSlidingWindowAttr(),
+                              op.getSoftcapAttr());
+  ab.addGrad(0, concatHeads(b, loc, qkv.getType(), {bw.getDq(), bw.getDk(), bw.getDv()}));
+  if (sinks)
+    ab.addGrad(1, bw.getDsinks());
+  return success();
+}
+
+template <typename BackwardOp>
+LogicalResult gluAdjoint(Operation *op, AdjointBuilder &ab) {
+  ab.addGrad(0, BackwardOp::create(ab.builder, ab.getLoc(), op->getOperand(0).getType(),
+                                   ab.resultGrad(0), ab.operand(0)));
+  return success();
+}
+LogicalResult adjoint(SwigluOp op, AdjointBuilder &ab) {
+  return gluAdjoint<SwigluBackwardOp>(op, ab);
+}
+LogicalResult adjoint(GegluOp op, AdjointBuilder &ab) {
+  return gluAdjoint<GegluBackwardOp>(op, ab);
+}
+
+template <typename BackwardOp>
+LogicalResult unaryAdjoint(Operation *op, AdjointBuilder &ab) {
+  ab.addGrad(0, BackwardOp::create(ab.builder, ab.getLoc(), ab.resultGrad(0), ab.operand(0)));
+  return success();
+}
+LogicalResult adjoint(SiluOp op, AdjointBuilder &ab) { return unaryAdjoint<SiluBackwardOp>(op, ab); }
+LogicalResult adjoint(GeluTanhOp op, AdjointBuilder &ab) {
+  return unaryAdjoint<GeluTanhBackwardOp>(op, ab);
+}
+LogicalResult adjoint(Relu2Op op, AdjointBuilder &ab) { return unaryAdjoint<Relu2BackwardOp>(op, ab); }
+
+LogicalResult adjoint(SoftcapOp op, AdjointBuilder &ab) {
+  ab.addGrad(0, SoftcapBackwardOp::create(ab.builder, ab.getLoc(), ab.resultGrad(0),
+                                          ab.operand(0), op.getCapAttr()));
+  return success();
+}
+
+LogicalResult adjoint(AddOp op, AdjointBuilder &ab) {
+  ab.addGrad(0, ab.resultGrad(0));
+  ab.addGrad(1, ab.resultGrad(0));
+  return success();
+}
+
+LogicalResult adjoint(MulOp op, AdjointBuilder &ab) {
+  Value dy = ab.resultGrad(0);
+  ab.addGrad(0, MulOp::create(ab.builder, ab.getLoc(), dy, ab.operand(1)));
+  ab.addGrad(1, MulOp::create(ab.builder, ab.getLoc(), dy, ab.operand(0)));
+  return success();
+}
+
+LogicalResult adjoint(ScaleOp op, AdjointBuilder &ab) {
+  ab.addGrad(0, ScaleOp::create(ab.builder, ab.getLoc(), ab.resultGrad(0), op.getFactorAttr()));
+  return success();
+}
+
+LogicalResult adjoint(ReshapeOp op, AdjointBuilder &ab) {
+  ab.addGrad(0, ReshapeOp::create(ab.builder, ab.getLoc(), op.getX().getType(), ab.resultGrad(0)));
+  return success();
+}
+
+LogicalResult adjoint(SplitOp op, AdjointBuilder &ab) {
+  SmallVector<Value> parts;
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    parts.push_back(ab.resultGradOrZeros(i));
+  ab.addGrad(0, ConcatOp::create(ab.builder, ab.getLoc(), op.getX().getType(), parts,
+                                 op.getDimAttr()));
+  return success();
+}
+
+LogicalResult adjoint(ConcatOp op, AdjointBuilder &ab) {
+  auto split = SplitOp::create(ab.builder, ab.getLoc(), op.getInputs().getTypes(),
+                               ab.resultGrad(0), op.getDimAttr());
+  for (unsigned i = 0; i < op.getInputs().size(); ++i)
+    ab.addGrad(i, split.getResult(i));
+  return success();
+}
+
+LogicalResult adjoint(CrossEntropyOp op, AdjointBuilder &ab) {
+  ab.addGrad(0, CrossEntropyBackwardOp::create(ab.builder, ab.getLoc(), op.getLogits().getType(),
+                                               ab.resultGrad(0), ab.operand(0), ab.operand(1),
+                                               op.getIgnoreIndexAttr()));
+  return success();
+}
+
+LogicalResult adjoint(FusedLmHeadLossOp op, AdjointBuilder &ab) {
+  if (failed(noGradThrough(ab, 1, "lse")))
+    return failure();
+  OpBuilder &b = ab.builder;
+  Location loc = ab.getLoc();
+  Value h = ab.operand(0), w = ab.operand(1);
+  auto ht = cast<RankedTensorType>(h.getType());
+  auto wt = cast<RankedTensorType>(w.getType());
+  auto logitsType = RankedTensorType::get({ht.getDimSize(0), ht.getDimSize(1), wt.getDimSize(0)},
+                                          ht.getElementType());
+  // Recompute the logits chunk by chunk in fused lowerings; here, whole.
+  Value logits = MatmulOp::create(b, loc, logitsType, h, w, Value(),
+                                  transposeAttr(ab, Transpose::nt));
+  Value capped = logits;
+  if (op.getSoftcapAttr())
+    capped = SoftcapOp::create(b, loc, logits, op.getSoftcapAttr());
+  Value dl = CrossEntropyBackwardOp::create(b, loc, logitsType, ab.resultGrad(0), capped,
+                                            ab.operand(2), op.getIgnoreIndexAttr());
+  if (op.getSoftcapAttr())
+    dl = SoftcapBackwardOp::create(b, loc, dl, logits, op.getSoftcapAttr());
+  ab.addGrad(0, MatmulOp::create(b, loc, h.getType(), dl, w, Value(),
+                                 transposeAttr(ab, Transpose::nn)));
+  ab.addGrad(1, MatmulGradWeightOp::create(b, loc, w.getType(), dl, h,
+                                           transposeAttr(ab, Transpose::nt)));
+  return success();
+}
+
+/// zeros_like's result does not depend on its operand's values.
+LogicalResult adjoint(ZerosLikeOp, AdjointBuilder &) { return success(); }
+
+template <typename OpTy>
+struct AdjointModel
+    : DifferentiableOpInterface::ExternalModel<AdjointModel<OpTy>, OpTy> {
+  LogicalResult buildAdjoint(Operation *op, AdjointBuilder &ab) const {
+    return adjoint(cast<OpTy>(op), ab);
+  }
+};
+
+template <typename... OpTys>
+void attachAll(MLIRContext *ctx) {
+  (OpTys::template attachInterface<AdjointModel<OpTys>>(*ctx), ...);
+}
+
+} // namespace
+
+namespace {
+struct RepeatAdjointModel
+    : DifferentiableOpInterface::ExternalModel<RepeatAdjointModel, RepeatOp> {
+  LogicalResult buildAdjoint(Operation *op, AdjointBuilder &ab) const {
+    return buildRepeatAdjoint(cast<RepeatOp>(op), ab);
+  }
+};
+} // namespace
+
+void mlir::tfm::registerTfmAdjoints(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, TfmDialect *) {
+    attachAll<EmbeddingOp, RmsNormOp, LayerNormOp, FusedResidualRmsNormOp, MatmulOp, RopeOp,
+              QkNormOp, QkvQkNormRopeOp, AttentionOp, FlashAttentionOp, SwigluOp, GegluOp,
+              SiluOp, GeluTanhOp, Relu2Op, SoftcapOp, AddOp, MulOp, ScaleOp, ReshapeOp, SplitOp,
+              ConcatOp, CrossEntropyOp, FusedLmHeadLossOp, ZerosLikeOp>(ctx);
+    RepeatOp::attachInterface<RepeatAdjointModel>(*ctx);
+  });
+}
