@@ -28,9 +28,13 @@ static void addTextual(OpPassManager &pm, StringRef pipeline) {
 }
 
 void mlir::tfm::buildTfmLowerToLinalgPipeline(OpPassManager &pm) {
+  // CSE runs on tfm ops, not after lowering: merging identical `linalg.fill`
+  // inits makes generics in different scf.index_switch cases share one
+  // destination, and one-shot bufferization (MLIR 22) then lets two yielded
+  // results alias (test/Autodiff/gradcheck-repeat.test catches it).
+  pm.addPass(createCSEPass());
   pm.addPass(createConvertTfmToLinalgPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
 }
 
 void mlir::tfm::buildTfmBufferizeCpuPipeline(OpPassManager &pm,

@@ -131,6 +131,8 @@ def main():
     ap.add_argument("--tfm-run", dest="tfm_run")
     ap.add_argument("--workdir")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--grads", action="store_true",
+                    help="also compare every parameter gradient with torch autograd")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     if args.list:
@@ -163,12 +165,16 @@ def main():
     tok = os.path.join(args.workdir, "tokens.json")
     with open(tok, "w") as f:
         json.dump({"input_ids": ids.tolist(), "labels": labels.tolist()}, f)
-    with torch.no_grad():
+    if args.grads:
         ref = model(input_ids=ids, labels=labels)
+        ref.loss.backward()
+    else:
+        with torch.no_grad():
+            ref = model(input_ids=ids, labels=labels)
 
     out = os.path.join(args.workdir, "out.safetensors")
-    run = subprocess.run([args.tfm_run, ckpt, "--tokens", tok, "--output", out],
-                         capture_output=True, text=True)
+    cmd = [args.tfm_run, ckpt, "--tokens", tok, "--output", out] + (["--grads"] if args.grads else [])
+    run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         print(run.stdout, run.stderr)
         print(f"FAIL {args.family}/{args.variant}: tfm-run exited {run.returncode}")
@@ -188,6 +194,27 @@ def main():
     if not dl <= 1e-5:
         print("FAIL loss outside 1e-5")
         ok = False
+    if args.grads:
+        # Every parameter (tied ones under each stored name), per tensor
+        # max|d| <= 1e-4 max|ref|; no gradient tfm wrote that HF lacks.
+        stored = set(load_file(os.path.join(ckpt, "model.safetensors")).keys()) \
+            if os.path.exists(os.path.join(ckpt, "model.safetensors")) else None
+        params = dict(model.named_parameters())
+        expected = {n for n in params if stored is None or n in stored}
+        written = {k[len("grad/"):] for k in got if k.startswith("grad/")}
+        if stored is not None and written != stored:
+            print(f"FAIL gradient names differ from the checkpoint: missing {sorted(stored - written)}, "
+                  f"extra {sorted(written - stored)}")
+            ok = False
+        worst = 0.0
+        for n in sorted(expected & written):
+            g, r = got["grad/" + n], params[n].grad
+            rel = (g - r).abs().max().item() / max(r.abs().max().item(), 1e-30)
+            worst = max(worst, rel)
+            if rel > 1e-4:
+                print(f"FAIL grad/{n}: max|d| / max|ref| = {rel:.2e}")
+                ok = False
+        print(f"{len(expected & written)} gradients, worst max|d| / max|ref| = {worst:.2e}")
     return 0 if ok else 1
 
 

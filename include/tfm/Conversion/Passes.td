@@ -19,7 +19,8 @@ def ConvertTfmToLinalgPass : Pass<"convert-tfm-to-linalg", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-    "::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect"
+    "::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect",
+    "::mlir::bufferization::BufferizationDialect"
   ];
 }
 

@@ -11,6 +11,7 @@
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -51,13 +52,15 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
       auto type = RankedTensorType::get({int64_t(s->size())}, rewriter.getI64Type());
       schedule = arith::ConstantOp::create(rewriter, loc, type, DenseElementsAttr::get(type, *s));
     }
-    // Stacked outputs start as empty placeholders; dynamic sizes are only
-    // known from the first layer's values (see below).
+    // Stacked outputs start as placeholders; dynamic sizes are only known
+    // from the first layer's values (see below). alloc_tensor, not
+    // tensor.empty: CSE would merge identical empties into one buffer that
+    // two stacked outputs then both write.
     SmallVector<Value> iterInits(op.getInits());
     for (Value r : op.getStackedResults()) {
       auto t = cast<RankedTensorType>(r.getType());
       SmallVector<Value> dyn(t.getNumDynamicDims(), zero);
-      iterInits.push_back(tensor::EmptyOp::create(rewriter, loc, t, dyn));
+      iterInits.push_back(bufferization::AllocTensorOp::create(rewriter, loc, t, dyn));
     }
     auto forOp = scf::ForOp::create(rewriter, loc, lb, ub, step, iterInits);
     Block *loopBody = forOp.getBody();
@@ -127,7 +130,7 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
               for (int64_t d = 1; d < bufType.getRank(); ++d)
                 if (bufType.isDynamicDim(d))
                   dyn.push_back(tensor::DimOp::create(b, l, out, d - 1));
-              Value fresh = tensor::EmptyOp::create(b, l, bufType, dyn);
+              Value fresh = bufferization::AllocTensorOp::create(b, l, bufType, dyn);
               scf::YieldOp::create(b, l, fresh);
             },
             [&](OpBuilder &b, Location l) { scf::YieldOp::create(b, l, buf); });

@@ -1,0 +1,294 @@
+"""Finite-difference gradient checks of every differentiable tfm op (f64).
+
+For each case, a tfm function @main in f64 is differentiated by
+`tfm-run --mlir --autodiff` (tfm-autodiff's @main_vjp with random
+cotangents c for every result), and each input gradient element is compared
+with the central difference of L(x) = sum_r <c_r, f_r(x)> computed from
+forward runs of the same function, with torch.autograd.gradcheck's
+tolerances: eps 1e-6, |numeric - analytic| <= 1e-5 + 1e-3 |numeric|.
+
+Usage: op_gradcheck.py --tfm-run PATH --workdir DIR [--group NAME] [--list]
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+import torch
+from safetensors.torch import load_file, save_file
+
+EPS, ATOL, RTOL = 1e-6, 1e-5, 1e-3
+torch.manual_seed(0)
+CASES = []  # (group, name, mlir, inputs)
+
+
+def case(group, name, mlir, *inputs):
+    CASES.append((group, name, mlir, list(inputs)))
+
+
+def ty(shape, elem="f64"):
+    return "tensor<" + "x".join("?" if d is None else str(d) for d in shape) + f"x{elem}>"
+
+
+def r(*shape, scale=1.0):
+    return (torch.randn(*shape, dtype=torch.float64) * scale)
+
+
+def unary_fn(op, shape, body_attrs=""):
+    t = ty(shape)
+    return f"""
+func.func @main(%x: {t}) -> {t} {{
+  %y = tfm.{op} %x {body_attrs}: {t}
+  return %y : {t}
+}}"""
+
+
+X = [None, None, 6]
+for op in ["silu", "gelu_tanh", "relu2"]:
+    case("elementwise", op, unary_fn(op, X), r(2, 3, 6))
+case("elementwise", "scale", unary_fn("scale", X, "{factor = 2.5 : f64} "), r(2, 3, 6))
+case("elementwise", "softcap", unary_fn("softcap", X, "{cap = 1.5 : f64} "), r(2, 3, 6, scale=2.0))
+for op in ["add", "mul"]:
+    case("elementwise", op, f"""
+func.func @main(%a: {ty(X)}, %b: {ty(X)}) -> {ty(X)} {{
+  %y = tfm.{op} %a, %b : {ty(X)}
+  return %y : {ty(X)}
+}}""", r(2, 3, 6), r(2, 3, 6))
+for op in ["swiglu", "geglu"]:
+    case("elementwise", op, f"""
+func.func @main(%x: {ty([None, None, 8])}) -> {ty([None, None, 4])} {{
+  %y = tfm.{op} %x : ({ty([None, None, 8])}) -> {ty([None, None, 4])}
+  return %y : {ty([None, None, 4])}
+}}""", r(2, 3, 8))
+
+for unit in ("", ", unit_offset"):
+    case("norm", "rmsnorm" + unit.replace(", ", "_"), f"""
+func.func @main(%x: {ty(X)}, %w: tensor<6xf64>) -> {ty(X)} {{
+  %y, %s = tfm.rmsnorm %x, %w {{eps = 1.0e-05 : f64{unit}}} : ({ty(X)}, tensor<6xf64>) -> ({ty(X)}, {ty([None, None])})
+  return %y : {ty(X)}
+}}""", r(2, 3, 6), r(6))
+case("norm", "layernorm_bias", f"""
+func.func @main(%x: {ty(X)}, %w: tensor<6xf64>, %b: tensor<6xf64>) -> {ty(X)} {{
+  %y, %m, %s = tfm.layernorm %x, %w, %b {{eps = 1.0e-05 : f64}} : ({ty(X)}, tensor<6xf64>, tensor<6xf64>) -> ({ty(X)}, {ty([None, None])}, {ty([None, None])})
+  return %y : {ty(X)}
+}}""", r(2, 3, 6), r(6), r(6))
+case("norm", "fused_residual_rmsnorm", f"""
+func.func @main(%x: {ty(X)}, %res: {ty(X)}, %w: tensor<6xf64>) -> ({ty(X)}, {ty(X)}) {{
+  %y, %o, %s = tfm.fused_residual_rmsnorm %x, %res, %w {{eps = 1.0e-06 : f64, unit_offset}} : ({ty(X)}, {ty(X)}, tensor<6xf64>) -> ({ty(X)}, {ty(X)}, {ty([None, None])})
+  return %y, %o : {ty(X)}, {ty(X)}
+}}""", r(2, 3, 6), r(2, 3, 6), r(6))
+Q, K = [None, None, 4, 4], [None, None, 2, 4]
+for mode, nq, nk in [("per_head", 4, 4), ("whole", 16, 8)]:
+    case("norm", "qk_norm_" + mode, f"""
+func.func @main(%q: {ty(Q)}, %k: {ty(K)}, %wq: tensor<{nq}xf64>, %wk: tensor<{nk}xf64>) -> ({ty(Q)}, {ty(K)}) {{
+  %a, %b, %c, %d = tfm.qk_norm %q, %k, %wq, %wk {{eps = 1.0e-06 : f64, mode = #tfm.qk_norm_mode<{mode}>}} : ({ty(Q)}, {ty(K)}, tensor<{nq}xf64>, tensor<{nk}xf64>) -> ({ty(Q)}, {ty(K)}, {ty([None, None, 4] if mode == "per_head" else [None, None])}, {ty([None, None, 2] if mode == "per_head" else [None, None])})
+  return %a, %b : {ty(Q)}, {ty(K)}
+}}""", r(1, 2, 4, 4), r(1, 2, 2, 4), r(nq), r(nk))
+
+for name, t, extra in [("nt", "nt", ""), ("nn", "nn", ""), ("nt_bias", "nt", "bias")]:
+    wshape = "5x6" if t == "nt" else "6x5"
+    bias_arg = ", %b: tensor<5xf64>" if extra else ""
+    bias_use = ", %b" if extra else ""
+    bias_ty = ", tensor<5xf64>" if extra else ""
+    inputs = [r(2, 2, 6), r(5, 6) if t == "nt" else r(6, 5)] + ([r(5)] if extra else [])
+    case("matmul", name, f"""
+func.func @main(%x: {ty(X)}, %w: tensor<{wshape}xf64>{bias_arg}) -> {ty([None, None, 5])} {{
+  %y = tfm.matmul %x, %w{bias_use} {{transpose = #tfm.transpose<{t}>}} : ({ty(X)}, tensor<{wshape}xf64>{bias_ty}) -> {ty([None, None, 5])}
+  return %y : {ty([None, None, 5])}
+}}""", *inputs)
+
+P = ty([None, None], "i64")
+pos = torch.arange(3).repeat(1, 1)
+for name, attrs in [
+        ("plain", "theta = 1.0e+04 : f64, rotary_dim = 8 : i64"),
+        ("partial", "theta = 1.0e+04 : f64, rotary_dim = 4 : i64"),
+        ("llama3", "theta = 1.0e+04 : f64, rotary_dim = 8 : i64, scaling = #tfm.rope_scaling<kind = llama3, factor = 8.0, original = 16>"),
+        ("yarn", "theta = 1.0e+04 : f64, rotary_dim = 8 : i64, scaling = #tfm.rope_scaling<kind = yarn, factor = 4.0, original = 8, attention_factor = 1.1386>"),
+        ("longrope", "theta = 1.0e+04 : f64, rotary_dim = 8 : i64, scaling = #tfm.rope_scaling<kind = longrope, original = 2, attention_factor = 1.2, short_factor = [1.0, 1.5, 2.0, 2.5], long_factor = [3.0, 3.5, 4.0, 4.5]>")]:
+    case("rope", name, f"""
+func.func @main(%x: {ty([None, None, 2, 8])}, %p: {P}) -> {ty([None, None, 2, 8])} {{
+  %y = tfm.rope %x, %p {{{attrs}}} : ({ty([None, None, 2, 8])}, {P}) -> {ty([None, None, 2, 8])}
+  return %y : {ty([None, None, 2, 8])}
+}}""", r(1, 3, 2, 8), pos)
+case("rope", "qkv_qk_norm_rope", f"""
+func.func @main(%qkv: {ty([None, None, 4, 4])}, %wq: tensor<4xf64>, %wk: tensor<4xf64>, %p: {P}) -> {ty([None, None, 4, 4])} {{
+  %o, %a, %b = tfm.qkv_qk_norm_rope %qkv, %wq, %wk, %p {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, eps = 1.0e-06 : f64, theta = 1.0e4 : f64, rotary_dim = 4 : i64}} : ({ty([None, None, 4, 4])}, tensor<4xf64>, tensor<4xf64>, {P}) -> ({ty([None, None, 4, 4])}, {ty([None, None, 2])}, {ty([None, None, 1])})
+  return %o : {ty([None, None, 4, 4])}
+}}""", r(1, 3, 4, 4), r(4), r(4), pos)
+
+AQ, AK = [None, None, 4, 3], [None, None, 2, 3]
+for name, attrs, sinks in [
+        ("causal_gqa", "causal, scale = 0.5 : f64", False),
+        ("full", "scale = 0.5 : f64", False),
+        ("window_softcap", "causal, scale = 0.5 : f64, sliding_window = 2 : i64, softcap = 1.5 : f64", False),
+        ("sinks", "causal, scale = 0.5 : f64", True)]:
+    sa, su, st = (", %s: tensor<4xf64>", ", %s", ", tensor<4xf64>") if sinks else ("", "", "")
+    ins = [r(1, 3, 4, 3), r(1, 3, 2, 3), r(1, 3, 2, 3)] + ([r(4)] if sinks else [])
+    case("attention", name, f"""
+func.func @main(%q: {ty(AQ)}, %k: {ty(AK)}, %v: {ty(AK)}{sa}) -> {ty(AQ)} {{
+  %o = tfm.attention %q, %k, %v{su} {{{attrs}}} : ({ty(AQ)}, {ty(AK)}, {ty(AK)}{st}) -> {ty(AQ)}
+  return %o : {ty(AQ)}
+}}""", *ins)
+case("attention", "flash_attention", f"""
+func.func @main(%qkv: {ty([None, None, 4, 3])}) -> {ty([None, None, 2, 3])} {{
+  %o, %l = tfm.flash_attention %qkv {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, causal, scale = 0.5 : f64}} : ({ty([None, None, 4, 3])}) -> ({ty([None, None, 2, 3])}, {ty([None, 2, None])})
+  return %o : {ty([None, None, 2, 3])}
+}}""", r(1, 3, 4, 3))
+
+labels = torch.tensor([[1, 4, -100, 2], [0, 3, 3, 1]])
+case("loss", "cross_entropy", f"""
+func.func @main(%l: {ty([None, None, 5])}, %y: {P}) -> tensor<f64> {{
+  %loss = tfm.cross_entropy %l, %y : ({ty([None, None, 5])}, {P}) -> tensor<f64>
+  return %loss : tensor<f64>
+}}""", r(2, 4, 5), labels)
+case("loss", "fused_lm_head_loss", f"""
+func.func @main(%h: {ty([None, None, 3])}, %w: tensor<5x3xf64>, %y: {P}) -> tensor<f64> {{
+  %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {{softcap = 2.0 : f64}} : ({ty([None, None, 3])}, tensor<5x3xf64>, {P}) -> (tensor<f64>, {ty([None, None])})
+  return %loss : tensor<f64>
+}}""", r(2, 4, 3), r(5, 3), labels)
+
+ids = torch.tensor([[1, 3, 1], [0, 3, 2]])
+case("shape", "embedding", f"""
+func.func @main(%ids: {P}, %t: tensor<4x3xf64>) -> {ty([None, None, 3])} {{
+  %h = tfm.embedding %ids, %t : ({P}, tensor<4x3xf64>) -> {ty([None, None, 3])}
+  return %h : {ty([None, None, 3])}
+}}""", ids, r(4, 3))
+case("shape", "reshape_split_concat", f"""
+func.func @main(%x: {ty([None, None, 6])}) -> ({ty([None, None, 2, 2])}, {ty([None, None, 6])}) {{
+  %a = tfm.reshape %x : {ty([None, None, 6])} -> {ty([None, None, 3, 2])}
+  %b, %c = tfm.split %a {{dim = 2 : i64}} : ({ty([None, None, 3, 2])}) -> ({ty([None, None, 1, 2])}, {ty([None, None, 2, 2])})
+  %d = tfm.concat %c, %b {{dim = 2 : i64}} : ({ty([None, None, 2, 2])}, {ty([None, None, 1, 2])}) -> {ty([None, None, 3, 2])}
+  %e = tfm.reshape %d : {ty([None, None, 3, 2])} -> {ty([None, None, 6])}
+  return %c, %e : {ty([None, None, 2, 2])}, {ty([None, None, 6])}
+}}""", r(1, 2, 6))
+
+# tfm.repeat: two layer kinds on a schedule, stacked weights, a value from
+# above (positions), saved activations; the backward is a reverse scan.
+H = ty([None, None, 4])
+case("repeat", "two_kinds", f"""
+func.func @main(%h: {H}, %w: tensor<3x4x4xf64>, %n: tensor<3x4xf64>) -> {H} {{
+  %r = tfm.repeat (%h : {H}) layers(%w, %n : tensor<3x4x4xf64>, tensor<3x4xf64>) {{num_layers = 3 : i64, schedule = array<i64: 0, 1, 0>}} -> {H} {{
+  ^bb0(%x: {H}, %wl: tensor<4x4xf64>, %nl: tensor<4xf64>):
+    %y, %s = tfm.rmsnorm %x, %nl {{eps = 1.0e-05 : f64}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    %z = tfm.matmul %y, %wl {{transpose = #tfm.transpose<nt>}} : ({H}, tensor<4x4xf64>) -> {H}
+    %a = tfm.silu %z : {H}
+    %o = tfm.add %x, %a : {H}
+    tfm.yield %o : {H}
+  }}, {{
+  ^bb0(%x: {H}, %wl: tensor<4x4xf64>, %nl: tensor<4xf64>):
+    %z = tfm.matmul %x, %wl {{transpose = #tfm.transpose<nn>}} : ({H}, tensor<4x4xf64>) -> {H}
+    %m = tfm.mul %z, %x : {H}
+    %o = tfm.add %m, %x : {H}
+    tfm.yield %o : {H}
+  }}
+  return %r : {H}
+}}""", r(1, 2, 4), r(3, 4, 4, scale=0.5), r(3, 4))
+
+# Stacked weights of one type across two kinds (their gradient buffers must
+# stay distinct).
+case("repeat", "same_type_weights", f"""
+func.func @main(%h: {H}, %a: tensor<2x4xf64>, %b: tensor<2x4xf64>) -> {H} {{
+  %r = tfm.repeat (%h : {H}) layers(%a, %b : tensor<2x4xf64>, tensor<2x4xf64>) {{num_layers = 2 : i64, schedule = array<i64: 1, 0>}} -> {H} {{
+  ^bb0(%x: {H}, %al: tensor<4xf64>, %bl: tensor<4xf64>):
+    %y, %s = tfm.rmsnorm %x, %al {{eps = 1.0e-05 : f64}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    %z, %t = tfm.rmsnorm %y, %bl {{eps = 1.0e-05 : f64, unit_offset}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    tfm.yield %z : {H}
+  }}, {{
+  ^bb0(%x: {H}, %al: tensor<4xf64>, %bl: tensor<4xf64>):
+    %y, %s = tfm.rmsnorm %x, %bl {{eps = 1.0e-05 : f64}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    %z, %t = tfm.rmsnorm %y, %al {{eps = 1.0e-05 : f64}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    %o = tfm.mul %z, %x : {H}
+    tfm.yield %o : {H}
+  }}
+  return %r : {H}
+}}""", r(1, 3, 4), r(2, 4), r(2, 4))
+
+
+def run(tfm_run, workdir, group, name, mlir, inputs):
+    base = os.path.join(workdir, f"{group}-{name}")
+    with open(base + ".mlir", "w") as f:
+        f.write(mlir)
+
+    def save(tensors, path):
+        save_file({f"arg{i}": t.contiguous() for i, t in enumerate(tensors)}, path)
+
+    # Forward once to learn the result shapes, then draw cotangents.
+    save(inputs, base + ".f.in")
+    subprocess.run([tfm_run, "--mlir", base + ".mlir", "--inputs", base + ".f.in",
+                    "--output", base + ".f.out", "--quiet"], check=True)
+    outs = load_file(base + ".f.out")
+    cots = [torch.randn_like(outs[f"result{i}"]) for i in range(len(outs))]
+    save(inputs + cots, base + ".vjp.in")
+    subprocess.run([tfm_run, "--mlir", base + ".mlir", "--autodiff", "--inputs", base + ".vjp.in",
+                    "--output", base + ".vjp.out", "--quiet"], check=True)
+    vjp = load_file(base + ".vjp.out")
+    float_args = [i for i, t in enumerate(inputs) if t.is_floating_point()]
+    grads = [vjp[f"result{len(cots) + k}"] for k in range(len(float_args))]
+
+    # Central differences of L = sum <c, f>, every element, in one process.
+    perturbed, index = [], []
+    for k, i in enumerate(float_args):
+        for j in range(inputs[i].numel()):
+            for sign in (1, -1):
+                args = [t.clone() for t in inputs]
+                args[i].view(-1)[j] += sign * EPS
+                path = f"{base}.fd{len(perturbed)}"
+                save(args, path + ".in")
+                perturbed.append(path)
+            index.append((k, j))
+    cmd = [tfm_run, "--mlir", base + ".mlir", "--quiet"]
+    for p in perturbed:
+        cmd += ["--inputs", p + ".in", "--output", p + ".out"]
+    subprocess.run(cmd, check=True)
+
+    def objective(path):
+        o = load_file(path)
+        return sum((o[f"result{m}"] * c).sum().item() for m, c in enumerate(cots))
+
+    ok, worst = True, 0.0
+    for n, (k, j) in enumerate(index):
+        numeric = (objective(perturbed[2 * n] + ".out") - objective(perturbed[2 * n + 1] + ".out")) / (2 * EPS)
+        analytic = grads[k].view(-1)[j].item()
+        err = abs(numeric - analytic)
+        worst = max(worst, err / (ATOL + RTOL * abs(numeric)))
+        if err > ATOL + RTOL * abs(numeric):
+            if ok:
+                print(f"FAIL {group}/{name}: input {float_args[k]} element {j}: "
+                      f"numeric {numeric:.8f} analytic {analytic:.8f}")
+            ok = False
+    print(f"{'ok  ' if ok else 'FAIL'} {group}/{name}: {len(index)} elements, "
+          f"max|grad| {max(g.abs().max().item() for g in grads):.3f}, "
+          f"worst |d| / (atol + rtol|num|) = {worst:.2e}")
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tfm-run", dest="tfm_run")
+    ap.add_argument("--workdir")
+    ap.add_argument("--group")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    selected = [c for c in CASES if not args.group or c[0] == args.group]
+    if args.list:
+        for c in selected:
+            print(c[0], c[1])
+        return 0
+    if not selected:
+        print(f"no cases in group {args.group}")
+        return 1
+    os.makedirs(args.workdir, exist_ok=True)
+    results = []
+    for c in selected:
+        try:
+            results.append(run(args.tfm_run, args.workdir, *c))
+        except subprocess.CalledProcessError as e:
+            print(f"FAIL {c[0]}/{c[1]}: {e}")
+            results.append(False)
+    print(f"{sum(results)} of {len(results)} gradient checks passed")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
