@@ -21,6 +21,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
@@ -147,11 +148,20 @@ llvm::Expected<std::vector<HostArray>> CpuModel::run(llvm::ArrayRef<Arg> args) {
     return std::move(e);
 
   std::vector<HostArray> out;
-  std::set<void *> freed;
+  // Every returned buffer is owned by the caller; several results may share
+  // one (a value returned twice), so free each once, after all are read.
+  std::set<void *> owned;
+  for (size_t w = 0; RankedTensorType t : resultTypes) {
+    owned.insert(reinterpret_cast<void *>(results[w]));
+    w += 3 + 2 * t.getRank();
+  }
+  auto release = llvm::make_scope_exit([&] {
+    for (void *p : owned)
+      std::free(p);
+  });
   size_t w = 0;
   for (RankedTensorType t : resultTypes) {
     int64_t rank = t.getRank();
-    auto *allocated = reinterpret_cast<void *>(results[w]);
     auto *aligned = reinterpret_cast<char *>(results[w + 1]);
     int64_t offset = results[w + 2];
     HostArray arr;
@@ -180,10 +190,6 @@ llvm::Expected<std::vector<HostArray>> CpuModel::run(llvm::ArrayRef<Arg> args) {
       else
         arr.f32[i] = reinterpret_cast<const float *>(aligned)[off];
     }
-    // Each returned buffer is owned by the caller; free it once even if two
-    // results share it.
-    if (freed.insert(allocated).second)
-      std::free(allocated);
     out.push_back(std::move(arr));
     w += 3 + 2 * rank;
   }
