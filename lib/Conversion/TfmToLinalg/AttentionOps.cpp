@@ -328,13 +328,8 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
     Location loc = op.getLoc();
     Value qkv = op.getQkv();
     int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
-    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, qkv);
-    auto slice = [&](int64_t start, int64_t count) -> Value {
-      SmallVector<OpFoldResult> off(4, rewriter.getIndexAttr(0)), sz = sizes;
-      off[2] = rewriter.getIndexAttr(start);
-      sz[2] = rewriter.getIndexAttr(count);
-      return tensor::ExtractSliceOp::create(rewriter, loc, qkv, off, sz,
-                                            SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
+    auto slice = [&](int64_t start, int64_t count) {
+      return sliceHeads(rewriter, loc, qkv, start, count);
     };
     AttentionConfig cfg{op.getScale().convertToDouble(), op.getCausal(),
                         op.getSlidingWindow(), optionalDouble(op.getSoftcap())};

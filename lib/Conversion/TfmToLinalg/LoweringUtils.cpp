@@ -161,6 +161,23 @@ Value mlir::tfm::lowering::expandFromMatrix(OpBuilder &b, Location loc,
       b, loc, type, m, SmallVector<ReassociationIndices>{lead, last}, outShape);
 }
 
+Value mlir::tfm::lowering::sliceHeads(OpBuilder &b, Location loc, Value packed, int64_t start,
+                                      int64_t count) {
+  SmallVector<OpFoldResult> off(4, b.getIndexAttr(0)), sizes = sizesOf(b, loc, packed);
+  off[2] = b.getIndexAttr(start);
+  sizes[2] = b.getIndexAttr(count);
+  return tensor::ExtractSliceOp::create(b, loc, packed, off, sizes,
+                                        SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+}
+
+Value mlir::tfm::lowering::insertHeads(OpBuilder &b, Location loc, Value part, Value into,
+                                       int64_t start) {
+  SmallVector<OpFoldResult> off(4, b.getIndexAttr(0)), sizes = sizesOf(b, loc, part);
+  off[2] = b.getIndexAttr(start);
+  return tensor::InsertSliceOp::create(b, loc, part, into, off, sizes,
+                                       SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+}
+
 std::pair<Value, Value>
 mlir::tfm::lowering::buildRmsNorm(OpBuilder &b, Location loc, Value x,
                                   Value weight, double eps, bool unitOffset,

@@ -198,20 +198,8 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
     Location loc = op.getLoc();
     Value qkv = op.getQkv();
     int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
-    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, qkv);
-    auto slice = [&](int64_t start, int64_t count) -> Value {
-      SmallVector<OpFoldResult> off(4, rewriter.getIndexAttr(0)), sz = sizes;
-      off[2] = rewriter.getIndexAttr(start);
-      sz[2] = rewriter.getIndexAttr(count);
-      return tensor::ExtractSliceOp::create(rewriter, loc, qkv, off, sz,
-                                            SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
-    };
-    auto insert = [&](Value part, Value into, int64_t start, int64_t count) -> Value {
-      SmallVector<OpFoldResult> off(4, rewriter.getIndexAttr(0)), sz = sizes;
-      off[2] = rewriter.getIndexAttr(start);
-      sz[2] = rewriter.getIndexAttr(count);
-      return tensor::InsertSliceOp::create(rewriter, loc, part, into, off, sz,
-                                           SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
+    auto slice = [&](int64_t start, int64_t count) {
+      return sliceHeads(rewriter, loc, qkv, start, count);
     };
     double eps = op.getEps().convertToDouble();
     Type st = op.getQRstd().getType().getElementType();
@@ -224,10 +212,11 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
                         op.getScalingAttr());
     Value k = buildRope(rewriter, loc, kn, op.getPositions(), theta, op.getRotaryDim(),
                         op.getScalingAttr());
-    Value out = emptyTensor(rewriter, loc, sizes, op.getResult().getType().getElementType());
-    out = insert(q, out, 0, hq);
-    out = insert(k, out, hq, hkv);
-    out = insert(slice(hq + hkv, hkv), out, hq + hkv, hkv);
+    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
+                            op.getResult().getType().getElementType());
+    out = insertHeads(rewriter, loc, q, out, 0);
+    out = insertHeads(rewriter, loc, k, out, hq);
+    out = insertHeads(rewriter, loc, slice(hq + hkv, hkv), out, hq + hkv);
     rewriter.replaceOp(op, {out, rq, rk});
     return success();
   }
