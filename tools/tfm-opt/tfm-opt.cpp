@@ -1,5 +1,6 @@
 //===- tfm-opt.cpp - mlir-opt with the tfm dialect and passes -------------===//
 
+#include "tfm/Analysis/Passes.h"
 #include "tfm/Autodiff/BlockDifferentiator.h"
 #include "tfm/Autodiff/Passes.h"
 #include "tfm/Conversion/Passes.h"
@@ -19,12 +20,14 @@ int main(int argc, char **argv) {
   mlir::tfm::registerTfmConversionPasses();
   mlir::tfm::registerTfmPipelines();
   mlir::tfm::registerTfmAutodiffPasses();
+  mlir::tfm::registerTfmAnalysisPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::tfm::TfmDialect>();
   mlir::tfm::registerTfmAdjoints(registry);
+  mlir::tfm::registerTfmCostModels(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tfm optimizer driver\n", registry));

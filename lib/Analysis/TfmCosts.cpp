@@ -1,0 +1,222 @@
+//===- TfmCosts.cpp - FLOPs and bytes of every tfm op ---------------------===//
+//
+// One function per op (external models of CostOpInterface). FLOPs count the
+// arithmetic a good kernel does (a multiply-add is 2; exp, tanh, rsqrt are 1
+// each); bytes count operands read and results written once, i.e. the
+// traffic of a kernel that does not spill intermediates (attention never
+// writes T x T). docs/spec.md "Cost model" lists the formulas.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Analysis/Passes.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+
+/// Operands read once, results written once; `flops` supplied.
+OpCost streaming(Operation *op, const DimResolver &d, double flops) {
+  OpCost c;
+  c.flops = flops;
+  for (Value v : op->getOperands())
+    c.bytesRead += d.bytes(v);
+  for (Value v : op->getResults())
+    c.bytesWritten += d.bytes(v);
+  return c;
+}
+
+/// `perElement` flops per element of result 0.
+OpCost elementwise(Operation *op, const DimResolver &d, double perElement) {
+  return streaming(op, d, perElement * d.elements(op->getResult(0)));
+}
+
+/// (query, key) pairs attention visits for T queries over S keys.
+double visiblePairs(int64_t t, int64_t s, bool causal, std::optional<int64_t> window) {
+  if (!causal)
+    return double(t) * double(s);
+  double pairs = 0;
+  for (int64_t i = 0; i < t; ++i) {
+    int64_t seen = std::min<int64_t>(i + 1, s);
+    if (window)
+      seen = std::min<int64_t>(seen, *window);
+    pairs += double(seen);
+  }
+  return pairs;
+}
+
+/// QKᵀ (2D), softmax (~5), PV (2Dv) per visible pair and query head.
+double attentionFlops(const DimResolver &d, Value q, Value k, Value v, bool causal,
+                      std::optional<int64_t> window) {
+  int64_t b = d.dim(q, 0), t = d.dim(q, 1), hq = d.dim(q, 2), dq = d.dim(q, 3);
+  int64_t s = d.dim(k, 1), dv = d.dim(v, 3);
+  return double(b) * double(hq) * visiblePairs(t, s, causal, window) *
+         double(2 * dq + 2 * dv + 5);
+}
+
+double gemmFlops(const DimResolver &d, Value x, Value w, Transpose t) {
+  double k = double(d.dim(w, t == Transpose::nt ? 1 : 0));
+  double n = double(d.dim(w, t == Transpose::nt ? 0 : 1));
+  double m = d.elements(x) / k;
+  return 2 * m * n * k;
+}
+
+//===----------------------------------------------------------------------===//
+// Forward ops
+//===----------------------------------------------------------------------===//
+
+OpCost cost(EmbeddingOp op, const DimResolver &d) {
+  // Only the gathered rows are read, not the table.
+  OpCost c;
+  c.bytesRead = d.bytes(op.getIds()) + d.bytes(op.getResult());
+  c.bytesWritten = d.bytes(op.getResult());
+  return c;
+}
+OpCost cost(RmsNormOp op, const DimResolver &d) { return elementwise(op, d, 4); }
+OpCost cost(LayerNormOp op, const DimResolver &d) { return elementwise(op, d, 8); }
+OpCost cost(FusedResidualRmsNormOp op, const DimResolver &d) { return elementwise(op, d, 5); }
+OpCost cost(MatmulOp op, const DimResolver &d) {
+  double f = gemmFlops(d, op.getX(), op.getW(), op.getTranspose());
+  if (op.getBias())
+    f += d.elements(op.getResult());
+  return streaming(op, d, f);
+}
+double ropeFlops(const DimResolver &d, Value x, int64_t rotaryDim) {
+  return 3 * d.elements(x) * double(rotaryDim) / double(d.dim(x, 3));
+}
+OpCost cost(RopeOp op, const DimResolver &d) {
+  return streaming(op, d, ropeFlops(d, op.getX(), op.getRotaryDim()));
+}
+OpCost cost(QkNormOp op, const DimResolver &d) {
+  return streaming(op, d, 4 * (d.elements(op.getQ()) + d.elements(op.getK())));
+}
+OpCost cost(QkvQkNormRopeOp op, const DimResolver &d) {
+  int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
+  double qk = d.elements(op.getQkv()) * double(hq + hkv) / double(hq + 2 * hkv);
+  return streaming(op, d, 4 * qk + 3 * qk * double(op.getRotaryDim()) / d.dim(op.getQkv(), 3));
+}
+OpCost cost(AttentionOp op, const DimResolver &d) {
+  return streaming(op, d,
+                   attentionFlops(d, op.getQ(), op.getK(), op.getV(), op.getCausal(),
+                                  op.getSlidingWindow()));
+}
+OpCost cost(FlashAttentionOp op, const DimResolver &d) {
+  // q, k, v are head ranges of qkv: rebuild their shapes for the formula.
+  Value qkv = op.getQkv();
+  int64_t b = d.dim(qkv, 0), t = d.dim(qkv, 1), dh = d.dim(qkv, 3);
+  double pairs = visiblePairs(t, t, op.getCausal(), op.getSlidingWindow());
+  return streaming(op, d, double(b) * double(op.getNumQHeads()) * pairs * double(4 * dh + 5));
+}
+OpCost cost(SwigluOp op, const DimResolver &d) { return elementwise(op, d, 5); }
+OpCost cost(GegluOp op, const DimResolver &d) { return elementwise(op, d, 9); }
+OpCost cost(SiluOp op, const DimResolver &d) { return elementwise(op, d, 4); }
+OpCost cost(GeluTanhOp op, const DimResolver &d) { return elementwise(op, d, 8); }
+OpCost cost(Relu2Op op, const DimResolver &d) { return elementwise(op, d, 2); }
+OpCost cost(AddOp op, const DimResolver &d) { return elementwise(op, d, 1); }
+OpCost cost(MulOp op, const DimResolver &d) { return elementwise(op, d, 1); }
+OpCost cost(ScaleOp op, const DimResolver &d) { return elementwise(op, d, 1); }
+OpCost cost(SoftcapOp op, const DimResolver &d) { return elementwise(op, d, 3); }
+OpCost cost(ReshapeOp, const DimResolver &) { return {}; } // a view
+OpCost cost(SplitOp op, const DimResolver &d) { return streaming(op, d, 0); }
+OpCost cost(ConcatOp op, const DimResolver &d) { return streaming(op, d, 0); }
+OpCost cost(CrossEntropyOp op, const DimResolver &d) {
+  return streaming(op, d, 4 * d.elements(op.getLogits()));
+}
+OpCost cost(FusedLmHeadLossOp op, const DimResolver &d) {
+  // Logits stay in registers / cache chunk by chunk: not in the bytes.
+  double tokens = d.elements(op.getLabels());
+  double v = double(d.dim(op.getWeight(), 0)), h = double(d.dim(op.getWeight(), 1));
+  double f = 2 * tokens * v * h + (op.getSoftcap() ? 7 : 4) * tokens * v;
+  return streaming(op, d, f);
+}
+OpCost cost(ZerosLikeOp op, const DimResolver &d) {
+  return {0, 0, d.bytes(op.getResult())};
+}
+OpCost cost(YieldOp, const DimResolver &) { return {}; }
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+OpCost cost(EmbeddingBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, d.elements(op.getDy()));
+}
+OpCost cost(RmsNormBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, 8 * d.elements(op.getX()));
+}
+OpCost cost(LayerNormBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, 12 * d.elements(op.getX()));
+}
+OpCost cost(MatmulGradWeightOp op, const DimResolver &d) {
+  double n = double(d.dim(op.getDy(), cast<ShapedType>(op.getDy().getType()).getRank() - 1));
+  double k = double(d.dim(op.getX(), cast<ShapedType>(op.getX().getType()).getRank() - 1));
+  double m = d.elements(op.getX()) / k;
+  return streaming(op, d, 2 * m * n * k);
+}
+OpCost cost(SumLeadingOp op, const DimResolver &d) {
+  return streaming(op, d, d.elements(op.getX()));
+}
+OpCost cost(RopeBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, ropeFlops(d, op.getDy(), op.getRotaryDim()));
+}
+OpCost cost(AttentionBackwardOp op, const DimResolver &d) {
+  // Recompute s (2D), dp (2Dv), dq and dk (2D each), dv (2Dv), softmax ~10.
+  Value q = op.getQ(), v = op.getV();
+  int64_t b = d.dim(q, 0), t = d.dim(q, 1), hq = d.dim(q, 2), dq = d.dim(q, 3);
+  int64_t dv = d.dim(v, 3);
+  double pairs = visiblePairs(t, d.dim(op.getK(), 1), op.getCausal(), op.getSlidingWindow());
+  return streaming(op, d, double(b) * double(hq) * pairs * double(6 * dq + 4 * dv + 10));
+}
+OpCost cost(CrossEntropyBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, 5 * d.elements(op.getLogits()));
+}
+OpCost cost(SiluBackwardOp op, const DimResolver &d) { return elementwise(op, d, 7); }
+OpCost cost(GeluTanhBackwardOp op, const DimResolver &d) { return elementwise(op, d, 16); }
+OpCost cost(Relu2BackwardOp op, const DimResolver &d) { return elementwise(op, d, 3); }
+OpCost cost(SoftcapBackwardOp op, const DimResolver &d) { return elementwise(op, d, 5); }
+OpCost cost(SwigluBackwardOp op, const DimResolver &d) { return elementwise(op, d, 6); }
+OpCost cost(GegluBackwardOp op, const DimResolver &d) { return elementwise(op, d, 12); }
+
+/// A scan: each body once per layer that runs it.
+OpCost cost(RepeatOp op, const DimResolver &d) {
+  OpCost total;
+  SmallVector<int64_t> layersOfKind(op.getKinds().size(), 0);
+  for (int64_t l = 0; l < op.getNumLayers(); ++l)
+    ++layersOfKind[op.getKindOfLayer(l)];
+  for (auto [region, n] : llvm::zip(op.getKinds(), layersOfKind)) {
+    OpCost body;
+    for (Operation &inner : region.front())
+      if (auto c = dyn_cast<CostOpInterface>(inner))
+        body += c.getCost(d);
+    total += body.scaled(double(n));
+  }
+  return total;
+}
+
+template <typename OpTy>
+struct CostModel : CostOpInterface::ExternalModel<CostModel<OpTy>, OpTy> {
+  OpCost getCost(Operation *op, const DimResolver &dims) const {
+    return cost(cast<OpTy>(op), dims);
+  }
+};
+
+template <typename... OpTys>
+void attachAll(MLIRContext *ctx) {
+  (OpTys::template attachInterface<CostModel<OpTys>>(*ctx), ...);
+}
+
+} // namespace
+
+void mlir::tfm::registerTfmCostModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, TfmDialect *) {
+    attachAll<EmbeddingOp, RmsNormOp, LayerNormOp, FusedResidualRmsNormOp, MatmulOp, RopeOp,
+              QkNormOp, QkvQkNormRopeOp, AttentionOp, FlashAttentionOp, SwigluOp, GegluOp, SiluOp,
+              GeluTanhOp, Relu2Op, AddOp, MulOp, ScaleOp, SoftcapOp, ReshapeOp, SplitOp, ConcatOp,
+              CrossEntropyOp, FusedLmHeadLossOp, ZerosLikeOp, YieldOp, RepeatOp,
+              EmbeddingBackwardOp, RmsNormBackwardOp, LayerNormBackwardOp, MatmulGradWeightOp,
+              SumLeadingOp, RopeBackwardOp, AttentionBackwardOp, CrossEntropyBackwardOp,
+              SiluBackwardOp, GeluTanhBackwardOp, Relu2BackwardOp, SoftcapBackwardOp,
+              SwigluBackwardOp, GegluBackwardOp>(ctx);
+  });
+}
