@@ -51,3 +51,28 @@ extern "C" void _mlir_ciface_tfm_rt_sgemm(Memref2D *a, Memref2D *b, Memref2D *c,
       c->data()[i * c->strides[0] + j * c->strides[1]] += acc;
     }
 }
+
+namespace {
+struct Memref3D {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[3];
+  int64_t strides[3];
+};
+
+/// Batch slice i of a rank-3 descriptor as a rank-2 one.
+Memref2D slice(const Memref3D &m, int64_t i) {
+  return {m.allocated, m.aligned, m.offset + i * m.strides[0], {m.sizes[1], m.sizes[2]},
+          {m.strides[1], m.strides[2]}};
+}
+} // namespace
+
+/// C[i] += op(A[i])·op(B[i]) for every batch index i.
+extern "C" void _mlir_ciface_tfm_rt_sgemm_batched(Memref3D *a, Memref3D *b, Memref3D *c,
+                                                  int32_t transA, int32_t transB) {
+  for (int64_t i = 0; i < c->sizes[0]; ++i) {
+    Memref2D ai = slice(*a, i), bi = slice(*b, i), ci = slice(*c, i);
+    _mlir_ciface_tfm_rt_sgemm(&ai, &bi, &ci, transA, transB);
+  }
+}

@@ -32,6 +32,8 @@
 
 extern "C" void _mlir_ciface_tfm_rt_sgemm(void *a, void *b, void *c, int32_t transA,
                                           int32_t transB);
+extern "C" void _mlir_ciface_tfm_rt_sgemm_batched(void *a, void *b, void *c, int32_t transA,
+                                                  int32_t transB);
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -86,6 +88,9 @@ CpuModel::compile(ModuleOp module, llvm::StringRef funcName,
     llvm::orc::SymbolMap symbols;
     symbols[interner("_mlir_ciface_tfm_rt_sgemm")] = {
         llvm::orc::ExecutorAddr::fromPtr(&_mlir_ciface_tfm_rt_sgemm),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("_mlir_ciface_tfm_rt_sgemm_batched")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&_mlir_ciface_tfm_rt_sgemm_batched),
         llvm::JITSymbolFlags::Exported};
     // Bufferization emits copies of dynamically shaped memrefs as calls.
     symbols[interner("memrefCopy")] = {llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),

@@ -28,6 +28,18 @@ func.func @ta(%a: memref<?x24xf32>, %b: memref<?x16xf32>, %c: memref<24x16xf32>)
 
 // -----
 
+// Batched GEMMs (attention) call the batched entry point.
+// CHECK: func.func private @tfm_rt_sgemm_batched(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+// CHECK-LABEL: func @batched
+// CHECK: call @tfm_rt_sgemm_batched
+func.func @batched(%a: memref<?x4x8xf32>, %b: memref<?x5x8xf32>, %c: memref<?x4x5xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%a, %b : memref<?x4x8xf32>, memref<?x5x8xf32>) outs(%c : memref<?x4x5xf32>)
+  return
+}
+
+// -----
+
 // Non-f32 GEMMs and tensors are left alone.
 // CHECK-LABEL: func @f64
 // CHECK: linalg.matmul

@@ -27,52 +27,70 @@ using namespace mlir;
 namespace {
 
 constexpr llvm::StringLiteral kSgemm = "tfm_rt_sgemm";
+constexpr llvm::StringLiteral kSgemmBatched = "tfm_rt_sgemm_batched";
 
-MemRefType anyStrided2d(MLIRContext *ctx) {
+MemRefType anyStrided(MLIRContext *ctx, unsigned rank) {
   int64_t dyn = ShapedType::kDynamic;
-  return MemRefType::get({dyn, dyn}, Float32Type::get(ctx),
-                         StridedLayoutAttr::get(ctx, dyn, {dyn, dyn}));
+  SmallVector<int64_t> shape(rank, dyn);
+  return MemRefType::get(shape, Float32Type::get(ctx),
+                         StridedLayoutAttr::get(ctx, dyn, shape));
 }
 
-func::FuncOp declareSgemm(ModuleOp module) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(kSgemm))
+/// `name(A, B, C, i32 transA, i32 transB)` on rank-`rank` memrefs.
+func::FuncOp declareGemm(ModuleOp module, StringRef name, unsigned rank) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  MLIRContext *ctx = module.getContext();
-  MemRefType m = anyStrided2d(ctx);
-  auto f = func::FuncOp::create(b, module.getLoc(), kSgemm,
+  MemRefType m = anyStrided(module.getContext(), rank);
+  auto f = func::FuncOp::create(b, module.getLoc(), name,
                                 b.getFunctionType({m, m, m, b.getI32Type(), b.getI32Type()}, {}));
   f.setPrivate();
   f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   return f;
 }
 
-struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
-  MatmulToSgemm(MLIRContext *ctx, func::FuncOp callee)
-      : OpRewritePattern(ctx), callee(callee) {}
+/// Replaces a GEMM-like linalg op on f32 memrefs with a call of `callee`.
+LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee, bool transA, bool transB,
+                              PatternRewriter &rewriter) {
+  if (!op.hasPureBufferSemantics())
+    return rewriter.notifyMatchFailure(op, "needs memref operands");
+  for (Value v : op->getOperands())
+    if (!cast<MemRefType>(v.getType()).getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "only f32");
+  Location loc = op.getLoc();
+  MemRefType m = anyStrided(rewriter.getContext(), cast<MemRefType>(op->getOperand(0).getType()).getRank());
+  SmallVector<Value> args;
+  for (Value v : op->getOperands())
+    args.push_back(memref::CastOp::create(rewriter, loc, m, v));
+  args.push_back(arith::ConstantIntOp::create(rewriter, loc, transA ? 1 : 0, 32));
+  args.push_back(arith::ConstantIntOp::create(rewriter, loc, transB ? 1 : 0, 32));
+  func::CallOp::create(rewriter, loc, callee, args);
+  rewriter.eraseOp(op);
+  return success();
+}
 
+struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
+  MatmulToSgemm(MLIRContext *ctx, ModuleOp module) : OpRewritePattern(ctx), module(module) {}
   LogicalResult matchAndRewrite(linalg::MatmulOp op, PatternRewriter &rewriter) const override {
-    if (!op.hasPureBufferSemantics())
-      return rewriter.notifyMatchFailure(op, "needs memref operands");
     bool transA = isa<linalg::MatmulTransposeAOp>(op.getOperation());
     bool transB = isa<linalg::MatmulTransposeBOp>(op.getOperation());
     if (!transA && !transB && !linalg::MatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
       return rewriter.notifyMatchFailure(op, "only plain and transposed-A/B matmuls");
-    for (Value v : op->getOperands())
-      if (!cast<MemRefType>(v.getType()).getElementType().isF32())
-        return rewriter.notifyMatchFailure(op, "only f32");
-    Location loc = op.getLoc();
-    MemRefType m = anyStrided2d(rewriter.getContext());
-    SmallVector<Value> args;
-    for (Value v : op->getOperands())
-      args.push_back(memref::CastOp::create(rewriter, loc, m, v));
-    args.push_back(arith::ConstantIntOp::create(rewriter, loc, transA ? 1 : 0, 32));
-    args.push_back(arith::ConstantIntOp::create(rewriter, loc, transB ? 1 : 0, 32));
-    func::CallOp::create(rewriter, loc, callee, args);
-    rewriter.eraseOp(op);
-    return success();
+    return replaceWithCall(op, declareGemm(module, kSgemm, 2), transA, transB, rewriter);
   }
-  func::FuncOp callee;
+  ModuleOp module;
+};
+
+/// Batched GEMMs (attention's per-head products): one BLAS call per batch.
+struct BatchMatmulToSgemm : OpRewritePattern<linalg::BatchMatmulOp> {
+  BatchMatmulToSgemm(MLIRContext *ctx, ModuleOp module) : OpRewritePattern(ctx), module(module) {}
+  LogicalResult matchAndRewrite(linalg::BatchMatmulOp op, PatternRewriter &rewriter) const override {
+    bool transB = isa<linalg::BatchMatmulTransposeBOp>(op.getOperation());
+    if (!transB && !linalg::BatchMatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
+      return rewriter.notifyMatchFailure(op, "only plain and transposed-B batch matmuls");
+    return replaceWithCall(op, declareGemm(module, kSgemmBatched, 3), false, transB, rewriter);
+  }
+  ModuleOp module;
 };
 
 struct ConvertLinalgMatmulToBlasPass
@@ -82,14 +100,8 @@ struct ConvertLinalgMatmulToBlasPass
   }
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    bool any = false;
-    module.walk([&](linalg::MatmulOp op) {
-      any |= op.hasPureBufferSemantics();
-    });
-    if (!any)
-      return;
     RewritePatternSet patterns(&getContext());
-    patterns.add<MatmulToSgemm>(&getContext(), declareSgemm(module));
+    patterns.add<MatmulToSgemm, BatchMatmulToSgemm>(&getContext(), module);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       signalPassFailure();
   }

@@ -33,6 +33,42 @@ struct AttentionProbs {
   Value probs, scaled, lse;
 };
 
+/// f32 attention contracts heads as batched GEMMs (one BLAS call per head
+/// after bufferization); other types use the generic contractions.
+bool useBatchedGemm(Value q, Type st) {
+  return st.isF32() && cast<RankedTensorType>(q.getType()).getElementType().isF32();
+}
+
+/// [B, X, Hs, D] -> [B·Hs·rep, X, D]: heads to the front, each source head
+/// repeated `rep` times (GQA: query head h reads key/value head h / rep).
+Value toBatchedHeads(OpBuilder &b, Location loc, Value x, int64_t rep) {
+  auto t = cast<RankedTensorType>(x.getType());
+  Type elem = t.getElementType();
+  int64_t hs = t.getDimSize(2), d = t.getDimSize(3);
+  OpFoldResult B = tensor::getMixedSize(b, loc, x, 0), X = tensor::getMixedSize(b, loc, x, 1);
+  Value init = tensor::EmptyOp::create(b, loc, SmallVector<OpFoldResult>{B, b.getIndexAttr(hs), X, b.getIndexAttr(d)}, elem);
+  Value heads = linalg::TransposeOp::create(b, loc, x, init, ArrayRef<int64_t>{0, 2, 1, 3}).getResult()[0];
+  if (rep == 1)
+    return tensor::CollapseShapeOp::create(b, loc, heads,
+                                           SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  Value binit = tensor::EmptyOp::create(
+      b, loc, SmallVector<OpFoldResult>{B, b.getIndexAttr(hs), b.getIndexAttr(rep), X, b.getIndexAttr(d)}, elem);
+  Value bcast = linalg::BroadcastOp::create(b, loc, heads, binit, ArrayRef<int64_t>{2}).getResult()[0];
+  return tensor::CollapseShapeOp::create(b, loc, bcast,
+                                         SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}});
+}
+
+/// [B·H, X, Y] -> [B, H, X, Y].
+Value fromBatchedHeads(OpBuilder &b, Location loc, Value x, OpFoldResult batch, int64_t heads) {
+  auto t = cast<RankedTensorType>(x.getType());
+  auto type = RankedTensorType::get({ShapedType::kDynamic, heads, t.getDimSize(1), t.getDimSize(2)},
+                                    t.getElementType());
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, x, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}},
+      SmallVector<OpFoldResult>{batch, b.getIndexAttr(heads), tensor::getMixedSize(b, loc, x, 1),
+                                tensor::getMixedSize(b, loc, x, 2)});
+}
+
 AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k, Value sinks,
                                    const AttentionConfig &cfg, Type st) {
   MLIRContext *ctx = b.getContext();
@@ -47,8 +83,18 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
 
   // scores[b, h, t, s] = scale · Σ_d q[b, t, h, d] · k[b, s, h / group, d]
   SmallVector<OpFoldResult> scoreSizes = {B, b.getIndexAttr(hq), T, S};
+  Value dots;
+  if (useBatchedGemm(q, st)) {
+    Value qb = toBatchedHeads(b, loc, q, 1), kb = toBatchedHeads(b, loc, k, group);
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, qb, 0), T, S};
+    Value init = filledTensor(b, loc, sizes, st, 0.0);
+    Value prod = linalg::BatchMatmulTransposeBOp::create(b, loc, TypeRange{init.getType()},
+                                                         ValueRange{qb, kb}, ValueRange{init})
+                     .getResult(0);
+    dots = fromBatchedHeads(b, loc, prod, B, hq);
+  } else {
   Value zero = filledTensor(b, loc, scoreSizes, st, 0.0);
-  Value dots = linalg::GenericOp::create(
+  dots = linalg::GenericOp::create(
                    b, loc, TypeRange{zero.getType()}, ValueRange{q, k}, ValueRange{zero},
                    SmallVector<AffineMap>{
                        AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
@@ -61,6 +107,7 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
                      yieldValue(nb, l, arith::AddFOp::create(nb, l, p, a[2]));
                    })
                    .getResult(0);
+  }
   Value scaled = buildMap(b, loc, scoreSizes, st, ValueRange{dots}, {},
                           [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                             return arith::MulFOp::create(nb, l, a[0],
@@ -155,6 +202,22 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q, Valu
   SmallVector<OpFoldResult> outSizes = {tensor::getMixedSize(b, loc, q, 0),
                                         tensor::getMixedSize(b, loc, q, 1), b.getIndexAttr(hq),
                                         b.getIndexAttr(vt.getDimSize(3))};
+  if (useBatchedGemm(q, st)) {
+    Value pb = tensor::CollapseShapeOp::create(b, loc, probs,
+                                               SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+    Value vb = toBatchedHeads(b, loc, v, group);
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, pb, 0), outSizes[1],
+                                       outSizes[3]};
+    Value init = filledTensor(b, loc, sizes, st, 0.0);
+    Value prod = linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()},
+                                               ValueRange{pb, vb}, ValueRange{init})
+                     .getResult(0);
+    Value heads = fromBatchedHeads(b, loc, prod, outSizes[0], hq); // [B, Hq, T, Dv]
+    Value outInit = tensor::EmptyOp::create(b, loc, outSizes, elem);
+    Value out = linalg::TransposeOp::create(b, loc, heads, outInit, ArrayRef<int64_t>{0, 2, 1, 3})
+                    .getResult()[0];
+    return {out, p.lse};
+  }
   Value outF = buildReduction(
       b, loc, outSizes, st, 0.0, ValueRange{probs, v},
       {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),

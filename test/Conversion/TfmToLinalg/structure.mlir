@@ -39,15 +39,32 @@ func.func @rope(%x: tensor<?x?x2x8xf32>, %p: tensor<?x?xi64>) -> tensor<?x?x2x8x
 
 // -----
 
-// GQA: key/value heads are read through h floordiv group in the maps.
-// CHECK-DAG: #[[$KMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1 floordiv 2, d4)>
+// f32 attention: heads move to the front and Q·Kᵀ and P·V become batched
+// GEMMs (BLAS after bufferization); GQA repeats each key/value head over its
+// group of query heads.
 // CHECK-LABEL: func @attention
-// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$KMAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK: linalg.transpose ins(%arg0 : tensor<?x?x4x8xf32>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK: linalg.broadcast ins(%{{.*}} : tensor<?x2x?x8xf32>) outs(%{{.*}} : tensor<?x2x2x?x8xf32>) dimensions = [2]
+// CHECK: linalg.batch_matmul indexing_maps = {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x?x8xf32>, tensor<?x?x8xf32>) outs(%{{.*}} : tensor<?x?x?xf32>)
 // CHECK: arith.cmpi sgt
-// CHECK: arith.select
+// CHECK: linalg.batch_matmul ins
+// CHECK: linalg.transpose {{.*}} permutation = [0, 2, 1, 3]
 func.func @attention(%q: tensor<?x?x4x8xf32>, %k: tensor<?x?x2x8xf32>, %v: tensor<?x?x2x8xf32>) -> tensor<?x?x4x8xf32> {
   %o = tfm.attention %q, %k, %v {causal, scale = 0.35 : f64} : (tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>) -> tensor<?x?x4x8xf32>
   return %o : tensor<?x?x4x8xf32>
+}
+
+// -----
+
+// Other types keep generic contractions, reading key/value heads through
+// h floordiv group in the maps and accumulating in f32.
+// CHECK-DAG: #[[$KMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1 floordiv 2, d4)>
+// CHECK-LABEL: func @attention_bf16
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$KMAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK: arith.extf
+func.func @attention_bf16(%q: tensor<?x?x4x8xbf16>, %k: tensor<?x?x2x8xbf16>, %v: tensor<?x?x2x8xbf16>) -> tensor<?x?x4x8xbf16> {
+  %o = tfm.attention %q, %k, %v {causal, scale = 0.35 : f64} : (tensor<?x?x4x8xbf16>, tensor<?x?x2x8xbf16>, tensor<?x?x2x8xbf16>) -> tensor<?x?x4x8xbf16>
+  return %o : tensor<?x?x4x8xbf16>
 }
 
 // -----
