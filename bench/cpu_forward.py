@@ -1,11 +1,12 @@
-"""Forward tokens/s: tfm-run (CPU JIT) against the same model in PyTorch.
+"""Tokens/s of tfm-run (CPU JIT) against the same model in PyTorch.
 
 Writes a random-weight Llama-style checkpoint with transformers, times
 HF's forward (eager attention, f32, no grad) and tfm-run's compiled step on
 the same tokens, and prints both and their ratio (fastest of --repeat runs,
-same thread count for both).
+same thread count for both). With --train, both sides run the training step
+instead: loss and every parameter gradient (torch autograd vs --grads).
 
-    python bench/cpu_forward.py [--hidden 512 --layers 8 --batch 4 --seq 256]
+    python bench/cpu_forward.py [--train] [--hidden 512 --layers 8 --batch 4 --seq 256]
 """
 
 import argparse
@@ -28,6 +29,7 @@ def main():
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--train", action="store_true", help="time forward + backward")
     ap.add_argument("--threads", type=int, default=int(os.environ.get("THREADS", "1")))
     ap.add_argument("--tfm-run", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin", "tfm-run"))
     args = ap.parse_args()
@@ -45,17 +47,23 @@ def main():
         with open(os.path.join(d, "tokens.json"), "w") as f:
             json.dump({"input_ids": ids.tolist(), "labels": ids.tolist()}, f)
         best = 1e30
-        with torch.no_grad():
-            for _ in range(args.repeat):
-                t0 = time.perf_counter()
-                model(input_ids=ids, labels=ids)
-                best = min(best, time.perf_counter() - t0)
+        for _ in range(args.repeat):
+            model.zero_grad()
+            t0 = time.perf_counter()
+            if args.train:
+                model(input_ids=ids, labels=ids).loss.backward()
+            else:
+                with torch.no_grad():
+                    model(input_ids=ids, labels=ids)
+            best = min(best, time.perf_counter() - t0)
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(args.threads))
         out = subprocess.run([args.tfm_run, d, "--tokens", os.path.join(d, "tokens.json"),
-                              "--output", os.path.join(d, "out.st"), "--repeat", str(args.repeat)],
+                              "--output", os.path.join(d, "out.st"), "--repeat", str(args.repeat)]
+                             + (["--grads"] if args.train else []),
                              capture_output=True, text=True, env=env, check=True).stdout
-        ms = float(re.search(r"run ([0-9.]+) ms", out).group(1))
-    print(f"Llama-style {params / 1e6:.1f}M parameters, {args.layers} layers, hidden {args.hidden}, "
+        ms = float(re.search(r"(?:run|step) ([0-9.]+) ms", out).group(1))
+    print(("training step (forward + backward), " if args.train else "forward, ") +
+          f"Llama-style {params / 1e6:.1f}M parameters, {args.layers} layers, hidden {args.hidden}, "
           f"{args.batch}x{args.seq} tokens, {args.threads} thread(s)")
     print(f"  torch (HF eager) {best * 1e3:9.1f} ms  {tokens / best:10.0f} tokens/s")
     print(f"  tfm-run          {ms:9.1f} ms  {tokens / (ms / 1e3):10.0f} tokens/s")

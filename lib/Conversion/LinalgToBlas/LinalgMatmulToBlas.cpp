@@ -85,10 +85,11 @@ struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
 struct BatchMatmulToSgemm : OpRewritePattern<linalg::BatchMatmulOp> {
   BatchMatmulToSgemm(MLIRContext *ctx, ModuleOp module) : OpRewritePattern(ctx), module(module) {}
   LogicalResult matchAndRewrite(linalg::BatchMatmulOp op, PatternRewriter &rewriter) const override {
+    bool transA = isa<linalg::BatchMatmulTransposeAOp>(op.getOperation());
     bool transB = isa<linalg::BatchMatmulTransposeBOp>(op.getOperation());
-    if (!transB && !linalg::BatchMatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
-      return rewriter.notifyMatchFailure(op, "only plain and transposed-B batch matmuls");
-    return replaceWithCall(op, declareGemm(module, kSgemmBatched, 3), false, transB, rewriter);
+    if (!transA && !transB && !linalg::BatchMatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
+      return rewriter.notifyMatchFailure(op, "only plain and transposed-A/B batch matmuls");
+    return replaceWithCall(op, declareGemm(module, kSgemmBatched, 3), transA, transB, rewriter);
   }
   ModuleOp module;
 };

@@ -282,8 +282,30 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc, Value dout
   };
   AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st);
   SmallVector<OpFoldResult> scoreSizes = sizesOf(b, loc, p.probs);
+  bool batched = useBatchedGemm(q, st);
+  OpFoldResult B = tensor::getMixedSize(b, loc, q, 0);
+  auto collapseHeads = [&](Value x) -> Value {
+    return tensor::CollapseShapeOp::create(b, loc, x,
+                                           SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  };
+  auto gemm = [&](auto tag, Value lhs, Value rhs, OpFoldResult m, OpFoldResult n) -> Value {
+    using GemmOp = decltype(tag);
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, lhs, 0), m, n};
+    Value init = filledTensor(b, loc, sizes, st, 0.0);
+    return GemmOp::create(b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init})
+        .getResult(0);
+  };
+  Value doutB, vB;
+  if (batched) {
+    doutB = toBatchedHeads(b, loc, dout, 1);
+    vB = toBatchedHeads(b, loc, v, group);
+  }
   // dp[b, h, t, s] = Σ_e dout[b, t, h, e] · v[b, s, h / group, e]
-  Value dp = buildReduction(
+  Value dp = batched ? fromBatchedHeads(b, loc,
+                                        gemm(linalg::BatchMatmulTransposeBOp(), doutB, vB,
+                                             scoreSizes[2], scoreSizes[3]),
+                                        B, hq)
+                     : buildReduction(
       b, loc, scoreSizes, st, 0.0, ValueRange{dout, v},
       {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
        AffineMap::get(5, 0, {d(0), d(3), d(1).floorDiv(group), d(4)}, ctx)},
@@ -315,6 +337,49 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc, Value dout
         }
         return g;
       });
+  SmallVector<Value> grads;
+  if (batched) {
+    // Per query head: dq_h = ds_h·k_h, dk_h = ds_hᵀ·q_h, dv_h = p_hᵀ·dout_h,
+    // then key/value gradients summed over each group of query heads.
+    Value dsB = collapseHeads(ds), pB = collapseHeads(p.probs);
+    Value kB = toBatchedHeads(b, loc, k, group), qB = toBatchedHeads(b, loc, q, 1);
+    OpFoldResult T = scoreSizes[2], S = scoreSizes[3];
+    int64_t dqk = qt.getDimSize(3), dvv = cast<RankedTensorType>(v.getType()).getDimSize(3);
+    Value dqH = fromBatchedHeads(b, loc, gemm(linalg::BatchMatmulOp(), dsB, kB, T, b.getIndexAttr(dqk)), B, hq);
+    Value dq = buildMap(b, loc, sizesOf(b, loc, q), elem, ValueRange{dqH},
+                        {AffineMap::get(4, 0, {d(0), d(2), d(1), d(3)}, ctx)},
+                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                          return castFloat(nb, l,
+                                           arith::MulFOp::create(nb, l, a[0],
+                                                                 constFloat(nb, l, st, cfg.scale)),
+                                           elem);
+                        });
+    auto groupSum = [&](Value perHead, Value like, double factor) -> Value {
+      // [B·Hq, S, E] -> [B, Hkv, group, S, E] -> Σ over group -> [B, S, Hkv, E]
+      auto t = cast<RankedTensorType>(perHead.getType());
+      auto split = RankedTensorType::get({ShapedType::kDynamic, hkv, group, t.getDimSize(1), t.getDimSize(2)}, st);
+      Value x = tensor::ExpandShapeOp::create(
+          b, loc, split, perHead, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}},
+          SmallVector<OpFoldResult>{B, b.getIndexAttr(hkv), b.getIndexAttr(group),
+                                    tensor::getMixedSize(b, loc, perHead, 1),
+                                    tensor::getMixedSize(b, loc, perHead, 2)});
+      Value sum = buildReduction(
+          b, loc, sizesOf(b, loc, like), st, 0.0, ValueRange{x},
+          {AffineMap::get(5, 0, {d(0), d(2), d(4), d(1), d(3)}, ctx)},
+          AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx), {false, false, false, false, true},
+          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            return arith::AddFOp::create(nb, l, a[1],
+                                         arith::MulFOp::create(nb, l, a[0],
+                                                               constFloat(nb, l, st, factor)));
+          });
+      return round(sum);
+    };
+    Value dk = groupSum(gemm(linalg::BatchMatmulTransposeAOp(), dsB, qB, S, b.getIndexAttr(dqk)), k,
+                        cfg.scale);
+    Value dv = groupSum(gemm(linalg::BatchMatmulTransposeAOp(), pB, doutB, S, b.getIndexAttr(dvv)), v,
+                        1.0);
+    grads = {dq, dk, dv};
+  } else {
   // dq[b, t, h, e] = scale · Σ_s ds[b, h, t, s] · k[b, s, h / group, e]
   SmallVector<OpFoldResult> qSizes = sizesOf(b, loc, q);
   Value dq = buildReduction(
@@ -350,7 +415,8 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc, Value dout
                               return arith::AddFOp::create(
                                   nb, l, a[2], arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1])));
                             });
-  SmallVector<Value> grads = {round(dq), round(dk), round(dv)};
+  grads = {round(dq), round(dk), round(dv)};
+  }
   if (sinks) {
     // dsink[h] = −Σ_{b, t} exp(sink[h] − lse[b, h, t]) · delta[b, h, t]
     Value dsink = buildReduction(

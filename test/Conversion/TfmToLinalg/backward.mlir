@@ -50,14 +50,29 @@ func.func @rope_backward(%dy: tensor<?x?x2x8xf32>, %p: tensor<?x?xi64>) -> tenso
 
 // -----
 
-// Attention backward: GQA reductions over a group read the head dimension
-// split into [kv_heads, group].
+// f32 attention backward: per-head batched GEMMs (dp = dout·vᵀ, dq = ds·k,
+// dk = dsᵀ·q, dv = pᵀ·dout), then key/value gradients summed over each
+// group of query heads.
 // CHECK-LABEL: func @attention_backward
-// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] {{.*}} : tensor<?x4x?x?xf32> into tensor<?x2x2x?x?xf32>
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
-func.func @attention_backward(%do: tensor<?x?x4x8xf32>, %q: tensor<?x?x4x8xf32>, %k: tensor<?x?x2x8xf32>, %v: tensor<?x?x2x8xf32>) -> tensor<?x?x2x8xf32> {
+// CHECK: linalg.batch_matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins({{.*}} : tensor<?x?x8xf32>, tensor<?x?x8xf32>) outs({{.*}} : tensor<?x?x?xf32>)
+// CHECK: linalg.batch_matmul ins
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1, 2], [3], [4]] {{.*}} : tensor<?x?x8xf32> into tensor<?x2x2x?x8xf32>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+func.func @attention_backward(%do: tensor<?x?x4x8xf32>, %q: tensor<?x?x4x8xf32>, %k: tensor<?x?x2x8xf32>, %v: tensor<?x?x2x8xf32>) -> (tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>) {
   %dq, %dk, %dv = tfm.attention_backward %do, %q, %k, %v {causal, scale = 0.35 : f64} : (tensor<?x?x4x8xf32>, tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>) -> (tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>)
-  return %dk : tensor<?x?x2x8xf32>
+  return %dq, %dk, %dv : tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>
+}
+
+// -----
+
+// Other types: GQA reductions over a group read the head dimension split
+// into [kv_heads, group].
+// CHECK-LABEL: func @attention_backward_f64
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] {{.*}} : tensor<?x4x?x?xf64> into tensor<?x2x2x?x?xf64>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+func.func @attention_backward_f64(%do: tensor<?x?x4x8xf64>, %q: tensor<?x?x4x8xf64>, %k: tensor<?x?x2x8xf64>, %v: tensor<?x?x2x8xf64>) -> tensor<?x?x2x8xf64> {
+  %dq, %dk, %dv = tfm.attention_backward %do, %q, %k, %v {causal, scale = 0.35 : f64} : (tensor<?x?x4x8xf64>, tensor<?x?x4x8xf64>, tensor<?x?x2x8xf64>, tensor<?x?x2x8xf64>) -> (tensor<?x?x4x8xf64>, tensor<?x?x2x8xf64>, tensor<?x?x2x8xf64>)
+  return %dk : tensor<?x?x2x8xf64>
 }
 
 // -----
