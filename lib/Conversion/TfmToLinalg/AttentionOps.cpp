@@ -194,10 +194,7 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q, Valu
   // HF rounds the probabilities to the activation type before P·V.
   Value probs = p.probs;
   if (elem != st)
-    probs = buildMap(b, loc, sizesOf(b, loc, probs), elem, ValueRange{probs}, {},
-                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       return castFloat(nb, l, a[0], elem);
-                     });
+    probs = roundTensor(b, loc, probs, elem);
   // out[b, t, h, e] = Σ_s p[b, h, t, s] · v[b, s, h / group, e]
   SmallVector<OpFoldResult> outSizes = {tensor::getMixedSize(b, loc, q, 0),
                                         tensor::getMixedSize(b, loc, q, 1), b.getIndexAttr(hq),
@@ -230,10 +227,7 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q, Valu
       });
   Value out = outF;
   if (st != elem)
-    out = buildMap(b, loc, outSizes, elem, ValueRange{outF}, {},
-                   [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                     return castFloat(nb, l, a[0], elem);
-                   });
+    out = roundTensor(b, loc, outF, elem);
   return {out, p.lse};
 }
 
@@ -272,14 +266,7 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc, Value dout
   int64_t group = hq / hkv;
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   auto f = [&](OpBuilder &nb, Location l, Value x) { return castFloat(nb, l, x, st); };
-  auto round = [&](Value x) {
-    if (st == elem)
-      return x;
-    return buildMap(b, loc, sizesOf(b, loc, x), elem, ValueRange{x}, {},
-                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                      return castFloat(nb, l, a[0], elem);
-                    });
-  };
+  auto round = [&](Value x) { return roundTensor(b, loc, x, elem); };
   AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st);
   SmallVector<OpFoldResult> scoreSizes = sizesOf(b, loc, p.probs);
   bool batched = useBatchedGemm(q, st);

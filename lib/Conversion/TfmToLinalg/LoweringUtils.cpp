@@ -93,6 +93,15 @@ Value mlir::tfm::lowering::buildElementwise(OpBuilder &b, Location loc,
                   });
 }
 
+Value mlir::tfm::lowering::roundTensor(OpBuilder &b, Location loc, Value x, Type elem) {
+  if (cast<RankedTensorType>(x.getType()).getElementType() == elem)
+    return x;
+  return buildMap(b, loc, sizesOf(b, loc, x), elem, ValueRange{x}, {},
+                  [&](OpBuilder &nb, Location l, ValueRange a) {
+                    return castFloat(nb, l, a[0], elem);
+                  });
+}
+
 Value mlir::tfm::lowering::reduceLastDim(OpBuilder &b, Location loc, Value x,
                                          Type accType, double init,
                                          BodyFn combine) {

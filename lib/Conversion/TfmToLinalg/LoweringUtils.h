@@ -61,6 +61,9 @@ Value buildMap(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
 Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
                        BodyFn body);
 
+/// `x` with its elements rounded (or widened) to `elem` (x itself if equal).
+Value roundTensor(OpBuilder &b, Location loc, Value x, Type elem);
+
 /// Reduces the last dimension of `x` into a tensor of `accType` (the shape
 /// of `x` without its last dimension), starting from `init`; `combine` gets
 /// (element widened to accType, accumulator).

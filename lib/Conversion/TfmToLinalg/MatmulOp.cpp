@@ -120,10 +120,7 @@ struct MatmulGradWeightLowering : OpRewritePattern<MatmulGradWeightOp> {
                                             castFloat(b, l, a[1], acc));
             return arith::AddFOp::create(b, l, a[2], p);
           });
-      product = buildMap(rewriter, loc, sizes, elem, ValueRange{product}, {},
-                         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                           return castFloat(b, l, a[0], elem);
-                         });
+      product = roundTensor(rewriter, loc, product, elem);
     }
     rewriter.replaceOp(op, product);
     return success();
@@ -147,10 +144,7 @@ struct SumLeadingLowering : OpRewritePattern<SumLeadingOp> {
         reduced, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           return arith::AddFOp::create(b, l, a[1], castFloat(b, l, a[0], acc));
         });
-    rewriter.replaceOp(op, buildMap(rewriter, loc, sizes, elem, ValueRange{sum}, {},
-                                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                      return castFloat(b, l, a[0], elem);
-                                    }));
+    rewriter.replaceOp(op, roundTensor(rewriter, loc, sum, elem));
     return success();
   }
 };

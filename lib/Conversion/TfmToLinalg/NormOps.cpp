@@ -211,10 +211,7 @@ struct RmsNormBackwardLowering : OpRewritePattern<RmsNormBackwardOp> {
           return arith::AddFOp::create(b, l, a[3],
                                        arith::MulFOp::create(b, l, f(b, l, a[0]), xhat));
         });
-    Value dw = buildMap(rewriter, loc, sizesOf(rewriter, loc, dwAcc), elem, ValueRange{dwAcc}, {},
-                        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                          return castFloat(b, l, a[0], elem);
-                        });
+    Value dw = roundTensor(rewriter, loc, dwAcc, elem);
     rewriter.replaceOp(op, {dx, dw});
     return success();
   }
@@ -275,10 +272,7 @@ struct LayerNormBackwardLowering : OpRewritePattern<LayerNormBackwardOp> {
                                    return arith::AddFOp::create(b, l, v[1], f(b, l, v[0]));
                                  });
     auto round = [&](Value acc) {
-      return buildMap(rewriter, loc, {nSize}, elem, ValueRange{acc}, {},
-                      [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-                        return castFloat(b, l, v[0], elem);
-                      });
+      return roundTensor(rewriter, loc, acc, elem);
     };
     rewriter.replaceOp(op, {dx, round(dwAcc), round(dbAcc)});
     return success();

@@ -187,10 +187,7 @@ struct EmbeddingBackwardLowering : OpRewritePattern<EmbeddingBackwardOp> {
         });
     Value result = outer.getResult(0);
     if (acc != elem)
-      result = buildMap(rewriter, loc, sizesOf(rewriter, loc, result), elem, ValueRange{result}, {},
-                        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                          return castFloat(b, l, a[0], elem);
-                        });
+      result = roundTensor(rewriter, loc, result, elem);
     rewriter.replaceOp(op, result);
     return success();
   }
