@@ -10,10 +10,12 @@ tolerances: eps 1e-6, |numeric - analytic| <= 1e-5 + 1e-3 |numeric|.
 Usage: op_gradcheck.py --tfm-run PATH --workdir DIR [--group NAME] [--list]
 """
 
-import argparse
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import case_runner  # noqa: E402
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -263,32 +265,6 @@ def run(tfm_run, workdir, group, name, mlir, inputs):
     return ok
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tfm-run", dest="tfm_run")
-    ap.add_argument("--workdir")
-    ap.add_argument("--group")
-    ap.add_argument("--list", action="store_true")
-    args = ap.parse_args()
-    selected = [c for c in CASES if not args.group or c[0] == args.group]
-    if args.list:
-        for c in selected:
-            print(c[0], c[1])
-        return 0
-    if not selected:
-        print(f"no cases in group {args.group}")
-        return 1
-    os.makedirs(args.workdir, exist_ok=True)
-    results = []
-    for c in selected:
-        try:
-            results.append(run(args.tfm_run, args.workdir, *c))
-        except subprocess.CalledProcessError as e:
-            print(f"FAIL {c[0]}/{c[1]}: {e}")
-            results.append(False)
-    print(f"{sum(results)} of {len(results)} gradient checks passed")
-    return 0 if all(results) else 1
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(case_runner.main(CASES, run, "gradient checks"))

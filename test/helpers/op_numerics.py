@@ -8,11 +8,13 @@ compiled and run by `tfm-run --mlir`; every result must match within
 Usage: op_numerics.py --tfm-run PATH --workdir DIR [--group NAME] [--list]
 """
 
-import argparse
 import math
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import case_runner  # noqa: E402
 
 import torch
 import torch.nn.functional as F
@@ -335,26 +337,6 @@ def run_case(tfm_run, workdir, group, name, mlir, inputs, ref):
     return ok
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tfm-run", dest="tfm_run")
-    ap.add_argument("--workdir")
-    ap.add_argument("--group")
-    ap.add_argument("--list", action="store_true")
-    args = ap.parse_args()
-    selected = [c for c in CASES if not args.group or c[0] == args.group]
-    if args.list:
-        for c in selected:
-            print(c[0], c[1])
-        return 0
-    if not selected:
-        print(f"no cases in group {args.group}")
-        return 1
-    os.makedirs(args.workdir, exist_ok=True)
-    results = [run_case(args.tfm_run, args.workdir, *c) for c in selected]
-    print(f"{sum(results)} of {len(results)} cases passed")
-    return 0 if all(results) else 1
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(case_runner.main(CASES, run_case, "cases"))
