@@ -35,7 +35,7 @@ struct TfmCostReportPass : mlir::tfm::impl::TfmCostReportPassBase<TfmCostReportP
         continue;
       if (auto repeat = dyn_cast<RepeatOp>(op)) {
         SmallVector<int64_t> layers(repeat.getKinds().size(), 0);
-        for (int64_t l = 0; l < repeat.getNumLayers(); ++l)
+        for (int64_t l = 0; l < int64_t(repeat.getNumLayers()); ++l)
           ++layers[repeat.getKindOfLayer(l)];
         for (auto [region, n] : llvm::zip(repeat.getKinds(), layers))
           collect(region.front(), times * double(n), dims, rows);

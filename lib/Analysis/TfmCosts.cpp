@@ -182,7 +182,7 @@ OpCost cost(GegluBackwardOp op, const DimResolver &d) { return elementwise(op, d
 OpCost cost(RepeatOp op, const DimResolver &d) {
   OpCost total;
   SmallVector<int64_t> layersOfKind(op.getKinds().size(), 0);
-  for (int64_t l = 0; l < op.getNumLayers(); ++l)
+  for (int64_t l = 0; l < int64_t(op.getNumLayers()); ++l)
     ++layersOfKind[op.getKindOfLayer(l)];
   for (auto [region, n] : llvm::zip(op.getKinds(), layersOfKind)) {
     OpCost body;

@@ -39,7 +39,7 @@ FailureOr<ParamSummary> mlir::tfm::summarizeParams(ModuleOp module,
   }
   func.walk([&](RepeatOp repeat) {
     auto names = repeat.getKindNames();
-    for (int64_t l = 0; l < repeat.getNumLayers(); ++l) {
+    for (int64_t l = 0; l < int64_t(repeat.getNumLayers()); ++l) {
       unsigned k = repeat.getKindOfLayer(l);
       std::string name = names ? cast<StringAttr>((*names)[k]).str()
                                : "kind" + std::to_string(k);

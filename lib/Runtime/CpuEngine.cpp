@@ -156,11 +156,12 @@ llvm::Expected<std::vector<HostArray>> CpuModel::run(llvm::ArrayRef<Arg> args) {
   // Every returned buffer is owned by the caller; several results may share
   // one (a value returned twice), so free each once, after all are read.
   std::set<void *> owned;
-  for (size_t w = 0; RankedTensorType t : resultTypes) {
-    owned.insert(reinterpret_cast<void *>(results[w]));
-    w += 3 + 2 * t.getRank();
+  size_t word = 0;
+  for (RankedTensorType t : resultTypes) {
+    owned.insert(reinterpret_cast<void *>(results[word]));
+    word += 3 + 2 * t.getRank();
   }
-  auto release = llvm::make_scope_exit([&] {
+  llvm::scope_exit release([&] {
     for (void *p : owned)
       std::free(p);
   });

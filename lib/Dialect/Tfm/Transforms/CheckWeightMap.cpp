@@ -79,7 +79,7 @@ struct TfmCheckWeightMapPass
         return use.getOwner()->emitError()
                << "stacked parameter '" << param.getName()
                << "' may only be used as a tfm.repeat weight";
-      if (repeat.getNumLayers() !=
+      if (int64_t(repeat.getNumLayers()) !=
           cast<RankedTensorType>(arg.getType()).getDimSize(0))
         return repeat.emitError()
                << "num_layers differs from the leading dimension of '"
