@@ -116,6 +116,30 @@ TEST_F(WeightBinderTest, ErrorsNameTheTensor) {
       << msg;
 }
 
+TEST_F(WeightBinderTest, FusedSourcesMustFit) {
+  // t is [2, 3]: fusing q and t along dim 1 would need [2, 6], not [3, 3].
+  func::FuncOp f = parseFunc(R"mlir(
+    func.func @f(%x: tensor<4x3xf32> {tfm.param = #tfm.param<name = "x", mapping = fuse, sources = ["q", "k"], dim = 0>}) { return })mlir");
+  ASSERT_TRUE(f);
+  auto ckpt = Checkpoint::open(dir);
+  ASSERT_TRUE(bool(ckpt));
+  auto bound = bindParameters(f, *ckpt);
+  ASSERT_FALSE(bool(bound));
+  std::string msg = llvm::toString(bound.takeError());
+  EXPECT_NE(msg.find("fused parameter 'x': sources give 3 rows along dim 0, the model expects 4"),
+            std::string::npos)
+      << msg;
+  func::FuncOp g = parseFunc(R"mlir(
+    func.func @g(%x: tensor<3x2xf32> {tfm.param = #tfm.param<name = "x", mapping = fuse, sources = ["q", "k"], dim = 0>}) { return })mlir");
+  ASSERT_TRUE(g);
+  auto bound2 = bindParameters(g, *ckpt);
+  ASSERT_FALSE(bool(bound2));
+  msg = llvm::toString(bound2.takeError());
+  EXPECT_NE(msg.find("tensor 'q' has shape [2, 3], which does not fit parameter 'x' [3, 2]"),
+            std::string::npos)
+      << msg;
+}
+
 TEST_F(WeightBinderTest, UnusedTensorsAreErrors) {
   func::FuncOp f = parseFunc(R"mlir(
     func.func @f(%q: tensor<2x3xf32> {tfm.param = #tfm.param<name = "q">}) { return })mlir");

@@ -108,6 +108,9 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
       ops.push_back(&op);
     if (failed(diff.run(ops)))
       return failure();
+    // A value captured from above (read by an op or yielded as is) would
+    // need its gradient summed over layers outside the scan.
+    ops.push_back(yield);
     for (Operation *op : ops)
       for (Value operand : op->getOperands())
         if (operand.getParentRegion() != &region && diff.gradOf(operand))
@@ -164,17 +167,24 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
               v = cand;
       }
       if (!v) {
+        // Size a placeholder from a carried value with as many dynamic
+        // (batch, sequence) dimensions, in order.
         auto t = cast<RankedTensorType>(type);
-        auto carried = cast<RankedTensorType>(body.getArgument(0).getType());
+        Value source;
+        for (Value arg : body.getArguments().take_front(numCarried))
+          if (!source && cast<RankedTensorType>(arg.getType()).getNumDynamicDims() >=
+                             t.getNumDynamicDims())
+            source = arg;
+        if (!source)
+          return fwd.emitError() << "cannot size a placeholder for saved slot " << type;
+        auto st = cast<RankedTensorType>(source.getType());
         SmallVector<Value> dyn;
         for (int64_t d = 0, c = 0; d < t.getRank(); ++d) {
           if (!t.isDynamicDim(d))
             continue;
-          while (c < carried.getRank() && !carried.isDynamicDim(c))
+          while (!st.isDynamicDim(c))
             ++c;
-          if (c == carried.getRank())
-            return fwd.emitError() << "cannot size a placeholder for saved slot " << type;
-          dyn.push_back(tensor::DimOp::create(yb, loc, body.getArgument(0), c++));
+          dyn.push_back(tensor::DimOp::create(yb, loc, source, c++));
         }
         v = tensor::EmptyOp::create(yb, loc, t, dyn);
       }

@@ -3,6 +3,7 @@
 #include "tfm/Runtime/Safetensors.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -138,11 +139,23 @@ SafetensorsFile::open(llvm::StringRef path) {
                " runs past the end of the file (" + llvm::Twine(bytes.size()) +
                " bytes)");
   json header;
+  std::set<std::string> names;
+  std::string duplicate;
   try {
-    header = json::parse(bytes.substr(8, headerLen));
+    // The JSON library keeps one of two equal keys; a header naming a
+    // tensor twice is lying, so refuse it.
+    header = json::parse(bytes.substr(8, headerLen),
+                         [&](int depth, json::parse_event_t event, json &parsed) {
+                           if (depth == 1 && event == json::parse_event_t::key &&
+                               !names.insert(parsed.get<std::string>()).second)
+                             duplicate = parsed.get<std::string>();
+                           return true;
+                         });
   } catch (const json::parse_error &e) {
     return err(path + ": header is not valid JSON: " + e.what());
   }
+  if (!duplicate.empty())
+    return err(path + ": tensor '" + duplicate + "' appears twice in the header");
   if (!header.is_object())
     return err(path + ": header must be a JSON object");
   uint64_t dataLen = bytes.size() - 8 - headerLen;
@@ -171,16 +184,20 @@ SafetensorsFile::open(llvm::StringRef path) {
     const json &shape = entry["shape"];
     if (!shape.is_array())
       return err(where + ": shape must be a list");
+    // Element and byte counts are checked for overflow: a lying header
+    // must not wrap around to a small size.
     uint64_t count = 1;
     for (const json &d : shape) {
-      if (!d.is_number_unsigned())
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(INT64_MAX))
         return err(where + ": shape entries must be non-negative integers");
       uint64_t v = d.get<uint64_t>();
-      if (v != 0 && count > (uint64_t(1) << 62) / v)
+      if (__builtin_mul_overflow(count, v, &count))
         return err(where + ": shape overflows");
-      count *= v;
       view.shape.push_back(int64_t(v));
     }
+    uint64_t numBytes;
+    if (__builtin_mul_overflow(count, uint64_t(info->size), &numBytes))
+      return err(where + ": shape overflows");
     const json &off = entry["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
         !off[1].is_number_unsigned())
@@ -190,10 +207,9 @@ SafetensorsFile::open(llvm::StringRef path) {
       return err(where + ": data_offsets [" + llvm::Twine(begin) + ", " +
                  llvm::Twine(end) + "] lie outside the " + llvm::Twine(dataLen) +
                  "-byte data section");
-    if (count * info->size != end - begin)
-      return err(where + ": shape × dtype size = " +
-                 llvm::Twine(count * info->size) + " bytes, but data_offsets span " +
-                 llvm::Twine(end - begin));
+    if (numBytes != end - begin)
+      return err(where + ": shape × dtype size = " + llvm::Twine(numBytes) +
+                 " bytes, but data_offsets span " + llvm::Twine(end - begin));
     view.data = dataStart + begin;
     view.numBytes = end - begin;
     if (end > begin)

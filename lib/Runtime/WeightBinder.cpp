@@ -95,14 +95,33 @@ public:
       for (size_t i = dim + 1; i < shape.size(); ++i)
         inner *= shape[i];
       bool fuse = param.getMapping() == ParamMapping::fuse;
-      int64_t outOffset = 0;
+      // Validate every source before copying anything.
+      std::vector<const TensorView *> sources;
+      int64_t rows = 0;
       for (Attribute src : param.getSources()) {
         const TensorView *t = lookup(layerName(cast<StringAttr>(src).getValue()).c_str(), {});
         if (!t)
           return err(missing);
-        if (t->shape.size() != shape.size())
-          return err(t->file + ": tensor '" + t->name + "' has rank " +
-                     llvm::Twine(t->shape.size()) + ", expected " + llvm::Twine(shape.size()));
+        bool ok = t->shape.size() == shape.size();
+        for (size_t i = 0; ok && i < shape.size(); ++i)
+          ok = int64_t(i) == dim || t->shape[i] == shape[i];
+        if (!ok)
+          return err(t->file + ": tensor '" + t->name + "' has shape " + shapeString(t->shape) +
+                     ", which does not fit parameter '" + param.getName() + "' " +
+                     shapeString(shape) + " along dim " + llvm::Twine(dim));
+        if (!fuse && param.getOffset() + shape[dim] > t->shape[dim])
+          return err(t->file + ": tensor '" + t->name + "' has " + llvm::Twine(t->shape[dim]) +
+                     " rows along dim " + llvm::Twine(dim) + ", the split needs " +
+                     llvm::Twine(param.getOffset() + shape[dim]));
+        rows += t->shape[dim];
+        sources.push_back(t);
+      }
+      if (fuse && rows != shape[dim])
+        return err("fused parameter '" + param.getName() + "': sources give " +
+                   llvm::Twine(rows) + " rows along dim " + llvm::Twine(dim) +
+                   ", the model expects " + llvm::Twine(shape[dim]));
+      int64_t outOffset = 0;
+      for (const TensorView *t : sources) {
         std::vector<float> tmp(t->numElements());
         if (auto e = t->readAsF32(tmp.data()))
           return e;
@@ -112,20 +131,12 @@ public:
         int64_t count = fuse ? srcDim : shape[dim];
         int64_t srcStart = fuse ? 0 : param.getOffset();
         int64_t dstStart = fuse ? outOffset : 0;
-        if (!fuse && srcStart + count > srcDim)
-          return err(t->file + ": tensor '" + t->name + "' has " + llvm::Twine(srcDim) +
-                     " rows along dim " + llvm::Twine(dim) + ", the split needs " +
-                     llvm::Twine(srcStart + count));
         for (int64_t o = 0; o < outer; ++o)
           for (int64_t r = 0; r < count; ++r)
             std::copy_n(&tmp[((o * srcDim) + srcStart + r) * inner], inner,
                         &out[((o * shape[dim]) + dstStart + r) * inner]);
         outOffset += srcDim;
       }
-      if (fuse && outOffset != shape[dim])
-        return err("fused parameter '" + param.getName() + "': sources give " +
-                   llvm::Twine(outOffset) + " rows along dim " + llvm::Twine(dim) +
-                   ", the model expects " + llvm::Twine(shape[dim]));
       return llvm::Error::success();
     }
     case ParamMapping::stacked_experts:
@@ -260,8 +271,15 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
         for (Attribute src : param.getSources()) {
           std::string n = layerName(cast<StringAttr>(src).getValue());
           std::vector<int64_t> srcShape = storedShape(n);
-          if (srcShape.size() != perLayer.size())
-            return err("checkpoint tensor '" + n + "' does not match the fused parameter '" +
+          bool fits = srcShape.size() == perLayer.size();
+          for (size_t d = 0; fits && d < perLayer.size(); ++d)
+            fits = int64_t(d) == dim || srcShape[d] == perLayer[d];
+          if (fits && !fuse)
+            fits = param.getOffset() + perLayer[dim] <= srcShape[dim];
+          if (fits && fuse)
+            fits = offset + srcShape[dim] <= perLayer[dim];
+          if (!fits)
+            return err("checkpoint tensor '" + n + "' does not match the parameter '" +
                        param.getName() + "'");
           NamedGradient &t = target(n, srcShape);
           int64_t srcRows = srcShape[dim];

@@ -26,3 +26,17 @@ func.func @forward(%x: tensor<1x2x4xf32>, %w: tensor<4xf32>, %labels: tensor<1x2
   %loss = tfm.cross_entropy %l, %labels : (tensor<1x2x5xf32>, tensor<1x2xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// A captured value yielded from a layer body would need its gradient summed
+// over layers outside the scan.
+func.func @forward(%c: tensor<?x?x4xf32>, %h: tensor<?x?x4xf32>, %n: tensor<2x4xf32>, %y: tensor<?x?xi64>) -> tensor<f32> {
+  %r = tfm.repeat (%h : tensor<?x?x4xf32>) layers(%n : tensor<2x4xf32>) {num_layers = 2 : i64} -> tensor<?x?x4xf32> {
+  ^bb0(%x: tensor<?x?x4xf32>, %nl: tensor<4xf32>):
+    // expected-error @+1 {{gradients of values captured by a tfm.repeat body are not supported; pass them as carried values}}
+    tfm.yield %c : tensor<?x?x4xf32>
+  }
+  %loss = tfm.cross_entropy %r, %y : (tensor<?x?x4xf32>, tensor<?x?xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -107,6 +107,18 @@ def main():
         h["model.norm.weight"]["dtype"] = "F8_E9"
     write_case(root, "unknowndtype", encode(good, unknown_dtype))
 
+    # A tensor named twice in the header (JSON keeps one of them).
+    blob = encode(good)
+    (n,) = struct.unpack("<Q", blob[:8])
+    text = blob[8:8 + n].decode()
+    dup = text[:-1] + ', "model.norm.weight": ' + json.dumps(json.loads(text)["model.norm.weight"]) + "}"
+    dup = dup.encode()
+    write_case(root, "dupname", struct.pack("<Q", len(dup)) + dup + blob[8 + n:])
+
+    def huge_shape(h):  # 2^60 x 4 F32: wraps to 0 bytes in 64 bits
+        h["model.norm.weight"]["shape"] = [2**60, 4]
+    write_case(root, "hugeshape", encode(good, huge_shape))
+
     def not_json(h):
         h.clear()
     blob = encode(good, not_json)

@@ -206,6 +206,23 @@ func.func @main(%h: {H}, %a: tensor<2x4xf64>, %b: tensor<2x4xf64>) -> {H} {{
   return %r : {H}
 }}""", r(1, 3, 4), r(2, 4), r(2, 4))
 
+# Two carried values (the first static), and a saved slot only one kind
+# uses: the other kind yields a placeholder sized from the second.
+case("repeat", "two_carried", f"""
+func.func @main(%c: tensor<4xf64>, %h: {H}, %n: tensor<2x4xf64>) -> (tensor<4xf64>, {H}) {{
+  %r:2 = tfm.repeat (%c, %h : tensor<4xf64>, {H}) layers(%n : tensor<2x4xf64>) {{num_layers = 2 : i64, schedule = array<i64: 0, 1>}} -> tensor<4xf64>, {H} {{
+  ^bb0(%a: tensor<4xf64>, %x: {H}, %nl: tensor<4xf64>):
+    %y, %s = tfm.rmsnorm %x, %nl {{eps = 1.0e-05 : f64}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    %b = tfm.mul %a, %nl : tensor<4xf64>
+    tfm.yield %b, %y : tensor<4xf64>, {H}
+  }}, {{
+  ^bb0(%a: tensor<4xf64>, %x: {H}, %nl: tensor<4xf64>):
+    %z = tfm.silu %x : {H}
+    tfm.yield %a, %z : tensor<4xf64>, {H}
+  }}
+  return %r#0, %r#1 : tensor<4xf64>, {H}
+}}""", r(4), r(1, 2, 4), r(2, 4))
+
 
 def run(tfm_run, workdir, group, name, mlir, inputs):
     base = os.path.join(workdir, f"{group}-{name}")

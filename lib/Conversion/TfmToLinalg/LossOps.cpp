@@ -42,9 +42,12 @@ std::pair<Value, Value> rowLogSumExp(OpBuilder &b, Location loc, Value logits, T
 }
 
 /// Inside a generic over (b, t, ...): whether position t has a counted
-/// target (t + 1 < T and labels[b, t + 1] != ignore_index), and that target
-/// as an index (0 when not counted, so reads stay in bounds).
-std::pair<Value, Value> targetAt(OpBuilder &nb, Location l, Value labels, int64_t ignoreIndex) {
+/// target (t + 1 < T and labels[b, t + 1] in [0, vocab)), and that target
+/// as an index (0 when not counted, so reads stay in bounds). ignore_index
+/// and any other out-of-range label do not count; tfm-run rejects the
+/// latter before running.
+std::pair<Value, Value> targetAt(OpBuilder &nb, Location l, Value labels, int64_t ignoreIndex,
+                                 int64_t vocab) {
   Type lt = cast<RankedTensorType>(labels.getType()).getElementType();
   Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1);
   Value tNext = arith::AddIOp::create(nb, l, ti, arith::ConstantIndexOp::create(nb, l, 1));
@@ -55,8 +58,13 @@ std::pair<Value, Value> targetAt(OpBuilder &nb, Location l, Value labels, int64_
   Value ignore = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, ignoreIndex));
   Value counted = arith::AndIOp::create(
       nb, l, inRange, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, target, ignore));
-  Value zeroT = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, 0));
-  Value safe = arith::SelectOp::create(nb, l, counted, target, zeroT);
+  Value zero = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, 0));
+  Value v = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, vocab));
+  Value inVocab = arith::AndIOp::create(
+      nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, target, zero),
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, target, v));
+  counted = arith::AndIOp::create(nb, l, counted, inVocab);
+  Value safe = arith::SelectOp::create(nb, l, counted, target, zero);
   return {counted, arith::IndexCastOp::create(nb, l, nb.getIndexType(), safe)};
 }
 
@@ -65,6 +73,7 @@ std::pair<Value, Value> targetAt(OpBuilder &nb, Location l, Value labels, int64_
 Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
                    int64_t ignoreIndex, Type st) {
   MLIRContext *ctx = b.getContext();
+  int64_t vocab = cast<RankedTensorType>(logits.getType()).getDimSize(2);
   auto [max, lse] = rowLogSumExp(b, loc, logits, st);
   (void)max;
   auto scalarType = RankedTensorType::get({}, st);
@@ -76,7 +85,7 @@ Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
       SmallVector<AffineMap>{identityMap(ctx, 2), scalarMap, scalarMap},
       SmallVector<utils::IteratorType>{red, red},
       [&](OpBuilder &nb, Location l, ValueRange a) {
-        auto [counted, vi] = targetAt(nb, l, labels, ignoreIndex);
+        auto [counted, vi] = targetAt(nb, l, labels, ignoreIndex, vocab);
         Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1);
         Value logit = castFloat(nb, l, tensor::ExtractOp::create(nb, l, logits, ValueRange{bi, ti, vi}), st);
         Value nll = arith::SubFOp::create(nb, l, a[0], logit);
@@ -136,6 +145,7 @@ struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
     MLIRContext *ctx = rewriter.getContext();
     Value logits = op.getLogits(), labels = op.getLabels();
     int64_t ignoreIndex = op.getIgnoreIndex();
+    int64_t vocab = op.getLogits().getType().getDimSize(2);
     Type st = op.getDloss().getType().getElementType();
     Type elem = op.getType().getElementType();
     auto [max, lse] = rowLogSumExp(rewriter, loc, logits, st);
@@ -144,7 +154,7 @@ struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
         rewriter, loc, {}, st, 0.0, ValueRange{lse}, {identityMap(ctx, 2)},
         AffineMap::get(2, 0, ctx), {true, true},
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value counted = targetAt(nb, l, labels, ignoreIndex).first;
+          Value counted = targetAt(nb, l, labels, ignoreIndex, vocab).first;
           Value one = arith::SelectOp::create(nb, l, counted, constFloat(nb, l, st, 1.0),
                                               constFloat(nb, l, st, 0.0));
           return arith::AddFOp::create(nb, l, a[1], one);
@@ -156,7 +166,7 @@ struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
         rewriter, loc, sizesOf(rewriter, loc, logits), elem, ValueRange{logits, lse},
         {identityMap(ctx, 3), dropLastDimMap(ctx, 3)},
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          auto [counted, target] = targetAt(nb, l, labels, ignoreIndex);
+          auto [counted, target] = targetAt(nb, l, labels, ignoreIndex, vocab);
           Value vi = linalg::IndexOp::create(nb, l, 2);
           Value p = math::ExpOp::create(
               nb, l, arith::SubFOp::create(nb, l, castFloat(nb, l, a[0], st), a[1]));

@@ -50,7 +50,7 @@ func.func @f(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %w: tensor<8xf32>, %
 // -----
 
 func.func @f(%dy: tensor<?x16xf32>, %x: tensor<?x?x8xf32>) {
-  // expected-error @+1 {{must have the same rank (at least 1)}}
+  // expected-error @+1 {{must have the same rank (at least 2)}}
   %dw = tfm.matmul_grad_weight %dy, %x {transpose = #tfm.transpose<nt>} : (tensor<?x16xf32>, tensor<?x?x8xf32>) -> tensor<16x8xf32>
   return
 }

@@ -188,3 +188,45 @@ module attributes {tfm.hf = "llama"} {}
 
 // expected-error @+1 {{unknown tfm attribute 'tfm.model'}}
 module attributes {tfm.model} {}
+
+// -----
+
+// Model dimensions are static: lowerings size buffers and index heads from
+// them.
+func.func @dynamic_features(%x: tensor<?x?x?xf32>, %w: tensor<8xf32>) {
+  // expected-error @+1 {{input dimension 2 must be static (model dimensions are static), got 'tensor<?x?x?xf32>'}}
+  %y, %r = tfm.rmsnorm %x, %w {eps = 1.0e-05 : f64} : (tensor<?x?x?xf32>, tensor<8xf32>) -> (tensor<?x?x?xf32>, tensor<?x?xf32>)
+  return
+}
+
+// -----
+
+func.func @dynamic_head_dim(%x: tensor<?x?x2x?xf32>, %p: tensor<?x?xi64>) {
+  // expected-error @+1 {{input dimension 3 must be static (model dimensions are static)}}
+  %y = tfm.rope %x, %p {theta = 1.0e4 : f64, rotary_dim = 8 : i64} : (tensor<?x?x2x?xf32>, tensor<?x?xi64>) -> tensor<?x?x2x?xf32>
+  return
+}
+
+// -----
+
+func.func @dynamic_qkv_heads(%qkv: tensor<?x?x?x4xf32>) {
+  // expected-error @+1 {{qkv dimension 2 must be static (model dimensions are static)}}
+  %o, %l = tfm.flash_attention %qkv {num_q_heads = 2 : i64, num_kv_heads = 1 : i64, causal, scale = 0.5 : f64} : (tensor<?x?x?x4xf32>) -> (tensor<?x?x2x4xf32>, tensor<?x2x?xf32>)
+  return
+}
+
+// -----
+
+func.func @matmul_vector(%x: tensor<4xf32>, %w: tensor<4x4xf32>) {
+  // expected-error @+1 {{input must have rank at least 2}}
+  %y = tfm.matmul %x, %w {transpose = #tfm.transpose<nt>} : (tensor<4xf32>, tensor<4x4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_dynamic_k(%x: tensor<?x?x?xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{input dimension 2 must be static (model dimensions are static)}}
+  %y = tfm.matmul %x, %w {transpose = #tfm.transpose<nt>} : (tensor<?x?x?xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  return
+}

@@ -26,7 +26,7 @@ func.func @case2(%ids: tensor<?x?xi64>, %t: tensor<256x64xf32>) {
 // -----
 
 func.func @case3(%x: tensor<f32>, %w: tensor<1xf32>) {
-  // expected-error @+1 {{input must have rank at least 1}}
+  // expected-error @+1 {{input must have rank at least 2}}
   %y, %r = tfm.rmsnorm %x, %w {eps = 1.0e-05 : f64} : (tensor<f32>, tensor<1xf32>) -> (tensor<f32>, tensor<f32>)
   return
 }

@@ -53,6 +53,8 @@ LogicalResult EmbeddingOp::verify() {
   RankedTensorType table = rankedOf(getTable());
   if (table.getRank() != 2)
     return emitOpError() << "table must be [vocab, hidden], got " << table;
+  if (failed(checkStaticDims(*this, "table", table, {0, 1})))
+    return failure();
   SmallVector<int64_t> expected(rankedOf(getIds()).getShape());
   expected.push_back(table.getDimSize(1));
   if (failed(checkShape(*this, "result", getType(), expected)))
@@ -67,7 +69,8 @@ LogicalResult EmbeddingOp::verify() {
 /// Shared by rmsnorm-like ops: y like x, weight [N], rstd = x without N.
 static LogicalResult verifyRmsNormLike(Operation *op, Value x, Value weight,
                                        Value y, Value rstd, double eps) {
-  if (failed(checkMinRank(op, "input", x, 1)))
+  if (failed(checkMinRank(op, "input", x, 2)) ||
+      failed(checkStaticDims(op, "input", x.getType(), {-1})))
     return failure();
   RankedTensorType xt = rankedOf(x);
   if (y.getType() != xt)
@@ -118,11 +121,14 @@ LogicalResult LayerNormOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult MatmulOp::verify() {
-  if (failed(checkMinRank(*this, "input", getX(), 1)))
+  if (failed(checkMinRank(*this, "input", getX(), 2)))
     return failure();
   RankedTensorType xt = rankedOf(getX()), wt = rankedOf(getW());
   if (wt.getRank() != 2)
     return emitOpError() << "weight must be a matrix, got " << wt;
+  if (failed(checkStaticDims(*this, "weight", wt, {0, 1})) ||
+      failed(checkStaticDims(*this, "input", xt, {-1})))
+    return failure();
   bool nt = getTranspose() == Transpose::nt;
   int64_t k = wt.getDimSize(nt ? 1 : 0), n = wt.getDimSize(nt ? 0 : 1);
   if (!dimsCompatible(xt.getShape().back(), k))
@@ -180,7 +186,8 @@ LogicalResult RopeOp::verify() {
                          << xt;
   if (getType() != xt)
     return emitOpError() << "result must have the input type " << xt;
-  if (failed(verifyPositions(*this, getPositions(), xt)))
+  if (failed(checkStaticDims(*this, "input", xt, {2, 3})) ||
+      failed(verifyPositions(*this, getPositions(), xt)))
     return failure();
   return verifyRopeAttrs(*this, xt.getDimSize(3), getTheta().convertToDouble(),
                          getRotaryDim(), getScalingAttr());
@@ -194,6 +201,9 @@ LogicalResult QkNormOp::verify() {
   RankedTensorType qt = rankedOf(getQ()), kt = rankedOf(getK());
   if (qt.getRank() != 4 || kt.getRank() != 4)
     return emitOpError("q and k must be [batch, seq, heads, head_dim]");
+  if (failed(checkStaticDims(*this, "q", qt, {2, 3})) ||
+      failed(checkStaticDims(*this, "k", kt, {2, 3})))
+    return failure();
   if (qt.getElementType() != kt.getElementType() ||
       !dimsCompatible(qt.getDimSize(3), kt.getDimSize(3)))
     return emitOpError() << "q " << qt << " and k " << kt
@@ -274,6 +284,8 @@ static LogicalResult verifyAttentionOperands(Operation *op, Value q, Value k, Va
     return failure();
   if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
     return op->emitOpError("head counts must be static");
+  if (failed(checkStaticDims(op, "q", qt, {3})) || failed(checkStaticDims(op, "v", vt, {3})))
+    return failure();
   if (failed(verifyAttentionAttrs(op, hq, hkv, scale, window,
                                   softcap ? std::optional<double>(softcap->convertToDouble())
                                           : std::nullopt)))
@@ -303,7 +315,9 @@ static LogicalResult verifyPackedQkv(Operation *op, RankedTensorType qkv,
     return op->emitOpError()
            << "qkv must be [batch, seq, q_heads + 2 * kv_heads, head_dim], got "
            << qkv;
-  if (hq > 0 && hkv > 0 && !dimsCompatible(qkv.getDimSize(2), hq + 2 * hkv))
+  if (failed(checkStaticDims(op, "qkv", qkv, {2, 3})))
+    return failure();
+  if (hq > 0 && hkv > 0 && qkv.getDimSize(2) != hq + 2 * hkv)
     return op->emitOpError() << "qkv has " << qkv.getDimSize(2)
                              << " heads, expected num_q_heads + 2 * "
                                 "num_kv_heads = "
@@ -508,6 +522,8 @@ static LogicalResult verifyTokensAndLabels(Operation *op, RankedTensorType x,
                                            Value labels) {
   if (x.getRank() != 3)
     return op->emitOpError() << "expected [batch, seq, features], got " << x;
+  if (failed(checkStaticDims(op, "features", x, {2})))
+    return failure();
   return checkShape(op, "labels", labels.getType(),
                     {x.getDimSize(0), x.getDimSize(1)});
 }
@@ -524,7 +540,7 @@ LogicalResult FusedLmHeadLossOp::verify() {
   RankedTensorType hidden = rankedOf(getHidden()), w = rankedOf(getWeight());
   if (failed(verifyTokensAndLabels(*this, hidden, getLabels())))
     return failure();
-  if (w.getRank() != 2 || !dimsCompatible(w.getDimSize(1), hidden.getDimSize(2)))
+  if (w.getRank() != 2 || !w.hasStaticShape() || w.getDimSize(1) != hidden.getDimSize(2))
     return emitOpError() << "weight must be [vocab, " << hidden.getDimSize(2)
                          << "], got " << w;
   if (failed(checkElementType(*this, "weight", w, hidden.getElementType())))
@@ -638,7 +654,7 @@ static LogicalResult checkSameType(Operation *op, StringRef what, Value value, T
 
 LogicalResult EmbeddingBackwardOp::verify() {
   RankedTensorType dy = rankedOf(getDy()), table = getType();
-  if (table.getRank() != 2)
+  if (table.getRank() != 2 || !table.hasStaticShape())
     return emitOpError() << "dtable must be [vocab, hidden], got " << table;
   SmallVector<int64_t> expected(rankedOf(getIds()).getShape());
   expected.push_back(table.getDimSize(1));
@@ -652,7 +668,8 @@ LogicalResult RmsNormBackwardOp::verify() {
       failed(checkSameType(*this, "dx", getDx(), getX().getType())) ||
       failed(checkSameType(*this, "dweight", getDweight(), getWeight().getType())))
     return failure();
-  if (failed(checkMinRank(*this, "input", getX(), 1)))
+  if (failed(checkMinRank(*this, "input", getX(), 2)) ||
+      failed(checkStaticDims(*this, "input", getX().getType(), {-1})))
     return failure();
   RankedTensorType xt = rankedOf(getX());
   if (failed(checkNormWeight(*this, "weight", getWeight(), xt.getShape().back(),
@@ -668,7 +685,8 @@ LogicalResult LayerNormBackwardOp::verify() {
       failed(checkSameType(*this, "dweight", getDweight(), getWeight().getType())) ||
       failed(checkSameType(*this, "dbias", getDbias(), getWeight().getType())))
     return failure();
-  if (failed(checkMinRank(*this, "input", getX(), 1)))
+  if (failed(checkMinRank(*this, "input", getX(), 2)) ||
+      failed(checkStaticDims(*this, "input", getX().getType(), {-1})))
     return failure();
   RankedTensorType xt = rankedOf(getX());
   if (failed(checkNormWeight(*this, "weight", getWeight(), xt.getShape().back(),
@@ -683,9 +701,12 @@ LogicalResult LayerNormBackwardOp::verify() {
 
 LogicalResult MatmulGradWeightOp::verify() {
   RankedTensorType dy = rankedOf(getDy()), x = rankedOf(getX());
-  if (dy.getRank() < 1 || dy.getRank() != x.getRank())
+  if (dy.getRank() < 2 || dy.getRank() != x.getRank())
     return emitOpError() << "dy " << dy << " and x " << x
-                         << " must have the same rank (at least 1)";
+                         << " must have the same rank (at least 2)";
+  if (failed(checkStaticDims(*this, "dy", dy, {-1})) ||
+      failed(checkStaticDims(*this, "x", x, {-1})))
+    return failure();
   if (failed(checkShape(*this, "x", x,
                         [&] {
                           SmallVector<int64_t> s = dropLast(dy.getShape());
@@ -703,7 +724,8 @@ LogicalResult MatmulGradWeightOp::verify() {
 }
 
 LogicalResult SumLeadingOp::verify() {
-  if (failed(checkMinRank(*this, "input", getX(), 1)))
+  if (failed(checkMinRank(*this, "input", getX(), 1)) ||
+      failed(checkStaticDims(*this, "input", getX().getType(), {-1})))
     return failure();
   RankedTensorType xt = rankedOf(getX());
   if (failed(checkShape(*this, "result", getType(), {xt.getShape().back()})))
@@ -716,6 +738,7 @@ LogicalResult RopeBackwardOp::verify() {
   if (dy.getRank() != 4)
     return emitOpError() << "dy must be [batch, seq, heads, head_dim], got " << dy;
   if (failed(checkSameType(*this, "dx", getDx(), dy)) ||
+      failed(checkStaticDims(*this, "dy", dy, {2, 3})) ||
       failed(verifyPositions(*this, getPositions(), dy)))
     return failure();
   return verifyRopeAttrs(*this, dy.getDimSize(3), getTheta().convertToDouble(),

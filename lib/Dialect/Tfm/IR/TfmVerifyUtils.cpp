@@ -57,6 +57,19 @@ LogicalResult mlir::tfm::detail::checkStat(Operation *op, StringRef what,
   return checkShape(op, what, type, expected);
 }
 
+LogicalResult mlir::tfm::detail::checkStaticDims(Operation *op, StringRef what, Type type,
+                                                 ArrayRef<int64_t> dims) {
+  auto shaped = cast<ShapedType>(type);
+  for (int64_t d : dims) {
+    int64_t i = d < 0 ? shaped.getRank() + d : d;
+    if (i >= 0 && i < shaped.getRank() && shaped.isDynamicDim(i))
+      return op->emitOpError() << what << " dimension " << i
+                                << " must be static (model dimensions are static), got "
+                                << type;
+  }
+  return success();
+}
+
 LogicalResult mlir::tfm::detail::checkPositive(Operation *op, StringRef what,
                                                double value) {
   if (value > 0)

@@ -37,6 +37,12 @@ Type statElementType(Type elem);
 LogicalResult checkStat(Operation *op, StringRef what, Type type, Type inputElem,
                         ArrayRef<int64_t> expected);
 
+/// Checks that dimensions `dims` of `type` are static: model dimensions
+/// (features, heads, head size, vocabulary) are static in tfm; only batch
+/// and sequence are dynamic, and lowerings rely on it.
+LogicalResult checkStaticDims(Operation *op, StringRef what, Type type,
+                              ArrayRef<int64_t> dims);
+
 /// Checks that `value` is strictly positive.
 LogicalResult checkPositive(Operation *op, StringRef what, double value);
 
