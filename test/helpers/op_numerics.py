@@ -267,6 +267,17 @@ func.func @main(%qkv: {ty([None, None, 8, 8])}) -> ({QT}, {ty([None, 4, None])})
   return %o, %l : {QT}, {ty([None, 4, None])}
 }}""", [packed_qkv], lambda t: list(attn_ref(t[:, :, :4], t[:, :, 4:6], t[:, :, 6:], 0.25, window=4)))
 
+# The CPU flash lowering works in query tiles of 64 rows: 150 tokens make
+# three tiles, the last partial, with a window crossing tile boundaries.
+long_qkv = randn(1, 150, 4, 4)
+case("attention", "flash_attention_tiles", f"""
+func.func @main(%qkv: {ty([None, None, 4, 4])}, %s: tensor<2xf32>) -> ({ty([None, None, 2, 4])}, {ty([None, 2, None])}) {{
+  %o, %l = tfm.flash_attention %qkv, %s {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, causal, scale = 0.5 : f64, sliding_window = 70 : i64, softcap = 3.0 : f64}} : ({ty([None, None, 4, 4])}, tensor<2xf32>) -> ({ty([None, None, 2, 4])}, {ty([None, 2, None])})
+  return %o, %l : {ty([None, None, 2, 4])}, {ty([None, 2, None])}
+}}""", [long_qkv, randn(2)],
+     lambda t, s: list(attn_ref(t[:, :, :2], t[:, :, 2:3], t[:, :, 3:], 0.5, window=70, softcap=3.0,
+                                sinks=s)))
+
 # ---------------------------------------------------------------- losses
 V = 40
 logits = randn(B, T, V, scale=3.0)
@@ -291,6 +302,18 @@ func.func @main(%h: {ty([None, None, 16])}, %w: tensor<{V}x16xf32>, %y: {ty([Non
   %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {{softcap = 3.0 : f64}} : ({ty([None, None, 16])}, tensor<{V}x16xf32>, {ty([None, None], 'i64')}) -> (tensor<f32>, {ty([None, None])})
   return %loss, %lse : tensor<f32>, {ty([None, None])}
 }}""", [hid, head, labels], fused_ref)
+
+# Chunks of 64 positions: 150 tokens make three, and the label shift crosses
+# chunk boundaries.
+long_h = randn(2, 150, 16)
+long_labels = torch.randint(0, V, (2, 150))
+long_labels[0, 64] = -100
+long_labels[1, 128] = -100
+case("loss", "fused_lm_head_loss_chunks", f"""
+func.func @main(%h: {ty([None, None, 16])}, %w: tensor<{V}x16xf32>, %y: {ty([None, None], 'i64')}) -> (tensor<f32>, {ty([None, None])}) {{
+  %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {{softcap = 3.0 : f64}} : ({ty([None, None, 16])}, tensor<{V}x16xf32>, {ty([None, None], 'i64')}) -> (tensor<f32>, {ty([None, None])})
+  return %loss, %lse : tensor<f32>, {ty([None, None])}
+}}""", [long_h, head, long_labels], fused_ref)
 
 # ---------------------------------------------------------------- shape ops
 table = randn(50, 16)

@@ -11,6 +11,8 @@
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -69,8 +71,11 @@ Value fromBatchedHeads(OpBuilder &b, Location loc, Value x, OpFoldResult batch, 
                                 tensor::getMixedSize(b, loc, x, 2)});
 }
 
+/// `queryOffset` (index, optional) is the position of q's first row: the
+/// tiled flash lowering passes one query tile at a time.
 AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k, Value sinks,
-                                   const AttentionConfig &cfg, Type st) {
+                                   const AttentionConfig &cfg, Type st,
+                                   Value queryOffset = {}) {
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(q.getType());
   int64_t hq = qt.getDimSize(2);
@@ -127,6 +132,8 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
         if (!cfg.causal)
           return s;
         Value ti = linalg::IndexOp::create(nb, l, 2), si = linalg::IndexOp::create(nb, l, 3);
+        if (queryOffset)
+          ti = arith::AddIOp::create(nb, l, ti, queryOffset);
         Value masked = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, si, ti);
         if (cfg.window) {
           // A token sees itself and the window - 1 tokens before it.
@@ -182,7 +189,8 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
 
 /// Returns {out [B, T, Hq, Dv] (elem), lse [B, Hq, T] (f32)}.
 std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q, Value k, Value v,
-                                       Value sinks, const AttentionConfig &cfg, Type st) {
+                                       Value sinks, const AttentionConfig &cfg, Type st,
+                                       Value queryOffset = {}) {
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(q.getType());
   auto vt = cast<RankedTensorType>(v.getType());
@@ -190,7 +198,7 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q, Valu
   int64_t hq = qt.getDimSize(2);
   int64_t group = hq / cast<RankedTensorType>(k.getType()).getDimSize(2);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st);
+  AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st, queryOffset);
   // HF rounds the probabilities to the activation type before P·V.
   Value probs = p.probs;
   if (elem != st)
@@ -438,6 +446,9 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// Rows of queries per tile in the CPU flash lowering.
+constexpr int64_t kQueryTile = 64;
+
 struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FlashAttentionOp op, PatternRewriter &rewriter) const override {
@@ -449,10 +460,36 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
     };
     AttentionConfig cfg{op.getScale().convertToDouble(), op.getCausal(),
                         op.getSlidingWindow(), optionalDouble(op.getSoftcap())};
-    auto [out, lse] = buildAttention(rewriter, loc, slice(0, hq), slice(hq, hkv),
-                                     slice(hq + hkv, hkv), op.getSinks(), cfg,
-                                     op.getLse().getType().getElementType());
-    rewriter.replaceOp(op, {out, lse});
+    Value q = slice(0, hq), k = slice(hq, hkv), v = slice(hq + hkv, hkv);
+    Type st = op.getLse().getType().getElementType();
+    // Query tiles of kQueryTile rows: scores exist for one tile at a time
+    // ([B, Hq, tile, S]), never T x T.
+    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value tileSize = arith::ConstantIndexOp::create(rewriter, loc, kQueryTile);
+    Value tLen = tensor::DimOp::create(rewriter, loc, q, 1);
+    Value outInit = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, q),
+                                op.getResult().getType().getElementType());
+    SmallVector<OpFoldResult> lseSizes = {tensor::getMixedSize(rewriter, loc, q, 0),
+                                          rewriter.getIndexAttr(hq), tLen};
+    Value lseInit = emptyTensor(rewriter, loc, lseSizes, st);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, c0, tLen, tileSize, ValueRange{outInit, lseInit},
+        [&](OpBuilder &b, Location l, Value t0, ValueRange acc) {
+          Value rows = arith::MinSIOp::create(b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
+          SmallVector<OpFoldResult> qSizes = sizesOf(b, l, q);
+          qSizes[1] = rows;
+          SmallVector<OpFoldResult> qOff(4, b.getIndexAttr(0));
+          qOff[1] = t0;
+          SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+          Value qTile = tensor::ExtractSliceOp::create(b, l, q, qOff, qSizes, ones);
+          auto [o, lse] = buildAttention(b, l, qTile, k, v, op.getSinks(), cfg, st, t0);
+          Value out = tensor::InsertSliceOp::create(b, l, o, acc[0], qOff, sizesOf(b, l, o), ones);
+          SmallVector<OpFoldResult> lOff = {b.getIndexAttr(0), b.getIndexAttr(0), t0};
+          Value lseAcc = tensor::InsertSliceOp::create(b, l, lse, acc[1], lOff, sizesOf(b, l, lse),
+                                                       SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+          scf::YieldOp::create(b, l, ValueRange{out, lseAcc});
+        });
+    rewriter.replaceOp(op, loop.getResults());
     return success();
   }
 };

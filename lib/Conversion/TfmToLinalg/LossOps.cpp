@@ -4,6 +4,8 @@
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -47,9 +49,11 @@ std::pair<Value, Value> rowLogSumExp(OpBuilder &b, Location loc, Value logits, T
 /// and any other out-of-range label do not count; tfm-run rejects the
 /// latter before running.
 std::pair<Value, Value> targetAt(OpBuilder &nb, Location l, Value labels, int64_t ignoreIndex,
-                                 int64_t vocab) {
+                                 int64_t vocab, Value tOffset = {}) {
   Type lt = cast<RankedTensorType>(labels.getType()).getElementType();
   Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1);
+  if (tOffset) // a chunk of positions starting at tOffset
+    ti = arith::AddIOp::create(nb, l, ti, tOffset);
   Value tNext = arith::AddIOp::create(nb, l, ti, arith::ConstantIndexOp::create(nb, l, 1));
   Value tLen = tensor::DimOp::create(nb, l, labels, 1);
   Value inRange = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, tNext, tLen);
@@ -68,10 +72,15 @@ std::pair<Value, Value> targetAt(OpBuilder &nb, Location l, Value labels, int64_
   return {counted, arith::IndexCastOp::create(nb, l, nb.getIndexType(), safe)};
 }
 
-/// HF ForCausalLMLoss: position t predicts labels[b, t + 1]; ignore_index
-/// targets do not count; one mean over the counted tokens.
-Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
-                   int64_t ignoreIndex, Type st) {
+/// Over the positions of `logits` [B, t, V] (starting at `tOffset` in the
+/// sequence of `labels`): the sum of counted NLLs, their count (scalars in
+/// `st`) and the row log-sum-exp [B, t].
+struct LossTotals {
+  Value sum, count, lse;
+};
+
+LossTotals lossTotals(OpBuilder &b, Location loc, Value logits, Value labels, int64_t ignoreIndex,
+                      Type st, Value tOffset = {}) {
   MLIRContext *ctx = b.getContext();
   int64_t vocab = cast<RankedTensorType>(logits.getType()).getDimSize(2);
   auto [max, lse] = rowLogSumExp(b, loc, logits, st);
@@ -85,7 +94,7 @@ Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
       SmallVector<AffineMap>{identityMap(ctx, 2), scalarMap, scalarMap},
       SmallVector<utils::IteratorType>{red, red},
       [&](OpBuilder &nb, Location l, ValueRange a) {
-        auto [counted, vi] = targetAt(nb, l, labels, ignoreIndex, vocab);
+        auto [counted, vi] = targetAt(nb, l, labels, ignoreIndex, vocab, tOffset);
         Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1);
         Value logit = castFloat(nb, l, tensor::ExtractOp::create(nb, l, logits, ValueRange{bi, ti, vi}), st);
         Value nll = arith::SubFOp::create(nb, l, a[0], logit);
@@ -95,10 +104,17 @@ Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
             nb, l, a[2], arith::SelectOp::create(nb, l, counted, constFloat(nb, l, st, 1.0), zero));
         yieldValues(nb, l, ValueRange{sum, cnt});
       });
-  Value sum = tensor::ExtractOp::create(b, loc, totals.getResult(0), ValueRange{});
-  Value count = tensor::ExtractOp::create(b, loc, totals.getResult(1), ValueRange{});
-  Value mean = arith::DivFOp::create(b, loc, sum, count);
-  return tensor::FromElementsOp::create(b, loc, scalarType, ValueRange{mean});
+  return {tensor::ExtractOp::create(b, loc, totals.getResult(0), ValueRange{}),
+          tensor::ExtractOp::create(b, loc, totals.getResult(1), ValueRange{}), lse};
+}
+
+/// HF ForCausalLMLoss: position t predicts labels[b, t + 1]; ignore_index
+/// targets do not count; one mean over the counted tokens.
+Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
+                   int64_t ignoreIndex, Type st) {
+  LossTotals t = lossTotals(b, loc, logits, labels, ignoreIndex, st);
+  Value mean = arith::DivFOp::create(b, loc, t.sum, t.count);
+  return tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, st), ValueRange{mean});
 }
 
 struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
@@ -111,28 +127,55 @@ struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
   }
 };
 
-/// Decomposes into the unfused ops (materialising the logits); the chunked
-/// lowering that avoids [B*T, V] is future work (docs/passes.md).
+/// Sequence positions per chunk of the fused LM head + loss.
+constexpr int64_t kLossChunk = 64;
+
+/// Chunks over the sequence: each chunk's logits [B, chunk, V] are computed
+/// (tfm.matmul, tfm.softcap, lowered in the same rewrite), reduced to NLL
+/// sums, counts and lse, and dropped; the [B*T, V] logits never exist.
 struct FusedLmHeadLossLowering : OpRewritePattern<FusedLmHeadLossOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedLmHeadLossOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto ht = cast<RankedTensorType>(op.getHidden().getType());
+    Value h = op.getHidden(), labels = op.getLabels();
+    auto ht = cast<RankedTensorType>(h.getType());
     auto wt = cast<RankedTensorType>(op.getWeight().getType());
-    auto logitsType = RankedTensorType::get(
-        {ht.getDimSize(0), ht.getDimSize(1), wt.getDimSize(0)}, ht.getElementType());
-    Value logits = MatmulOp::create(rewriter, loc, logitsType, op.getHidden(), op.getWeight(),
-                                    Value(), TransposeAttr::get(rewriter.getContext(), Transpose::nt));
-    if (auto cap = op.getSoftcap())
-      logits = SoftcapOp::create(rewriter, loc, logits, rewriter.getF64FloatAttr(cap->convertToDouble()));
     Type st = op.getLoss().getType().getElementType();
-    Value loss = CrossEntropyOp::create(rewriter, loc, op.getLoss().getType(), logits,
-                                        op.getLabels(), op.getIgnoreIndexAttr());
-    // The lowering of the matmul/softcap above runs in the same greedy
-    // rewrite; lse is computed from the same logits.
-    auto [max, lse] = rowLogSumExp(rewriter, loc, logits, st);
-    (void)max;
-    rewriter.replaceOp(op, {loss, lse});
+    int64_t hidden = ht.getDimSize(2);
+    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value chunk = arith::ConstantIndexOp::create(rewriter, loc, kLossChunk);
+    Value tLen = tensor::DimOp::create(rewriter, loc, h, 1);
+    OpFoldResult batch = tensor::getMixedSize(rewriter, loc, h, 0);
+    Value lseInit = emptyTensor(rewriter, loc, {batch, tLen}, st);
+    Value zero = constFloat(rewriter, loc, st, 0.0);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, c0, tLen, chunk, ValueRange{zero, zero, lseInit},
+        [&](OpBuilder &b, Location l, Value t0, ValueRange acc) {
+          Value rows = arith::MinSIOp::create(b, l, chunk, arith::SubIOp::create(b, l, tLen, t0));
+          auto tileType = RankedTensorType::get({ht.getDimSize(0), ShapedType::kDynamic, hidden},
+                                                ht.getElementType());
+          Value hTile = tensor::ExtractSliceOp::create(
+              b, l, tileType, h, SmallVector<OpFoldResult>{b.getIndexAttr(0), t0, b.getIndexAttr(0)},
+              SmallVector<OpFoldResult>{batch, rows, b.getIndexAttr(hidden)},
+              SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+          auto logitsType = RankedTensorType::get(
+              {ht.getDimSize(0), ShapedType::kDynamic, wt.getDimSize(0)}, ht.getElementType());
+          Value logits = MatmulOp::create(b, l, logitsType, hTile, op.getWeight(), Value(),
+                                          TransposeAttr::get(b.getContext(), Transpose::nt));
+          if (auto cap = op.getSoftcap())
+            logits = SoftcapOp::create(b, l, logits, b.getF64FloatAttr(cap->convertToDouble()));
+          LossTotals t = lossTotals(b, l, logits, labels, op.getIgnoreIndex(), st, t0);
+          Value sum = arith::AddFOp::create(b, l, acc[0], t.sum);
+          Value count = arith::AddFOp::create(b, l, acc[1], t.count);
+          Value lse = tensor::InsertSliceOp::create(
+              b, l, t.lse, acc[2], SmallVector<OpFoldResult>{b.getIndexAttr(0), t0},
+              sizesOf(b, l, t.lse), SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
+          scf::YieldOp::create(b, l, ValueRange{sum, count, lse});
+        });
+    Value mean = arith::DivFOp::create(rewriter, loc, loop.getResult(0), loop.getResult(1));
+    Value loss = tensor::FromElementsOp::create(rewriter, loc, op.getLoss().getType(),
+                                                ValueRange{mean});
+    rewriter.replaceOp(op, {loss, loop.getResult(2)});
     return success();
   }
 };

@@ -110,3 +110,34 @@ func.func @cross_entropy(%l: tensor<?x?x32xf32>, %y: tensor<?x?xi64>) -> tensor<
   %loss = tfm.cross_entropy %l, %y : (tensor<?x?x32xf32>, tensor<?x?xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// flash_attention works in query tiles of 64 rows: scores exist for one
+// tile at a time, never T x T.
+// CHECK-LABEL: func @flash_tiles
+// CHECK: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.for %[[T0:.*]] = %{{.*}} to %{{.*}} step %[[C64]] iter_args
+// CHECK: %[[ROWS:.*]] = arith.minsi
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[T0]], 0, 0] [%{{.*}}, %[[ROWS]], 2, 4]
+// CHECK: tensor.insert_slice
+func.func @flash_tiles(%qkv: tensor<?x?x4x4xf32>) -> (tensor<?x?x2x4xf32>, tensor<?x2x?xf32>) {
+  %o, %l = tfm.flash_attention %qkv {num_q_heads = 2 : i64, num_kv_heads = 1 : i64, causal, scale = 0.5 : f64} : (tensor<?x?x4x4xf32>) -> (tensor<?x?x2x4xf32>, tensor<?x2x?xf32>)
+  return %o, %l : tensor<?x?x2x4xf32>, tensor<?x2x?xf32>
+}
+
+// -----
+
+// fused_lm_head_loss computes logits chunk by chunk (64 positions) and keeps
+// only NLL sums, counts and lse: no [B*T, V] tensor.
+// CHECK-LABEL: func @lm_head_chunks
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, tensor<?x?xf32>)
+// CHECK: linalg.matmul
+// CHECK: math.tanh
+// CHECK: scf.yield
+// CHECK: arith.divf
+// CHECK-NOT: tensor<?x?x64xf32>
+func.func @lm_head_chunks(%h: tensor<?x?x16xf32>, %w: tensor<64x16xf32>, %y: tensor<?x?xi64>) -> (tensor<f32>, tensor<?x?xf32>) {
+  %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {softcap = 3.0 : f64} : (tensor<?x?x16xf32>, tensor<64x16xf32>, tensor<?x?xi64>) -> (tensor<f32>, tensor<?x?xf32>)
+  return %loss, %lse : tensor<f32>, tensor<?x?xf32>
+}
