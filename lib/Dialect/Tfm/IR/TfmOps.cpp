@@ -663,40 +663,39 @@ LogicalResult EmbeddingBackwardOp::verify() {
   return checkElementType(*this, "dtable", table, dy.getElementType());
 }
 
+/// Shared by norm backwards: dy, dx like x; dweight like weight; each
+/// statistic (rstd, mean) shaped like x without its last dimension.
+static LogicalResult verifyNormBackward(Operation *op, Value dy, Value x, Value weight,
+                                        ValueRange stats, ValueRange weightGrads, Value dx) {
+  if (failed(checkSameType(op, "dy", dy, x.getType())) ||
+      failed(checkSameType(op, "dx", dx, x.getType())))
+    return failure();
+  for (Value g : weightGrads)
+    if (failed(checkSameType(op, g == weightGrads.front() ? "dweight" : "dbias", g,
+                             weight.getType())))
+      return failure();
+  if (failed(checkMinRank(op, "input", x, 2)) ||
+      failed(checkStaticDims(op, "input", x.getType(), {-1})))
+    return failure();
+  RankedTensorType xt = rankedOf(x);
+  if (failed(checkNormWeight(op, "weight", weight, xt.getShape().back(), xt.getElementType())))
+    return failure();
+  for (Value stat : stats)
+    if (failed(checkStat(op, stat == stats.back() ? "rstd" : "mean", stat.getType(),
+                         xt.getElementType(), dropLast(xt.getShape()))))
+      return failure();
+  return success();
+}
+
 LogicalResult RmsNormBackwardOp::verify() {
-  if (failed(checkSameType(*this, "dy", getDy(), getX().getType())) ||
-      failed(checkSameType(*this, "dx", getDx(), getX().getType())) ||
-      failed(checkSameType(*this, "dweight", getDweight(), getWeight().getType())))
-    return failure();
-  if (failed(checkMinRank(*this, "input", getX(), 2)) ||
-      failed(checkStaticDims(*this, "input", getX().getType(), {-1})))
-    return failure();
-  RankedTensorType xt = rankedOf(getX());
-  if (failed(checkNormWeight(*this, "weight", getWeight(), xt.getShape().back(),
-                             xt.getElementType())))
-    return failure();
-  return checkStat(*this, "rstd", getRstd().getType(), xt.getElementType(),
-                   dropLast(xt.getShape()));
+  return verifyNormBackward(*this, getDy(), getX(), getWeight(), ValueRange{getRstd()},
+                            ValueRange{getDweight()}, getDx());
 }
 
 LogicalResult LayerNormBackwardOp::verify() {
-  if (failed(checkSameType(*this, "dy", getDy(), getX().getType())) ||
-      failed(checkSameType(*this, "dx", getDx(), getX().getType())) ||
-      failed(checkSameType(*this, "dweight", getDweight(), getWeight().getType())) ||
-      failed(checkSameType(*this, "dbias", getDbias(), getWeight().getType())))
-    return failure();
-  if (failed(checkMinRank(*this, "input", getX(), 2)) ||
-      failed(checkStaticDims(*this, "input", getX().getType(), {-1})))
-    return failure();
-  RankedTensorType xt = rankedOf(getX());
-  if (failed(checkNormWeight(*this, "weight", getWeight(), xt.getShape().back(),
-                             xt.getElementType())))
-    return failure();
-  if (failed(checkStat(*this, "mean", getMean().getType(), xt.getElementType(),
-                       dropLast(xt.getShape()))))
-    return failure();
-  return checkStat(*this, "rstd", getRstd().getType(), xt.getElementType(),
-                   dropLast(xt.getShape()));
+  return verifyNormBackward(*this, getDy(), getX(), getWeight(),
+                            ValueRange{getMean(), getRstd()},
+                            ValueRange{getDweight(), getDbias()}, getDx());
 }
 
 LogicalResult MatmulGradWeightOp::verify() {
