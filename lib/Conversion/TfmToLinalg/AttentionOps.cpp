@@ -456,7 +456,7 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
     Value qkv = op.getQkv();
     int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
     auto slice = [&](int64_t start, int64_t count) {
-      return sliceHeads(rewriter, loc, qkv, start, count);
+      return sliceAlong(rewriter, loc, qkv, 2, start, count);
     };
     AttentionConfig cfg{op.getScale().convertToDouble(), op.getCausal(),
                         op.getSlidingWindow(), optionalDouble(op.getSoftcap())};

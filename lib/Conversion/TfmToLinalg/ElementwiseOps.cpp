@@ -117,14 +117,9 @@ struct GluLowering : OpRewritePattern<OpTy> {
     Location loc = op.getLoc();
     Value x = op.getX();
     auto type = cast<RankedTensorType>(x.getType());
-    int64_t rank = type.getRank(), half = type.getShape().back() / 2;
-    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, x);
-    sizes.back() = rewriter.getIndexAttr(half);
-    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
-    Value up = tensor::ExtractSliceOp::create(rewriter, loc, x, offsets, sizes, strides);
-    offsets.back() = rewriter.getIndexAttr(half);
-    Value gate = tensor::ExtractSliceOp::create(rewriter, loc, x, offsets, sizes, strides);
+    int64_t last = type.getRank() - 1, half = type.getShape().back() / 2;
+    Value up = sliceAlong(rewriter, loc, x, last, 0, half);
+    Value gate = sliceAlong(rewriter, loc, x, last, half, half);
     Value r = buildElementwise(rewriter, loc, ValueRange{up, gate},
                                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                                  return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));
@@ -231,15 +226,9 @@ struct GluBackwardLowering : OpRewritePattern<OpTy> {
     Location loc = op.getLoc();
     Value x = op.getX();
     auto type = cast<RankedTensorType>(x.getType());
-    int64_t rank = type.getRank(), half = type.getShape().back() / 2;
-    SmallVector<OpFoldResult> full = sizesOf(rewriter, loc, x);
-    SmallVector<OpFoldResult> sizes = full;
-    sizes.back() = rewriter.getIndexAttr(half);
-    SmallVector<OpFoldResult> lo(rank, rewriter.getIndexAttr(0)), hi = lo;
-    hi.back() = rewriter.getIndexAttr(half);
-    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
-    Value up = tensor::ExtractSliceOp::create(rewriter, loc, x, lo, sizes, ones);
-    Value gate = tensor::ExtractSliceOp::create(rewriter, loc, x, hi, sizes, ones);
+    int64_t last = type.getRank() - 1, half = type.getShape().back() / 2;
+    Value up = sliceAlong(rewriter, loc, x, last, 0, half);
+    Value gate = sliceAlong(rewriter, loc, x, last, half, half);
     Value dup = buildElementwise(rewriter, loc, ValueRange{op.getDy(), gate},
                                  [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                                    return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));
@@ -250,9 +239,9 @@ struct GluBackwardLowering : OpRewritePattern<OpTy> {
           return arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[1]),
                                        derivative(b, l, a[2]));
         });
-    Value out = emptyTensor(rewriter, loc, full, type.getElementType());
-    out = tensor::InsertSliceOp::create(rewriter, loc, dup, out, lo, sizes, ones);
-    out = tensor::InsertSliceOp::create(rewriter, loc, dgate, out, hi, sizes, ones);
+    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, x), type.getElementType());
+    out = insertAlong(rewriter, loc, dup, out, last, 0);
+    out = insertAlong(rewriter, loc, dgate, out, last, half);
     rewriter.replaceOp(op, out);
     return success();
   }

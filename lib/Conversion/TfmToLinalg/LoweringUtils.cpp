@@ -170,21 +170,26 @@ Value mlir::tfm::lowering::expandFromMatrix(OpBuilder &b, Location loc,
       b, loc, type, m, SmallVector<ReassociationIndices>{lead, last}, outShape);
 }
 
-Value mlir::tfm::lowering::sliceHeads(OpBuilder &b, Location loc, Value packed, int64_t start,
-                                      int64_t count) {
-  SmallVector<OpFoldResult> off(4, b.getIndexAttr(0)), sizes = sizesOf(b, loc, packed);
-  off[2] = b.getIndexAttr(start);
-  sizes[2] = b.getIndexAttr(count);
-  return tensor::ExtractSliceOp::create(b, loc, packed, off, sizes,
-                                        SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+Value mlir::tfm::lowering::sliceAlong(OpBuilder &b, Location loc, Value x, int64_t dim,
+                                      int64_t start, int64_t count) {
+  auto t = cast<RankedTensorType>(x.getType());
+  SmallVector<OpFoldResult> off(t.getRank(), b.getIndexAttr(0)), sizes = sizesOf(b, loc, x);
+  off[dim] = b.getIndexAttr(start);
+  sizes[dim] = b.getIndexAttr(count);
+  SmallVector<int64_t> shape(t.getShape());
+  shape[dim] = count;
+  return tensor::ExtractSliceOp::create(b, loc, RankedTensorType::get(shape, t.getElementType()),
+                                        x, off, sizes,
+                                        SmallVector<OpFoldResult>(t.getRank(), b.getIndexAttr(1)));
 }
 
-Value mlir::tfm::lowering::insertHeads(OpBuilder &b, Location loc, Value part, Value into,
-                                       int64_t start) {
-  SmallVector<OpFoldResult> off(4, b.getIndexAttr(0)), sizes = sizesOf(b, loc, part);
-  off[2] = b.getIndexAttr(start);
-  return tensor::InsertSliceOp::create(b, loc, part, into, off, sizes,
-                                       SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+Value mlir::tfm::lowering::insertAlong(OpBuilder &b, Location loc, Value part, Value into,
+                                       int64_t dim, int64_t start) {
+  int64_t rank = cast<RankedTensorType>(part.getType()).getRank();
+  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
+  off[dim] = b.getIndexAttr(start);
+  return tensor::InsertSliceOp::create(b, loc, part, into, off, sizesOf(b, loc, part),
+                                       SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
 }
 
 std::pair<Value, Value>

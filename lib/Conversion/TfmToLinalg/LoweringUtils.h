@@ -87,10 +87,11 @@ Value collapseToMatrix(OpBuilder &b, Location loc, Value x);
 Value expandFromMatrix(OpBuilder &b, Location loc, Value m,
                        RankedTensorType type, ArrayRef<OpFoldResult> leading);
 
-/// Heads [start, start + count) of packed [B, T, H, D] (a slice along 2),
-/// and the insertion of such a part back into a packed tensor.
-Value sliceHeads(OpBuilder &b, Location loc, Value packed, int64_t start, int64_t count);
-Value insertHeads(OpBuilder &b, Location loc, Value part, Value into, int64_t start);
+/// The slice [start, start + count) of `x` along static dimension `dim`
+/// (full extent elsewhere), and the insertion of such a part into `into`.
+/// Split, concat, the GLU halves and packed-QKV heads are all this.
+Value sliceAlong(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t start, int64_t count);
+Value insertAlong(OpBuilder &b, Location loc, Value part, Value into, int64_t dim, int64_t start);
 
 /// RMS normalisation over the last dimension: returns {y, rstd}.
 std::pair<Value, Value> buildRmsNorm(OpBuilder &b, Location loc, Value x,

@@ -199,7 +199,7 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
     Value qkv = op.getQkv();
     int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
     auto slice = [&](int64_t start, int64_t count) {
-      return sliceHeads(rewriter, loc, qkv, start, count);
+      return sliceAlong(rewriter, loc, qkv, 2, start, count);
     };
     double eps = op.getEps().convertToDouble();
     Type st = op.getQRstd().getType().getElementType();
@@ -214,9 +214,9 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
                         op.getScalingAttr());
     Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
                             op.getResult().getType().getElementType());
-    out = insertHeads(rewriter, loc, q, out, 0);
-    out = insertHeads(rewriter, loc, k, out, hq);
-    out = insertHeads(rewriter, loc, slice(hq + hkv, hkv), out, hq + hkv);
+    out = insertAlong(rewriter, loc, q, out, 2, 0);
+    out = insertAlong(rewriter, loc, k, out, 2, hq);
+    out = insertAlong(rewriter, loc, slice(hq + hkv, hkv), out, 2, hq + hkv);
     rewriter.replaceOp(op, {out, rq, rk});
     return success();
   }

@@ -79,20 +79,11 @@ struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
 struct SplitLowering : OpRewritePattern<SplitOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SplitOp op, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value x = op.getX();
-    int64_t rank = cast<RankedTensorType>(x.getType()).getRank(), dim = op.getDim();
-    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, x);
     SmallVector<Value> parts;
-    int64_t offset = 0;
+    int64_t offset = 0, dim = op.getDim();
     for (Type t : op.getResultTypes()) {
       int64_t n = cast<RankedTensorType>(t).getDimSize(dim);
-      SmallVector<OpFoldResult> off(rank, rewriter.getIndexAttr(0)), sz = sizes;
-      off[dim] = rewriter.getIndexAttr(offset);
-      sz[dim] = rewriter.getIndexAttr(n);
-      parts.push_back(tensor::ExtractSliceOp::create(
-          rewriter, loc, cast<RankedTensorType>(t), x, off, sz,
-          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1))));
+      parts.push_back(sliceAlong(rewriter, op.getLoc(), op.getX(), dim, offset, n));
       offset += n;
     }
     rewriter.replaceOp(op, parts);
@@ -104,19 +95,14 @@ struct ConcatLowering : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    int64_t rank = op.getType().getRank(), dim = op.getDim();
+    int64_t dim = op.getDim();
     SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, op.getInputs().front());
     sizes[dim] = rewriter.getIndexAttr(op.getType().getDimSize(dim));
     Value out = emptyTensor(rewriter, loc, sizes, op.getType().getElementType());
     int64_t offset = 0;
     for (Value in : op.getInputs()) {
-      int64_t n = cast<RankedTensorType>(in.getType()).getDimSize(dim);
-      SmallVector<OpFoldResult> off(rank, rewriter.getIndexAttr(0)), sz = sizes;
-      off[dim] = rewriter.getIndexAttr(offset);
-      sz[dim] = rewriter.getIndexAttr(n);
-      out = tensor::InsertSliceOp::create(rewriter, loc, in, out, off, sz,
-                                          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
-      offset += n;
+      out = insertAlong(rewriter, loc, in, out, dim, offset);
+      offset += cast<RankedTensorType>(in.getType()).getDimSize(dim);
     }
     rewriter.replaceOp(op, out);
     return success();
