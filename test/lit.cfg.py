@@ -44,5 +44,19 @@ def _has_reference_env():
 
 if _has_reference_env():
     config.available_features.add("hf-reference")
+# A loadable CUDA driver (libcuda.so.1) with at least one device: the tests
+# that run kernels need it; the ones checking the no-GPU path need its absence.
+def _has_cuda_device():
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 \
+            and count.value > 0
+    except OSError:
+        return False
+
+if _has_cuda_device():
+    config.available_features.add("cuda-device")
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")

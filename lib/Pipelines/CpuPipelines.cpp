@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Pipelines/Pipelines.h"
+#include "PipelineUtils.h"
 #include "tfm/Autodiff/Passes.h"
 #include "tfm/Conversion/Passes.h"
 
@@ -15,16 +16,23 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::tfm::detail;
 
-/// Appends a textual pipeline of upstream passes (a typo here is caught by
-/// the pipeline lit tests).
-static void addTextual(OpPassManager &pm, StringRef pipeline) {
+void mlir::tfm::detail::addTextual(OpPassManager &pm, const std::string &pipeline) {
   // The pipelines name upstream passes; make sure they are registered
   // whichever tool (or library user) builds them.
   static bool registered = (registerAllPasses(), true);
   (void)registered;
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") + pipeline);
+}
+
+void mlir::tfm::detail::addAutodiff(OpPassManager &pm, const std::string &func) {
+  if (func.empty())
+    return;
+  TfmAutodiffPassOptions autodiff;
+  autodiff.funcName = func;
+  pm.addPass(createTfmAutodiffPass(autodiff));
 }
 
 void mlir::tfm::buildTfmLowerToLinalgPipeline(OpPassManager &pm) {
@@ -61,11 +69,7 @@ void mlir::tfm::buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm) {
 
 void mlir::tfm::buildTfmTrainCpuPipeline(OpPassManager &pm,
                                          const CpuPipelineOptions &options) {
-  if (!options.autodiffFunc.empty()) {
-    TfmAutodiffPassOptions autodiff;
-    autodiff.funcName = options.autodiffFunc;
-    pm.addPass(createTfmAutodiffPass(autodiff));
-  }
+  addAutodiff(pm, options.autodiffFunc);
   buildTfmLowerToLinalgPipeline(pm);
   buildTfmBufferizeCpuPipeline(pm, options);
   buildTfmLowerCpuToLlvmPipeline(pm);
@@ -90,4 +94,5 @@ void mlir::tfm::registerTfmPipelines() {
                                options.autodiffFunc = "forward";
                                buildTfmTrainCpuPipeline(pm, options);
                              });
+  registerTfmCudaPipelines();
 }

@@ -22,7 +22,7 @@
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Import/HFConfig.h"
 #include "tfm/Import/ModelBuilder.h"
-#include "tfm/Runtime/CpuEngine.h"
+#include "tfm/Runtime/JitEngine.h"
 #include "tfm/Runtime/Safetensors.h"
 #include "tfm/Runtime/WeightBinder.h"
 
@@ -64,7 +64,18 @@ static cl::list<std::string> inputPaths("inputs",
                                         cl::desc("With --mlir: safetensors with arg0, arg1, "
                                                  "...; one per --output"),
                                         cl::value_desc("file"));
-static cl::opt<std::string> device("device", cl::desc("Where to run (cpu)"), cl::init("cpu"));
+static cl::opt<std::string> device("device",
+                                   cl::desc("Where to run: cpu, or cuda (GPU 0 through the "
+                                            "CUDA driver and cuBLASLt; docs/gpu.md)"),
+                                   cl::init("cpu"));
+static cl::opt<bool> checkAgainstCpu(
+    "check-against-cpu",
+    cl::desc("With --device cuda: also run the step on the CPU and compare logits, loss "
+             "and gradients (f32 tolerances; exit 1 if they differ)"));
+static cl::opt<std::string> cudaChip("chip",
+                                     cl::desc("With --device cuda: target SM (default: the "
+                                              "device's own, e.g. sm_90)"),
+                                     cl::init(""));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary line"));
 static cl::opt<unsigned> repeat("repeat",
                                 cl::desc("Run the step this many times and report the "
@@ -96,7 +107,7 @@ static LogicalResult differentiate(ModuleOp module, StringRef func, bool seedAll
 /// Runs `model` `repeat` times, keeping the results of the last run and the
 /// fastest time.
 static llvm::Expected<std::vector<HostArray>>
-timedRun(CpuModel &model, ArrayRef<CpuModel::Arg> args, double &bestMs) {
+timedRun(JitModel &model, ArrayRef<JitModel::Arg> args, double &bestMs) {
   llvm::Expected<std::vector<HostArray>> results = std::vector<HostArray>();
   bestMs = 1e30;
   for (unsigned r = 0; r < std::max(1u, unsigned(repeat)); ++r) {
@@ -111,6 +122,19 @@ timedRun(CpuModel &model, ArrayRef<CpuModel::Arg> args, double &bestMs) {
   return results;
 }
 
+/// Compiles `entry` of `module` (in place) for "cpu" or "cuda".
+static llvm::Expected<std::unique_ptr<JitModel>> compileFor(StringRef where, ModuleOp module,
+                                                            StringRef entry) {
+  if (where == "cuda") {
+    CudaPipelineOptions options;
+    options.chip = cudaChip;
+    return JitModel::compileForCuda(module, entry, options);
+  }
+  CpuPipelineOptions options;
+  options.useBlas = !noBlas;
+  return JitModel::compile(module, entry, options);
+}
+
 static TensorOut resultTensor(const std::string &name, const HostArray &a) {
   return {name, a.isF64() ? DType::F64 : DType::F32, a.shape, a.data()};
 }
@@ -123,7 +147,7 @@ static int runKernel() {
   if (inputPaths.size() != outputPaths.size())
     return fail("--mlir needs one --inputs per --output");
   DialectRegistry registry;
-  registerCpuRuntimeDialects(registry);
+  registerRuntimeDialects(registry);
   MLIRContext ctx(registry);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(mlirPath, &ctx);
   if (!module)
@@ -140,9 +164,7 @@ static int runKernel() {
     return fail(mlirPath + ": no function @" + entry);
   SmallVector<Type> argTypes(func.getArgumentTypes());
 
-  CpuPipelineOptions options;
-  options.useBlas = !noBlas;
-  auto model = CpuModel::compile(*module, entry, options);
+  auto model = compileFor(device, *module, entry);
   if (!model)
     return fail(llvm::toString(model.takeError()));
 
@@ -151,7 +173,7 @@ static int runKernel() {
     if (!inputs)
       return fail(llvm::toString(inputs.takeError()));
     std::vector<std::vector<char>> storage;
-    std::vector<CpuModel::Arg> args;
+    std::vector<JitModel::Arg> args;
     for (unsigned i = 0; i < argTypes.size(); ++i) {
       std::string name = "arg" + std::to_string(i);
       auto it = (*inputs)->tensors().find(name);
@@ -189,6 +211,41 @@ static int runKernel() {
 // Checkpoint mode
 //===----------------------------------------------------------------------===//
 
+/// Worst |a - b| / (atol + rtol |b|) over two arrays (<= 1 passes).
+static double worstRatio(const std::vector<float> &a, const std::vector<float> &b, double atol,
+                         double rtol) {
+  double worst = a.size() == b.size() ? 0 : 1e30;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (atol + rtol * std::abs(b[i])));
+  return worst;
+}
+
+/// GPU results against the CPU's, with the tolerances of the HF numerics
+/// tests: logits 1e-4 + 1e-4 |ref|, loss 1e-5, each gradient
+/// max|d| <= 1e-4 max|ref|. Sets `ok`; returns a one-line report.
+static std::string compareResults(const std::vector<HostArray> &gpu,
+                                  const std::vector<HostArray> &cpu,
+                                  ArrayRef<std::pair<unsigned, unsigned>> gradResults,
+                                  bool &ok) {
+  double logits = worstRatio(gpu[0].f32, cpu[0].f32, 1e-4, 1e-4);
+  double loss = worstRatio(gpu[1].f32, cpu[1].f32, 1e-5, 0);
+  double grads = 0;
+  for (auto [r, a] : gradResults) {
+    (void)a;
+    double scale = 0;
+    for (float v : cpu[r].f32)
+      scale = std::max(scale, double(std::abs(v)));
+    grads = std::max(grads, worstRatio(gpu[r].f32, cpu[r].f32, 1e-4 * scale + 1e-30, 0));
+  }
+  ok = logits <= 1 && loss <= 1 && grads <= 1;
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  os << "logits " << llvm::format("%.3g", logits) << ", loss " << llvm::format("%.3g", loss)
+     << ", gradients " << llvm::format("%.3g", grads) << " of the tolerance"
+     << (ok ? " (ok)" : " (FAILED)");
+  return report;
+}
+
 static int runCheckpoint() {
   if (outputPaths.size() != 1)
     return fail("expected one --output");
@@ -210,41 +267,46 @@ static int runCheckpoint() {
     return fail(llvm::toString(checkpoint.takeError()));
 
   DialectRegistry registry;
-  registerCpuRuntimeDialects(registry);
+  registerRuntimeDialects(registry);
   MLIRContext ctx(registry);
-  OwningOpRef<ModuleOp> module = buildModel(ctx, *spec, Float32Type::get(&ctx));
-  auto forward = module->lookupSymbol<func::FuncOp>(kForwardFuncName);
-  auto params = bindParameters(forward, *checkpoint);
-  if (!params)
-    return fail(llvm::toString(params.takeError()));
-  // Compilation rewrites the functions: take what we need first.
+  // The step's module: forward, and forward_vjp with --grads. Built afresh
+  // for each device (compilation rewrites it).
   std::vector<std::vector<int64_t>> argShapes;
   std::vector<ParamAttr> argParams;
-  for (BlockArgument arg : forward.getArguments()) {
-    argShapes.emplace_back(cast<RankedTensorType>(arg.getType()).getShape());
-    argParams.push_back(forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName));
-  }
-  std::string entry = kForwardFuncName.str();
   // Gradient results of forward_vjp: result index -> forward argument index.
   std::vector<std::pair<unsigned, unsigned>> gradResults;
-  if (withGrads) {
+  llvm::Expected<std::vector<std::vector<float>>> params = std::vector<std::vector<float>>();
+  std::string entry = kForwardFuncName.str();
+  auto buildStep = [&]() -> llvm::Expected<OwningOpRef<ModuleOp>> {
+    OwningOpRef<ModuleOp> module = buildModel(ctx, *spec, Float32Type::get(&ctx));
+    if (!argShapes.empty())
+      return std::move(module);
+    auto forward = module->lookupSymbol<func::FuncOp>(kForwardFuncName);
+    params = bindParameters(forward, *checkpoint);
+    if (!params)
+      return params.takeError();
+    for (BlockArgument arg : forward.getArguments()) {
+      argShapes.emplace_back(cast<RankedTensorType>(arg.getType()).getShape());
+      argParams.push_back(
+          forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName));
+    }
+    return std::move(module);
+  };
+  auto differentiateStep = [&](ModuleOp module) -> llvm::Error {
+    if (!withGrads)
+      return llvm::Error::success();
     std::string diagnostics;
-    if (failed(differentiate(*module, kForwardFuncName, /*seedAll=*/false, diagnostics)))
-      return fail("tfm-autodiff failed: " + diagnostics);
-    entry += "_vjp";
-    auto vjp = module->lookupSymbol<func::FuncOp>(entry);
+    if (failed(differentiate(module, kForwardFuncName, /*seedAll=*/false, diagnostics)))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "tfm-autodiff failed: " + diagnostics);
+    entry = (kForwardFuncName + "_vjp").str();
+    auto vjp = module.lookupSymbol<func::FuncOp>(entry);
+    gradResults.clear();
     for (unsigned r = 0; r < vjp.getNumResults(); ++r)
       if (auto of = vjp.getResultAttrOfType<IntegerAttr>(r, kGradOfAttrName))
         gradResults.push_back({r, unsigned(of.getInt())});
-  }
-
-  auto start = std::chrono::steady_clock::now();
-  CpuPipelineOptions options;
-  options.useBlas = !noBlas;
-  auto model = CpuModel::compile(*module, entry, options);
-  if (!model)
-    return fail(llvm::toString(model.takeError()));
-  auto compiled = std::chrono::steady_clock::now();
+    return llvm::Error::success();
+  };
 
   int64_t B = tokens->batch, T = tokens->seq;
   std::vector<int64_t> positions(B * T);
@@ -252,18 +314,47 @@ static int runCheckpoint() {
     for (int64_t t = 0; t < T; ++t)
       positions[b * T + t] = t;
   std::vector<int64_t> labels = hasLabels ? tokens->labels : std::vector<int64_t>(B * T, -100);
-  std::vector<CpuModel::Arg> args = {{tokens->inputIds.data(), {B, T}},
-                                     {positions.data(), {B, T}},
-                                     {labels.data(), {B, T}}};
-  for (size_t i = 3; i < params->size(); ++i)
-    args.push_back({(*params)[i].data(), argShapes[i]});
   float seed = 1.0f; // d loss / d loss
-  if (withGrads)
-    args.push_back({&seed, {}});
-  double runMs;
-  auto results = timedRun(**model, args, runMs);
+  double compileMs = 0, runMs = 0;
+  // Compiles and runs the step on `where`.
+  auto runOn = [&](StringRef where) -> llvm::Expected<std::vector<HostArray>> {
+    auto module = buildStep();
+    if (!module)
+      return module.takeError();
+    if (llvm::Error e = differentiateStep(**module))
+      return std::move(e);
+    auto start = std::chrono::steady_clock::now();
+    auto model = compileFor(where, **module, entry);
+    if (!model)
+      return model.takeError();
+    compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                          start)
+                    .count();
+    std::vector<JitModel::Arg> args = {{tokens->inputIds.data(), {B, T}},
+                                       {positions.data(), {B, T}},
+                                       {labels.data(), {B, T}}};
+    for (size_t i = 3; i < params->size(); ++i)
+      args.push_back({(*params)[i].data(), argShapes[i]});
+    if (withGrads)
+      args.push_back({&seed, {}});
+    return timedRun(**model, args, runMs);
+  };
+
+  if (checkAgainstCpu && device != "cuda")
+    return fail("--check-against-cpu compares a --device cuda run with the CPU");
+  auto results = runOn(device);
   if (!results)
     return fail(llvm::toString(results.takeError()));
+  std::string comparison;
+  if (checkAgainstCpu) {
+    auto reference = runOn("cpu");
+    if (!reference)
+      return fail("CPU reference: " + llvm::toString(reference.takeError()));
+    bool ok = true;
+    comparison = compareResults(*results, *reference, gradResults, ok);
+    if (!ok)
+      return fail("GPU and CPU results differ: " + comparison);
+  }
 
   HostArray &logits = (*results)[0];
   HostArray &loss = (*results)[1];
@@ -286,18 +377,17 @@ static int runCheckpoint() {
     return fail(llvm::toString(std::move(e)));
 
   if (!quiet) {
-    auto ms = [](auto a, auto b) {
-      return std::chrono::duration<double, std::milli>(b - a).count();
-    };
     llvm::outs() << spec->architecture << ": " << B << "x" << T << " tokens, logits [" << B
                  << ", " << T << ", " << spec->vocabSize << "]";
     if (hasLabels)
       llvm::outs() << ", loss " << llvm::format("%.6f", loss.f32[0]);
     if (withGrads)
       llvm::outs() << ", " << grads.size() << " gradients";
-    llvm::outs() << " (compile " << llvm::format("%.0f", ms(start, compiled)) << " ms, "
+    llvm::outs() << " on " << device << " (compile " << llvm::format("%.0f", compileMs) << " ms, "
                  << (withGrads ? "step " : "run ") << llvm::format("%.1f", runMs) << " ms) -> "
                  << outputPath << "\n";
+    if (checkAgainstCpu)
+      llvm::outs() << "check against cpu: " << comparison << "\n";
   }
   return 0;
 }
@@ -305,8 +395,8 @@ static int runCheckpoint() {
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Run a tfm-compiled step on an HF checkpoint\n");
-  if (device != "cpu")
-    return fail("--device " + device + " is not available in this build (supported: cpu)");
+  if (device != "cpu" && device != "cuda")
+    return fail("--device " + device + ": expected cpu or cuda");
   if (!mlirPath.empty())
     return runKernel();
   if (checkpointDir.empty() || tokensPath.empty())

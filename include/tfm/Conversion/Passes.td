@@ -32,6 +32,11 @@ def ConvertLinalgMatmulToBlasPass : Pass<"convert-linalg-matmul-to-blas", "Modul
     with the C interface), which the runtime implements with `cblas_sgemm`.
     Other element types are left to the generic lowering.
   }];
+  let options = [
+    Option<"prefix", "prefix", "std::string", "\"tfm_rt\"",
+           "Callee prefix: <prefix>_sgemm and <prefix>_sgemm_batched "
+           "(tfm_rt: OpenBLAS on the CPU; tfm_cuda: cuBLASLt)">
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect"];
 }
 
@@ -46,6 +51,55 @@ def LowerDynamicExpandShapePass : Pass<"tfm-lower-dynamic-expand-shape", "Module
     emits. Other expansions are left to the upstream lowering.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def TfmMemRefCopyToLinalgPass : Pass<"tfm-memref-copy-to-linalg", "ModuleOp"> {
+  let summary = "Rewrite memref.copy as linalg.copy (GPU path)";
+  let description = [{
+    On the GPU path every copy between device buffers must run as a
+    kernel; as `linalg.copy` it is lowered like any element-wise op.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def TfmParallelLoopsToGpuPass : Pass<"tfm-parallel-loops-to-gpu", "ModuleOp"> {
+  let summary = "Launch each outermost scf.parallel as a flat 1-D GPU grid";
+  let description = [{
+    Each outermost `scf.parallel` without results becomes a `gpu.launch`
+    with one thread per point of its iteration space: the space is
+    flattened (last dimension fastest, so neighbouring threads access
+    neighbouring elements), `block-size` threads per block, a bounds check
+    in the kernel and an `N > 0` guard around the launch. Sequential loops
+    inside the body (reduction dimensions) run per thread.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def TfmMergeGpuModulesPass : Pass<"tfm-merge-gpu-modules", "ModuleOp"> {
+  let summary = "Merge the gpu.modules of outlined kernels into one";
+  let description = [{
+    `gpu-kernel-outlining` creates one `gpu.module` per kernel. This pass
+    moves every kernel into a single `gpu.module @tfm_kernels` (keeping the
+    first module's targets) and retargets each `gpu.launch_func`, so a
+    compiled step is one PTX module: loaded once, assembled by `ptxas` once.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def TfmDumpGpuBinariesPass : Pass<"tfm-dump-gpu-binaries", "ModuleOp"> {
+  let summary = "Write every gpu.binary object (PTX, cubin) to a directory";
+  let description = [{
+    For each object of each `gpu.binary`, writes `<dir>/<binary>.<chip>.ptx`
+    (format isa), `.cubin` (bin) or `.fatbin`, so the generated code can be
+    read and checked with `ptxas -v`. The IR is not changed.
+  }];
+  let options = [
+    Option<"dir", "dir", "std::string", "\".\"", "Output directory">
+  ];
 }
 
 #endif // TFM_CONVERSION_PASSES

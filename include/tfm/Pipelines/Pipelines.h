@@ -31,8 +31,26 @@ void buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm);
 void buildTfmTrainCpuPipeline(OpPassManager &pm,
                               const CpuPipelineOptions &options = {});
 
-/// Registers the pipelines above with their names.
+/// The GPU path (lib/Pipelines/CudaPipelines.cpp, docs/gpu.md).
+struct CudaPipelineOptions {
+  std::string chip = "sm_90";
+  std::string features = "+ptx80";
+  /// isa: PTX text in gpu.binary; bin: cubin through ptxas; fatbin.
+  std::string format = "isa";
+  /// CUDA toolkit for libdevice and ptxas (empty: $CUDA_HOME or /usr/local/cuda).
+  std::string toolkit;
+  /// Run tfm-autodiff on this function first (empty: forward only).
+  std::string autodiffFunc;
+};
+
+void buildTfmBufferizeCudaPipeline(OpPassManager &pm);
+void buildTfmMapToGpuPipeline(OpPassManager &pm);
+void buildTfmLowerGpuToLlvmPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
+void buildTfmTrainCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
+
+/// Registers the pipelines above with their names (CPU and GPU).
 void registerTfmPipelines();
+void registerTfmCudaPipelines();
 
 } // namespace mlir::tfm
 

@@ -8,6 +8,8 @@
 //
 // declared with the C interface, so the runtime receives memref descriptors
 // (any strides; it falls back to a loop when rows are not contiguous).
+// With prefix=tfm_cuda the same calls go to the CUDA runtime's cuBLASLt
+// GEMMs (docs/gpu.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,8 +28,6 @@ using namespace mlir;
 
 namespace {
 
-constexpr llvm::StringLiteral kSgemm = "tfm_rt_sgemm";
-constexpr llvm::StringLiteral kSgemmBatched = "tfm_rt_sgemm_batched";
 
 MemRefType anyStrided(MLIRContext *ctx, unsigned rank) {
   int64_t dyn = ShapedType::kDynamic;
@@ -70,28 +70,32 @@ LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee, bool tra
 }
 
 struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
-  MatmulToSgemm(MLIRContext *ctx, ModuleOp module) : OpRewritePattern(ctx), module(module) {}
+  MatmulToSgemm(MLIRContext *ctx, ModuleOp module, std::string callee)
+      : OpRewritePattern(ctx), module(module), callee(std::move(callee)) {}
   LogicalResult matchAndRewrite(linalg::MatmulOp op, PatternRewriter &rewriter) const override {
     bool transA = isa<linalg::MatmulTransposeAOp>(op.getOperation());
     bool transB = isa<linalg::MatmulTransposeBOp>(op.getOperation());
     if (!transA && !transB && !linalg::MatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
       return rewriter.notifyMatchFailure(op, "only plain and transposed-A/B matmuls");
-    return replaceWithCall(op, declareGemm(module, kSgemm, 2), transA, transB, rewriter);
+    return replaceWithCall(op, declareGemm(module, callee, 2), transA, transB, rewriter);
   }
   ModuleOp module;
+  std::string callee;
 };
 
 /// Batched GEMMs (attention's per-head products): one BLAS call per batch.
 struct BatchMatmulToSgemm : OpRewritePattern<linalg::BatchMatmulOp> {
-  BatchMatmulToSgemm(MLIRContext *ctx, ModuleOp module) : OpRewritePattern(ctx), module(module) {}
+  BatchMatmulToSgemm(MLIRContext *ctx, ModuleOp module, std::string callee)
+      : OpRewritePattern(ctx), module(module), callee(std::move(callee)) {}
   LogicalResult matchAndRewrite(linalg::BatchMatmulOp op, PatternRewriter &rewriter) const override {
     bool transA = isa<linalg::BatchMatmulTransposeAOp>(op.getOperation());
     bool transB = isa<linalg::BatchMatmulTransposeBOp>(op.getOperation());
     if (!transA && !transB && !linalg::BatchMatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
       return rewriter.notifyMatchFailure(op, "only plain and transposed-A/B batch matmuls");
-    return replaceWithCall(op, declareGemm(module, kSgemmBatched, 3), transA, transB, rewriter);
+    return replaceWithCall(op, declareGemm(module, callee, 3), transA, transB, rewriter);
   }
   ModuleOp module;
+  std::string callee;
 };
 
 struct ConvertLinalgMatmulToBlasPass
@@ -99,10 +103,12 @@ struct ConvertLinalgMatmulToBlasPass
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<memref::MemRefDialect, func::FuncDialect, arith::ArithDialect>();
   }
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RewritePatternSet patterns(&getContext());
-    patterns.add<MatmulToSgemm, BatchMatmulToSgemm>(&getContext(), module);
+    patterns.add<MatmulToSgemm>(&getContext(), module, prefix + "_sgemm");
+    patterns.add<BatchMatmulToSgemm>(&getContext(), module, prefix + "_sgemm_batched");
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       signalPassFailure();
   }

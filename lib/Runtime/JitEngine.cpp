@@ -1,13 +1,15 @@
-//===- CpuEngine.cpp - compile and run a tfm model on the CPU -------------===//
+//===- JitEngine.cpp - compile and run a tfm model (CPU or CUDA) -----------===//
 //
 // The compiled entry is `_mlir_ciface_<func>(results*, memref descriptor*...)`
 // (requested by tfm-bufferize-cpu). Descriptors are built here as words:
 // {allocated, aligned, offset, sizes[r], strides[r]}; result buffers were
-// malloc'ed by the compiled code and are copied out and freed.
+// allocated by the compiled code (malloc, or the CUDA arena) and are copied
+// out and freed.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfm/Runtime/CpuEngine.h"
+#include "tfm/Runtime/JitEngine.h"
+#include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Autodiff/BlockDifferentiator.h"
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
@@ -42,7 +44,7 @@ static llvm::Error err(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-void mlir::tfm::registerCpuRuntimeDialects(DialectRegistry &registry) {
+void mlir::tfm::registerRuntimeDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
@@ -50,19 +52,23 @@ void mlir::tfm::registerCpuRuntimeDialects(DialectRegistry &registry) {
   registerTfmAdjoints(registry);
 }
 
-llvm::Expected<std::unique_ptr<CpuModel>>
-CpuModel::compile(ModuleOp module, llvm::StringRef funcName,
-                  const CpuPipelineOptions &options) {
+llvm::Expected<std::unique_ptr<JitModel>> JitModel::prepare(ModuleOp module,
+                                                            llvm::StringRef funcName) {
   auto func = module.lookupSymbol<func::FuncOp>(funcName);
   if (!func)
     return err("no function @" + funcName);
-  auto model = std::unique_ptr<CpuModel>(new CpuModel());
+  auto model = std::unique_ptr<JitModel>(new JitModel());
   for (Type t : func.getArgumentTypes())
     model->argTypes.push_back(cast<RankedTensorType>(t));
   for (Type t : func.getResultTypes())
     model->resultTypes.push_back(cast<RankedTensorType>(t));
   model->entry = ("_mlir_ciface_" + funcName).str();
+  return model;
+}
 
+/// Runs `build`'s pipeline on `module`, collecting diagnostics for the error.
+static llvm::Error runPipeline(ModuleOp module,
+                               llvm::function_ref<void(OpPassManager &)> build) {
   MLIRContext *ctx = module.getContext();
   std::string diagnostics;
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
@@ -70,10 +76,47 @@ CpuModel::compile(ModuleOp module, llvm::StringRef funcName,
     return success();
   });
   PassManager pm(ctx);
-  buildTfmTrainCpuPipeline(pm, options);
+  build(pm);
   if (failed(pm.run(module)))
     return err("compilation failed: " + diagnostics);
+  return llvm::Error::success();
+}
 
+llvm::Expected<std::unique_ptr<JitModel>>
+JitModel::compile(ModuleOp module, llvm::StringRef funcName,
+                  const CpuPipelineOptions &options) {
+  auto model = prepare(module, funcName);
+  if (!model)
+    return model.takeError();
+  if (llvm::Error e =
+          runPipeline(module, [&](OpPassManager &pm) { buildTfmTrainCpuPipeline(pm, options); }))
+    return std::move(e);
+  if (llvm::Error e = (*model)->jit(module))
+    return std::move(e);
+  return model;
+}
+
+llvm::Expected<std::unique_ptr<JitModel>>
+JitModel::compileForCuda(ModuleOp module, llvm::StringRef funcName,
+                         CudaPipelineOptions options) {
+  auto model = prepare(module, funcName);
+  if (!model)
+    return model.takeError();
+  // The JIT runs the module's constructor (loading the PTX) at once.
+  if (llvm::Error e = cuda::initialize())
+    return std::move(e);
+  if (options.chip.empty())
+    options.chip = cuda::deviceChip();
+  (*model)->gpu = true;
+  if (llvm::Error e = runPipeline(
+          module, [&](OpPassManager &pm) { buildTfmTrainCudaPipeline(pm, options); }))
+    return std::move(e);
+  if (llvm::Error e = (*model)->jit(module))
+    return std::move(e);
+  return model;
+}
+
+llvm::Error JitModel::jit(ModuleOp module) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   // The transformer is a function_ref: keep its target alive (LOWERING-NOTES).
@@ -81,10 +124,13 @@ CpuModel::compile(ModuleOp module, llvm::StringRef funcName,
                                             /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
-  auto engine = ExecutionEngine::create(module, engineOptions);
-  if (!engine)
-    return err("JIT compilation failed: " + llvm::toString(engine.takeError()));
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  auto created = ExecutionEngine::create(module, engineOptions);
+  if (!created)
+    return err("JIT compilation failed: " + llvm::toString(created.takeError()));
+  bool useCuda = gpu;
+  (*created)->registerSymbols([useCuda](llvm::orc::MangleAndInterner interner) {
+    if (useCuda)
+      return cuda::symbolMap(interner);
     llvm::orc::SymbolMap symbols;
     symbols[interner("_mlir_ciface_tfm_rt_sgemm")] = {
         llvm::orc::ExecutorAddr::fromPtr(&_mlir_ciface_tfm_rt_sgemm),
@@ -97,19 +143,29 @@ CpuModel::compile(ModuleOp module, llvm::StringRef funcName,
                                        llvm::JITSymbolFlags::Exported};
     return symbols;
   });
+  // Global constructors: the GPU module's PTX is loaded here.
+  (*created)->initialize();
+  if (gpu)
+    if (llvm::Error e = cuda::takeError())
+      return e;
   // Materialise (LLVM codegen) now, so run() measures only the step.
-  if (auto fn = (*engine)->lookupPacked(model->entry); !fn)
-    return err("JIT lookup of " + model->entry + " failed: " + llvm::toString(fn.takeError()));
-  model->engine = std::move(*engine);
-  return model;
+  if (auto fn = (*created)->lookupPacked(entry); !fn)
+    return err("JIT lookup of " + entry + " failed: " + llvm::toString(fn.takeError()));
+  engine = std::move(*created);
+  return llvm::Error::success();
 }
 
-llvm::Expected<std::vector<HostArray>> CpuModel::run(llvm::ArrayRef<Arg> args) {
+llvm::Expected<std::vector<HostArray>> JitModel::run(llvm::ArrayRef<Arg> args) {
   if (args.size() != argTypes.size())
     return err("expected " + llvm::Twine(argTypes.size()) + " arguments, got " +
                llvm::Twine(args.size()));
   // Descriptors: one vector of words per argument.
   std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void *> stagedArgs;
+  llvm::scope_exit releaseArgs([&] {
+    for (void *p : stagedArgs)
+      cuda::arenaFree(p);
+  });
   for (size_t i = 0; i < args.size(); ++i) {
     RankedTensorType t = argTypes[i];
     const Arg &a = args[i];
@@ -121,7 +177,20 @@ llvm::Expected<std::vector<HostArray>> CpuModel::run(llvm::ArrayRef<Arg> args) {
         return err("argument #" + llvm::Twine(i) + " dimension " + llvm::Twine(d) + " is " +
                    llvm::Twine(a.shape[d]) + ", expected " + llvm::Twine(t.getDimSize(d)));
     std::vector<int64_t> desc;
-    auto ptr = reinterpret_cast<int64_t>(a.data);
+    const void *data = a.data;
+    if (gpu) {
+      // Arguments are copied into the arena, where kernels can read them.
+      size_t bytes = t.getElementTypeBitWidth() / 8;
+      for (int64_t s : a.shape)
+        bytes *= size_t(s);
+      void *staged = cuda::arenaAllocate(bytes);
+      if (!staged)
+        return cuda::takeError();
+      std::memcpy(staged, a.data, bytes);
+      stagedArgs.push_back(staged);
+      data = staged;
+    }
+    auto ptr = reinterpret_cast<int64_t>(data);
     desc.push_back(ptr);
     desc.push_back(ptr);
     desc.push_back(0);
@@ -151,6 +220,9 @@ llvm::Expected<std::vector<HostArray>> CpuModel::run(llvm::ArrayRef<Arg> args) {
     packed.push_back(&p);
   if (llvm::Error e = engine->invokePacked(entry, packed))
     return std::move(e);
+  if (gpu)
+    if (llvm::Error e = cuda::synchronize())
+      return std::move(e);
 
   std::vector<HostArray> out;
   // Every returned buffer is owned by the caller; several results may share
@@ -163,7 +235,7 @@ llvm::Expected<std::vector<HostArray>> CpuModel::run(llvm::ArrayRef<Arg> args) {
   }
   llvm::scope_exit release([&] {
     for (void *p : owned)
-      std::free(p);
+      gpu ? cuda::arenaFree(p) : std::free(p);
   });
   size_t w = 0;
   for (RankedTensorType t : resultTypes) {

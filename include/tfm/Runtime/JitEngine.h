@@ -1,4 +1,11 @@
-//===- CpuEngine.h - compile and run a tfm model on the CPU -----*- C++ -*-===//
+//===- JitEngine.h - compile and run a tfm model (CPU or CUDA) --*- C++ -*-===//
+//
+// The host code of both paths runs in the MLIR JIT. On the CPU it is the
+// whole step; with CUDA it launches the kernels of the step's gpu.binary
+// and calls cuBLASLt through lib/Runtime/Cuda, and the step's buffers
+// (arguments included, copied in by run()) live in the CUDA arena.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TFM_RUNTIME_CPUENGINE_H
 #define TFM_RUNTIME_CPUENGINE_H
@@ -23,14 +30,19 @@ struct HostArray {
   }
 };
 
-/// A model function compiled for the CPU with the MLIR JIT.
-class CpuModel {
+/// A model function compiled with the MLIR JIT for the CPU or a CUDA GPU.
+class JitModel {
 public:
   /// Runs --tfm-train-cpu on `module` (in place) and JIT-compiles function
   /// `funcName`. The argument and result types are taken before lowering.
-  static llvm::Expected<std::unique_ptr<CpuModel>>
+  static llvm::Expected<std::unique_ptr<JitModel>>
   compile(ModuleOp module, llvm::StringRef funcName,
           const CpuPipelineOptions &options = {});
+
+  /// The same with --tfm-train-cuda: initialises the CUDA runtime (device 0)
+  /// first; `options.chip` empty means the device's own.
+  static llvm::Expected<std::unique_ptr<JitModel>>
+  compileForCuda(ModuleOp module, llvm::StringRef funcName, CudaPipelineOptions options);
 
   /// Calls the function. `args[i]` must match argument i (element type and
   /// rank; dynamic sizes are taken from the array). Parameters may be passed
@@ -41,7 +53,14 @@ public:
   };
   llvm::Expected<std::vector<HostArray>> run(llvm::ArrayRef<Arg> args);
 
+  bool onCuda() const { return gpu; }
+
 private:
+  static llvm::Expected<std::unique_ptr<JitModel>>
+  prepare(ModuleOp module, llvm::StringRef funcName);
+  llvm::Error jit(ModuleOp module);
+
+  bool gpu = false;
   std::unique_ptr<ExecutionEngine> engine;
   std::string entry;
   std::vector<RankedTensorType> argTypes;
@@ -49,7 +68,7 @@ private:
 };
 
 /// Registers what a context needs for tfm-run: dialects, translations.
-void registerCpuRuntimeDialects(DialectRegistry &registry);
+void registerRuntimeDialects(DialectRegistry &registry);
 
 } // namespace mlir::tfm
 

@@ -1,0 +1,34 @@
+//===- MemRefCopyToLinalg.cpp - memref.copy as linalg.copy ----------------===//
+//
+// On the GPU path a memref.copy would lower to a host memcpy (or the
+// runtime's strided memrefCopy) over device memory. As linalg.copy it goes
+// through convert-linalg-to-parallel-loops like every other element-wise
+// op and becomes a kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Conversion/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMMEMREFCOPYTOLINALGPASS
+#include "tfm/Conversion/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+
+namespace {
+struct TfmMemRefCopyToLinalgPass
+    : mlir::tfm::impl::TfmMemRefCopyToLinalgPassBase<TfmMemRefCopyToLinalgPass> {
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation()->walk([&](memref::CopyOp op) { copies.push_back(op); });
+    for (memref::CopyOp copy : copies) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(), copy.getTarget());
+      copy.erase();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,31 @@
+// RUN: tfm-opt %s --tfm-merge-gpu-modules | FileCheck %s
+// RUN: tfm-opt %s --tfm-memref-copy-to-linalg --tfm-merge-gpu-modules | FileCheck %s --check-prefix=COPY
+
+// Two outlined kernels end up in one module; launches are retargeted.
+// CHECK:     gpu.module @tfm_kernels [#nvvm.target<chip = "sm_90">]
+// CHECK:       gpu.func @k0
+// CHECK:       gpu.func @k1
+// CHECK-NOT: gpu.module
+// CHECK:     func.func @step
+// CHECK:       gpu.launch_func @tfm_kernels::@k0
+// CHECK:       gpu.launch_func @tfm_kernels::@k1
+
+// memref.copy becomes linalg.copy (a kernel later), nothing else changes.
+// COPY-LABEL: func.func @step
+// COPY:         linalg.copy ins(%arg0 : memref<4xf32>) outs(%arg1 : memref<4xf32>)
+// COPY-NOT:     memref.copy
+module attributes {gpu.container_module} {
+  gpu.module @k0 [#nvvm.target<chip = "sm_90">] {
+    gpu.func @k0(%a: memref<4xf32>) kernel { gpu.return }
+  }
+  gpu.module @k1 [#nvvm.target<chip = "sm_90">] {
+    gpu.func @k1(%a: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func @step(%a: memref<4xf32>, %b: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k0::@k0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>)
+    memref.copy %a, %b : memref<4xf32> to memref<4xf32>
+    gpu.launch_func @k1::@k1 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<4xf32>)
+    return
+  }
+}
