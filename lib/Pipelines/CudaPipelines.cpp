@@ -88,6 +88,7 @@ void mlir::tfm::buildTfmBufferizeCudaPipeline(OpPassManager &pm) {
 
 void mlir::tfm::buildTfmMapToGpuPipeline(OpPassManager &pm) {
   addTextual(pm, "tfm-lower-dynamic-expand-shape,tfm-memref-copy-to-linalg,"
+                 "tfm-row-reductions-to-gpu,"
                  "convert-linalg-to-parallel-loops,tfm-parallel-loops-to-gpu,"
                  "gpu-kernel-outlining,tfm-merge-gpu-modules,canonicalize");
 }

@@ -21,6 +21,8 @@
 // GPU-NOT: linalg.
 // GPU: gpu.module @tfm_kernels
 // GPU: gpu.func @forward_kernel({{.*}}) kernel
+// The norm statistic: one warp per row, a shuffle butterfly.
+// GPU: gpu.shuffle xor
 
 // Host in LLVM, allocations through the runtime arena, kernels as PTX.
 // LLVM: llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr

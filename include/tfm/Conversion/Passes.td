@@ -79,6 +79,26 @@ def TfmParallelLoopsToGpuPass : Pass<"tfm-parallel-loops-to-gpu", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TfmRowReductionsToGpuPass : Pass<"tfm-row-reductions-to-gpu", "ModuleOp"> {
+  let summary = "Launch last-dimension reductions with one warp per row";
+  let description = [{
+    A `linalg.generic` on f32 memrefs whose loops are parallel except the
+    last (a reduction) and whose outputs are combined with `addf`, `mulf`,
+    `maximumf`, `minimumf`, `maxnumf` or `minnumf` (norm statistics,
+    softmax max and sum, log-sum-exp, backward dot products) becomes a
+    `gpu.launch` with one warp per row: lanes stride over the row (coalesced
+    loads), then a `gpu.shuffle xor` butterfly (5 steps) combines the
+    lanes and lane 0 stores. Other generics are left to the element-wise
+    path (`tfm-parallel-loops-to-gpu`).
+  }];
+  let options = [
+    Option<"warpsPerBlock", "warps-per-block", "int64_t", "8", "Rows (warps) per block">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def TfmMergeGpuModulesPass : Pass<"tfm-merge-gpu-modules", "ModuleOp"> {
   let summary = "Merge the gpu.modules of outlined kernels into one";
   let description = [{
