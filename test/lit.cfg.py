@@ -56,6 +56,16 @@ def _has_cuda_device():
     except OSError:
         return False
 
+# CPU stand-ins for libcuda and cuBLASLt (test/MockCuda), for the tests that
+# drive the CUDA runtime without a GPU.
+_mock = os.path.join(config.tfm_obj_root, "lib", "mock-cuda")
+if os.path.exists(os.path.join(_mock, "libcuda.so.1")):
+    config.available_features.add("mock-cuda")
+    config.substitutions.append(
+        ("%mock_cuda_env",
+         f"env TFM_CUDA_DRIVER={_mock}/libcuda.so.1 "
+         f"TFM_CUBLASLT={_mock}/libcublasLt.so.13 TFM_MOCK_CUDA_REPORT=1"))
+
 if _has_cuda_device():
     config.available_features.add("cuda-device")
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):

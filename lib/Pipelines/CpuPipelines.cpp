@@ -19,9 +19,9 @@ using namespace mlir;
 using namespace mlir::tfm::detail;
 
 void mlir::tfm::detail::addTextual(OpPassManager &pm, const std::string &pipeline) {
-  // The pipelines name upstream passes; make sure they are registered
-  // whichever tool (or library user) builds them.
-  static bool registered = (registerAllPasses(), true);
+  // The pipelines name upstream and tfm passes; make sure they are
+  // registered whichever tool (or library user) builds them.
+  static bool registered = (registerAllPasses(), registerTfmConversionPasses(), true);
   (void)registered;
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     llvm::report_fatal_error(llvm::Twine("invalid built-in pipeline: ") + pipeline);

@@ -22,6 +22,7 @@
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Import/HFConfig.h"
 #include "tfm/Import/ModelBuilder.h"
+#include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Runtime/JitEngine.h"
 #include "tfm/Runtime/Safetensors.h"
 #include "tfm/Runtime/WeightBinder.h"
@@ -386,6 +387,10 @@ static int runCheckpoint() {
     llvm::outs() << " on " << device << " (compile " << llvm::format("%.0f", compileMs) << " ms, "
                  << (withGrads ? "step " : "run ") << llvm::format("%.1f", runMs) << " ms) -> "
                  << outputPath << "\n";
+    if (device == "cuda")
+      llvm::outs() << "cuda: " << cuda::deviceDescription() << ", arena peak "
+                   << llvm::format("%.1f", cuda::arenaPeakBytes() / 1048576.0) << " MiB, "
+                   << cuda::arenaBytesInUse() << " bytes still allocated after the step\n";
     if (checkAgainstCpu)
       llvm::outs() << "check against cpu: " << comparison << "\n";
   }

@@ -3,6 +3,8 @@
 // Nothing here links against libcuda or cuBLASLt: both are opened with
 // dlopen when initialize() is first called (shared/LOWERING-NOTES.md: a
 // binary linked with the driver stub cannot start where no driver exists).
+// $TFM_CUDA_DRIVER and $TFM_CUBLASLT name other files to open (the tests
+// point them at the CPU stand-ins in test/MockCuda).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +13,9 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdlib>
 #include <dlfcn.h>
+#include <vector>
 
 using namespace mlir::tfm::cuda;
 using namespace mlir::tfm::cuda::detail;
@@ -51,9 +55,11 @@ static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// dlopen the first library that exists and resolve `names` into `api`.
-static llvm::Error openLibrary(std::initializer_list<const char *> candidates,
+/// dlopen `$override` if set, else the first of `candidates` that loads.
+static llvm::Error openLibrary(const char *override, std::vector<const char *> candidates,
                                const char *what, void *&handle) {
+  if (const char *path = std::getenv(override); path && *path)
+    candidates = {path};
   std::string tried;
   for (const char *name : candidates) {
     handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
@@ -72,7 +78,7 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
     return llvm::Error::success();
   Api &a = api();
   void *driver = nullptr;
-  if (llvm::Error e = openLibrary({"libcuda.so.1", "libcuda.so"},
+  if (llvm::Error e = openLibrary("TFM_CUDA_DRIVER", {"libcuda.so.1", "libcuda.so"},
                                   "CUDA driver (no NVIDIA driver on this machine?)", driver))
     return e;
 #define TFM_RESOLVE(fn)                                                        \
@@ -107,7 +113,7 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
     return e;
 
   void *lt = nullptr;
-  if (llvm::Error e = openLibrary({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
+  if (llvm::Error e = openLibrary("TFM_CUBLASLT", {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
                                    "/usr/local/cuda/lib64/libcublasLt.so.13",
                                    "/usr/local/cuda/lib64/libcublasLt.so"},
                                   "cuBLASLt library", lt))
