@@ -1,8 +1,9 @@
 //===- CudaPipelines.cpp - the GPU (NVVM/PTX) compilation pipelines -------===//
 //
-// The GPU path shares stage 1 (tfm-lower-to-linalg) with the CPU path and
-// then:
+// The GPU path:
 //
+//   tfm-lower-to-linalg-cuda  tfm.attention(_backward) -> flash kernels, then
+//                           the CPU path's tfm-lower-to-linalg
 //   tfm-bufferize-cuda      tensors -> memrefs, f32 GEMMs -> tfm_cuda_sgemm*
 //                           (cuBLASLt in the runtime), deallocation
 //   tfm-map-to-gpu          linalg -> parallel loops -> one gpu.launch per
@@ -73,6 +74,13 @@ struct CudaPipelineCLOptions : public PassPipelineOptions<CudaPipelineCLOptions>
 };
 } // namespace
 
+void mlir::tfm::buildTfmLowerToLinalgCudaPipeline(OpPassManager &pm, int64_t lanes) {
+  // Attention first: its flash kernels replace the tfm ops, so the linalg
+  // lowering never materialises a score matrix.
+  addTextual(pm, "tfm-attention-to-gpu{lanes=" + std::to_string(lanes) + "}");
+  buildTfmLowerToLinalgPipeline(pm);
+}
+
 void mlir::tfm::buildTfmBufferizeCudaPipeline(OpPassManager &pm) {
   // Same bufferization as the CPU, but GEMMs go to cuBLASLt and are placed
   // before the deallocation pipeline (which must see the final uses).
@@ -112,13 +120,31 @@ void mlir::tfm::buildTfmLowerGpuToLlvmPipeline(OpPassManager &pm,
 void mlir::tfm::buildTfmTrainCudaPipeline(OpPassManager &pm,
                                           const CudaPipelineOptions &options) {
   addAutodiff(pm, options.autodiffFunc);
-  buildTfmLowerToLinalgPipeline(pm);
+  buildTfmLowerToLinalgCudaPipeline(pm);
   buildTfmBufferizeCudaPipeline(pm);
   buildTfmMapToGpuPipeline(pm);
   buildTfmLowerGpuToLlvmPipeline(pm, options);
 }
 
+void mlir::tfm::buildTfmTrainGpuSimPipeline(OpPassManager &pm, const std::string &func) {
+  addAutodiff(pm, func);
+  // One thread per attention row: no shuffles, so the launches can run as
+  // CPU loops.
+  buildTfmLowerToLinalgCudaPipeline(pm, /*lanes=*/1);
+  buildTfmBufferizeCpuPipeline(pm);
+  // tfm-map-to-gpu without the warp reductions (their lanes communicate)
+  // and without outlining: the launches run as loops on the CPU.
+  addTextual(pm, "tfm-lower-dynamic-expand-shape,tfm-memref-copy-to-linalg,"
+                 "convert-linalg-to-parallel-loops,tfm-parallel-loops-to-gpu,"
+                 "tfm-gpu-launch-to-loops,canonicalize");
+  buildTfmLowerCpuToLlvmPipeline(pm);
+}
+
 void mlir::tfm::registerTfmCudaPipelines() {
+  PassPipelineRegistration<>("tfm-lower-to-linalg-cuda",
+                             "Flash-attention kernels, then tfm-lower-to-linalg "
+                             "(GPU stage 1)",
+                             [](OpPassManager &pm) { buildTfmLowerToLinalgCudaPipeline(pm); });
   PassPipelineRegistration<>("tfm-bufferize-cuda",
                              "Bufferize, call cuBLASLt for f32 GEMMs, insert "
                              "deallocations (GPU stage 2)",
@@ -134,6 +160,11 @@ void mlir::tfm::registerTfmCudaPipelines() {
         CudaPipelineOptions options = o.get();
         buildTfmLowerGpuToLlvmPipeline(pm, options);
       });
+  PassPipelineRegistration<>(
+      "tfm-train-gpu-sim",
+      "Testing: the GPU path's kernels (except warp reductions) run as CPU "
+      "loops, for numeric checks without a GPU",
+      [](OpPassManager &pm) { buildTfmTrainGpuSimPipeline(pm, "forward"); });
   PassPipelineRegistration<CudaPipelineCLOptions>(
       "tfm-train-cuda",
       "The training step of @forward (loss and gradients) compiled for an "

@@ -85,11 +85,18 @@ static llvm::Error runPipeline(ModuleOp module,
 llvm::Expected<std::unique_ptr<JitModel>>
 JitModel::compile(ModuleOp module, llvm::StringRef funcName,
                   const CpuPipelineOptions &options) {
+  return compileWithPipeline(module, funcName, [&](OpPassManager &pm) {
+    buildTfmTrainCpuPipeline(pm, options);
+  });
+}
+
+llvm::Expected<std::unique_ptr<JitModel>>
+JitModel::compileWithPipeline(ModuleOp module, llvm::StringRef funcName,
+                              llvm::function_ref<void(OpPassManager &)> buildPipeline) {
   auto model = prepare(module, funcName);
   if (!model)
     return model.takeError();
-  if (llvm::Error e =
-          runPipeline(module, [&](OpPassManager &pm) { buildTfmTrainCpuPipeline(pm, options); }))
+  if (llvm::Error e = runPipeline(module, buildPipeline))
     return std::move(e);
   if (llvm::Error e = (*model)->jit(module))
     return std::move(e);

@@ -1,8 +1,8 @@
 // Each stage of --tfm-train-cuda can be run and printed on its own; none
 // needs a GPU (format=isa embeds PTX text without calling ptxas).
-// RUN: tfm-opt %s --tfm-lower-to-linalg --tfm-bufferize-cuda | FileCheck %s --check-prefix=BUF
-// RUN: tfm-opt %s --tfm-lower-to-linalg --tfm-bufferize-cuda --tfm-map-to-gpu | FileCheck %s --check-prefix=GPU
-// RUN: tfm-opt %s --tfm-lower-to-linalg --tfm-bufferize-cuda --tfm-map-to-gpu --tfm-lower-gpu-to-llvm="chip=sm_80" | FileCheck %s --check-prefix=LLVM
+// RUN: tfm-opt %s --tfm-lower-to-linalg-cuda --tfm-bufferize-cuda | FileCheck %s --check-prefix=BUF
+// RUN: tfm-opt %s --tfm-lower-to-linalg-cuda --tfm-bufferize-cuda --tfm-map-to-gpu | FileCheck %s --check-prefix=GPU
+// RUN: tfm-opt %s --tfm-lower-to-linalg-cuda --tfm-bufferize-cuda --tfm-map-to-gpu --tfm-lower-gpu-to-llvm="chip=sm_80" | FileCheck %s --check-prefix=LLVM
 // RUN: tfm-opt %s --tfm-train-cuda="chip=sm_90 format=isa func=forward" | FileCheck %s --check-prefix=TRAIN
 
 // GEMMs are runtime (cuBLASLt) calls; everything else is still linalg.

@@ -130,6 +130,8 @@ def main():
     ap.add_argument("--storage", default="f32", choices=sorted(STORAGE))
     ap.add_argument("--tfm-run", dest="tfm_run")
     ap.add_argument("--workdir")
+    ap.add_argument("--device", default="cpu",
+                    help="tfm-run --device (gpu-sim: the GPU path's kernels as CPU loops)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--grads", action="store_true",
                     help="also compare every parameter gradient with torch autograd")
@@ -173,7 +175,8 @@ def main():
             ref = model(input_ids=ids, labels=labels)
 
     out = os.path.join(args.workdir, "out.safetensors")
-    cmd = [args.tfm_run, ckpt, "--tokens", tok, "--output", out] + (["--grads"] if args.grads else [])
+    cmd = [args.tfm_run, ckpt, "--tokens", tok, "--output", out, "--device", args.device]
+    cmd += ["--grads"] if args.grads else []
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         print(run.stdout, run.stderr)

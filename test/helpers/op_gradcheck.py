@@ -234,12 +234,12 @@ def run(tfm_run, workdir, group, name, mlir, inputs):
 
     # Forward once to learn the result shapes, then draw cotangents.
     save(inputs, base + ".f.in")
-    subprocess.run([tfm_run, "--mlir", base + ".mlir", "--inputs", base + ".f.in",
+    subprocess.run(tfm_run + ["--mlir", base + ".mlir", "--inputs", base + ".f.in",
                     "--output", base + ".f.out", "--quiet"], check=True)
     outs = load_file(base + ".f.out")
     cots = [torch.randn_like(outs[f"result{i}"]) for i in range(len(outs))]
     save(inputs + cots, base + ".vjp.in")
-    subprocess.run([tfm_run, "--mlir", base + ".mlir", "--autodiff", "--inputs", base + ".vjp.in",
+    subprocess.run(tfm_run + ["--mlir", base + ".mlir", "--autodiff", "--inputs", base + ".vjp.in",
                     "--output", base + ".vjp.out", "--quiet"], check=True)
     vjp = load_file(base + ".vjp.out")
     float_args = [i for i, t in enumerate(inputs) if t.is_floating_point()]
@@ -256,7 +256,7 @@ def run(tfm_run, workdir, group, name, mlir, inputs):
                 save(args, path + ".in")
                 perturbed.append(path)
             index.append((k, j))
-    cmd = [tfm_run, "--mlir", base + ".mlir", "--quiet"]
+    cmd = tfm_run + ["--mlir", base + ".mlir", "--quiet"]
     for p in perturbed:
         cmd += ["--inputs", p + ".in", "--output", p + ".out"]
     subprocess.run(cmd, check=True)

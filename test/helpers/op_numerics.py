@@ -260,6 +260,32 @@ func.func @main(%q: {QT}, %k: {KT}, %v: {KT}{sink_arg}) -> {QT} {{
   %o = tfm.attention %q, %k, %v{sink_use} {{{attrs}}} : ({QT}, {KT}, {KT}{sink_ty}) -> {QT}
   return %o : {QT}
 }}""", ins, lambda q, k, v, *s, kw=kw, scale=scale: [attn_ref(q, k, v, scale, sinks=s[0] if s else None, **kw)[0]])
+
+# The backward op against torch autograd of the reference (f32): the GPU
+# path's flash backward kernels (run with --device gpu-sim) and the CPU
+# lowering both implement it.
+dout = randn(B, T, 4, 8)
+def attn_grads(q, k, v, do, scale, sinks=None, **kw):
+    leaves = [t.clone().requires_grad_() for t in [q, k, v] + ([sinks] if sinks is not None else [])]
+    out = attn_ref(*leaves[:3], scale, sinks=leaves[3] if sinks is not None else None, **kw)[0]
+    return list(torch.autograd.grad(out, leaves, do))
+for name, attrs, kw, with_sinks in [
+        ("backward_window_softcap", "causal, scale = 0.25 : f64, sliding_window = 3 : i64, softcap = 2.0 : f64",
+         dict(window=3, softcap=2.0), False),
+        ("backward_full", "scale = 0.25 : f64", dict(causal=False), False),
+        ("backward_sinks", "causal, scale = 0.25 : f64", dict(), True)]:
+    sink_arg = ", %s: tensor<4xf32>" if with_sinks else ""
+    sink_use = ", %s" if with_sinks else ""
+    sink_ty = ", tensor<4xf32>" if with_sinks else ""
+    res_ty = f"{QT}, {KT}, {KT}" + (", tensor<4xf32>" if with_sinks else "")
+    res = "%dq, %dk, %dv" + (", %ds" if with_sinks else "")
+    ins = [dout, qa, ka, va] + ([sinks] if with_sinks else [])
+    case("attention", name, f"""
+func.func @main(%do: {QT}, %q: {QT}, %k: {KT}, %v: {KT}{sink_arg}) -> ({res_ty}) {{
+  {res} = tfm.attention_backward %do, %q, %k, %v{sink_use} {{{attrs}}} : ({QT}, {QT}, {KT}, {KT}{sink_ty}) -> ({res_ty})
+  return {res} : {res_ty}
+}}""", ins, lambda do, q, k, v, *s, kw=kw: attn_grads(q, k, v, do, 0.25, sinks=s[0] if s else None, **kw))
+
 packed_qkv = torch.cat([qa, ka, va], 2)
 case("attention", "flash_attention", f"""
 func.func @main(%qkv: {ty([None, None, 8, 8])}) -> ({QT}, {ty([None, 4, None])}) {{
@@ -338,7 +364,7 @@ def run_case(tfm_run, workdir, group, name, mlir, inputs, ref):
     with open(base + ".mlir", "w") as f:
         f.write(mlir)
     save_file({f"arg{i}": t.contiguous() for i, t in enumerate(inputs)}, base + ".in")
-    run = subprocess.run([tfm_run, "--mlir", base + ".mlir", "--inputs", base + ".in",
+    run = subprocess.run(tfm_run + ["--mlir", base + ".mlir", "--inputs", base + ".in",
                           "--output", base + ".out"], capture_output=True, text=True)
     if run.returncode != 0:
         print(f"FAIL {group}/{name}: tfm-run exited {run.returncode}\n{run.stderr}")

@@ -67,7 +67,9 @@ static cl::list<std::string> inputPaths("inputs",
                                         cl::value_desc("file"));
 static cl::opt<std::string> device("device",
                                    cl::desc("Where to run: cpu, or cuda (GPU 0 through the "
-                                            "CUDA driver and cuBLASLt; docs/gpu.md)"),
+                                            "CUDA driver and cuBLASLt; docs/gpu.md); "
+                                            "gpu-sim (testing) runs the GPU path's kernels "
+                                            "as CPU loops"),
                                    cl::init("cpu"));
 static cl::opt<bool> checkAgainstCpu(
     "check-against-cpu",
@@ -131,6 +133,10 @@ static llvm::Expected<std::unique_ptr<JitModel>> compileFor(StringRef where, Mod
     options.chip = cudaChip;
     return JitModel::compileForCuda(module, entry, options);
   }
+  if (where == "gpu-sim")
+    return JitModel::compileWithPipeline(module, entry, [](OpPassManager &pm) {
+      buildTfmTrainGpuSimPipeline(pm, /*autodiffFunc=*/"");
+    });
   CpuPipelineOptions options;
   options.useBlas = !noBlas;
   return JitModel::compile(module, entry, options);
@@ -400,7 +406,7 @@ static int runCheckpoint() {
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Run a tfm-compiled step on an HF checkpoint\n");
-  if (device != "cpu" && device != "cuda")
+  if (device != "cpu" && device != "cuda" && device != "gpu-sim")
     return fail("--device " + device + ": expected cpu or cuda");
   if (!mlirPath.empty())
     return runKernel();

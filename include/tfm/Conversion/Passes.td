@@ -79,6 +79,33 @@ def TfmParallelLoopsToGpuPass : Pass<"tfm-parallel-loops-to-gpu", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TfmAttentionToGpuPass : Pass<"tfm-attention-to-gpu", "ModuleOp"> {
+  let summary = "Flash-attention kernels for tfm.attention and tfm.attention_backward";
+  let description = [{
+    Before the linalg lowering, each f32 `tfm.attention` becomes a
+    `gpu.launch` with one lane group per query row running the online
+    softmax over the visible keys (no score matrix in memory), and each
+    `tfm.attention_backward` three launches: per query row (dq and the row
+    statistics m, l, delta in O(B·Hq·T) scratch), per key row (dk, dv over
+    the query heads of its group; no atomics) and per head (dsinks).
+    Operands are read through `bufferization.to_buffer`; results are fresh
+    buffers returned with `bufferization.to_tensor restrict`.
+
+    `lanes` threads share a row (32: a warp, with `gpu.shuffle` butterflies
+    for the dot products). With `lanes=1` the kernels contain no gpu ops
+    and `tfm-gpu-launch-to-loops` can run them on the CPU (the gpu-sim
+    tests). Ops with other element types, or head dims not a multiple of
+    `lanes`, are left for the linalg lowering.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", "32", "Threads per query/key row">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 def TfmRowReductionsToGpuPass : Pass<"tfm-row-reductions-to-gpu", "ModuleOp"> {
   let summary = "Launch last-dimension reductions with one warp per row";
   let description = [{
@@ -97,6 +124,18 @@ def TfmRowReductionsToGpuPass : Pass<"tfm-row-reductions-to-gpu", "ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::affine::AffineDialect"];
+}
+
+def TfmGpuLaunchToLoopsPass : Pass<"tfm-gpu-launch-to-loops", "ModuleOp"> {
+  let summary = "Run gpu.launch bodies as CPU loops over blocks and threads (testing)";
+  let description = [{
+    A `gpu.launch` whose threads do not communicate (no gpu ops besides the
+    terminator in its body) is replaced by six nested `scf.for` loops over
+    grid and block indices around its body. Used by `tfm-train-gpu-sim` to
+    check the GPU path's kernel formation numerically on a CPU. A launch
+    with communicating threads (shuffles, barriers) is an error.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
 def TfmMergeGpuModulesPass : Pass<"tfm-merge-gpu-modules", "ModuleOp"> {

@@ -43,10 +43,14 @@ struct CudaPipelineOptions {
   std::string autodiffFunc;
 };
 
+void buildTfmLowerToLinalgCudaPipeline(OpPassManager &pm, int64_t attentionLanes = 32);
 void buildTfmBufferizeCudaPipeline(OpPassManager &pm);
 void buildTfmMapToGpuPipeline(OpPassManager &pm);
 void buildTfmLowerGpuToLlvmPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
 void buildTfmTrainCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
+/// Testing: the GPU path's kernel formation with every launch run as CPU
+/// loops (tfm-gpu-launch-to-loops); warp reductions stay linalg loops.
+void buildTfmTrainGpuSimPipeline(OpPassManager &pm, const std::string &autodiffFunc);
 
 /// Registers the pipelines above with their names (CPU and GPU).
 void registerTfmPipelines();

@@ -1,0 +1,81 @@
+//===- GpuLaunchToLoops.cpp - run gpu.launch bodies as CPU loops (testing) -===//
+//
+// Without a GPU, the kernels the GPU path forms can still be checked for
+// what they compute: a launch whose threads do not communicate (no
+// shuffles, barriers or other gpu ops in its body) means the same as
+//
+//   for bx, by, bz in grid: for tx, ty, tz in block: <body>
+//
+// which this pass emits. --tfm-train-gpu-sim runs the GPU path's kernel
+// formation (flat element-wise launches, single-thread loops, copies as
+// kernels, the host orchestration) through it on the CPU, and the HF
+// numeric tests compare the result (test/GPU/sim-*.test). Launches with
+// communicating threads (the warp-per-row reductions) are reported as an
+// error: they cannot be run this way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Conversion/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMGPULAUNCHTOLOOPSPASS
+#include "tfm/Conversion/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+
+namespace {
+LogicalResult emulate(gpu::LaunchOp launch) {
+  Region &body = launch.getBody();
+  if (!body.hasOneBlock())
+    return launch.emitOpError("cannot be run as loops: more than one block");
+  WalkResult communicating = body.walk([&](Operation *op) {
+    if (op->getDialect() == launch->getDialect() && !isa<gpu::TerminatorOp>(op))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (communicating.wasInterrupted() || launch.getAsyncToken() ||
+      launch.getDynamicSharedMemorySize())
+    return launch.emitOpError("cannot be run as loops: its threads communicate "
+                              "(gpu ops in the body) or it is asynchronous");
+  OpBuilder b(launch);
+  Location loc = launch.getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  SmallVector<Value> bounds = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
+  SmallVector<Value> ivs;
+  for (Value bound : bounds) {
+    auto loop = scf::ForOp::create(b, loc, zero, bound, one);
+    ivs.push_back(loop.getInductionVar());
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+  }
+  IRMapping map;
+  gpu::KernelDim3 blockIds = launch.getBlockIds(), threadIds = launch.getThreadIds();
+  gpu::KernelDim3 gridArgs = launch.getGridSize(), blockArgs = launch.getBlockSize();
+  Value ids[] = {blockIds.x, blockIds.y, blockIds.z, threadIds.x, threadIds.y, threadIds.z};
+  for (auto [id, iv] : llvm::zip(ids, ivs))
+    map.map(id, iv);
+  Value sizeArgs[] = {gridArgs.x, gridArgs.y, gridArgs.z, blockArgs.x, blockArgs.y, blockArgs.z};
+  for (auto [arg, bound] : llvm::zip(sizeArgs, bounds))
+    map.map(arg, bound);
+  for (Operation &op : body.front().without_terminator())
+    b.clone(op, map);
+  launch.erase();
+  return success();
+}
+
+struct TfmGpuLaunchToLoopsPass
+    : mlir::tfm::impl::TfmGpuLaunchToLoopsPassBase<TfmGpuLaunchToLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation()->walk([&](gpu::LaunchOp op) { launches.push_back(op); });
+    for (gpu::LaunchOp launch : launches)
+      if (failed(emulate(launch)))
+        return signalPassFailure();
+  }
+};
+} // namespace
