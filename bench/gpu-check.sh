@@ -21,6 +21,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 
 echo "== build"
 if ! "$build/bin/tfm-run" --help >/dev/null 2>&1; then
+  if [ ! -d /usr/lib/llvm-22/lib/cmake/mlir ]; then
+    echo "error: no usable build and no LLVM/MLIR 22 here (scripts/setup.sh installs it from Debian)" >&2
+    exit 2
+  fi
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm >/dev/null
 fi
