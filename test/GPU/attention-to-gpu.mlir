@@ -71,3 +71,11 @@ func.func @kept(%q: tensor<?x?x2x8xbf16>, %k: tensor<?x?x2x8xbf16>, %q2: tensor<
       : (tensor<?x?x2x48xf32>, tensor<?x?x2x48xf32>, tensor<?x?x2x48xf32>) -> tensor<?x?x2x48xf32>
   return %o, %o2 : tensor<?x?x2x8xbf16>, tensor<?x?x2x48xf32>
 }
+
+// -----
+
+// RUN: not tfm-opt %s --split-input-file --tfm-attention-to-gpu=lanes=16 2>&1 | FileCheck %s --check-prefix=LANES
+// LANES: tfm-attention-to-gpu: lanes must be 32 (a warp) or 1
+func.func @lanes() {
+  return
+}

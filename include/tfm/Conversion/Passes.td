@@ -91,14 +91,16 @@ def TfmAttentionToGpuPass : Pass<"tfm-attention-to-gpu", "ModuleOp"> {
     Operands are read through `bufferization.to_buffer`; results are fresh
     buffers returned with `bufferization.to_tensor restrict`.
 
-    `lanes` threads share a row (32: a warp, with `gpu.shuffle` butterflies
-    for the dot products). With `lanes=1` the kernels contain no gpu ops
+    `lanes` threads share a row: 32 (a warp, with `gpu.shuffle` butterflies
+    for the dot products; loops with row-dependent trip counts contain the
+    shuffles, so a row must be a whole warp) or 1. With `lanes=1` the
+    kernels contain no gpu ops
     and `tfm-gpu-launch-to-loops` can run them on the CPU (the gpu-sim
     tests). Ops with other element types, or head dims not a multiple of
     `lanes`, are left for the linalg lowering.
   }];
   let options = [
-    Option<"lanes", "lanes", "int64_t", "32", "Threads per query/key row">
+    Option<"lanes", "lanes", "int64_t", "32", "Threads per query/key row: 32 or 1">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
