@@ -44,6 +44,28 @@ std::string toolkitPath(const tfm::CudaPipelineOptions &options) {
   return "/usr/local/cuda";
 }
 
+/// Fails with `message`: how a pipeline built from bad options reports them
+/// (a pipeline builder cannot return an error).
+struct OptionErrorPass : PassWrapper<OptionErrorPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OptionErrorPass)
+  explicit OptionErrorPass(std::string message) : message(std::move(message)) {}
+  StringRef getArgument() const override { return "tfm-option-error"; }
+  void runOnOperation() override {
+    getOperation().emitError(message);
+    signalPassFailure();
+  }
+  std::string message;
+};
+
+/// sm_<major><minor>[a|f], e.g. sm_80, sm_90a.
+bool isSmName(StringRef chip) {
+  unsigned version = 0;
+  if (!chip.consume_front("sm_"))
+    return false;
+  chip.consume_back("a") || chip.consume_back("f");
+  return !chip.getAsInteger(10, version) && version >= 50 && version < 1000;
+}
+
 struct CudaPipelineCLOptions : public PassPipelineOptions<CudaPipelineCLOptions> {
   Option<std::string> chip{*this, "chip", llvm::cl::desc("Target SM, e.g. sm_80 or sm_90"),
                            llvm::cl::init("sm_90")};
@@ -103,6 +125,18 @@ void mlir::tfm::buildTfmMapToGpuPipeline(OpPassManager &pm) {
 
 void mlir::tfm::buildTfmLowerGpuToLlvmPipeline(OpPassManager &pm,
                                                const CudaPipelineOptions &options) {
+  if (!isSmName(options.chip)) {
+    pm.addPass(std::make_unique<OptionErrorPass>(
+        "chip '" + options.chip + "' is not an NVIDIA SM name (e.g. sm_80, sm_90)"));
+    return;
+  }
+  // gpu-module-to-binary reports an unknown format but does not fail (MLIR
+  // 22), which would leave kernels without a binary: check it here.
+  if (!llvm::is_contained({"isa", "bin", "fatbin"}, options.format)) {
+    pm.addPass(std::make_unique<OptionErrorPass>("format '" + options.format +
+                                                 "' is not one of isa, bin, fatbin"));
+    return;
+  }
   addTextual(pm, "scf-parallel-for-to-nested-fors,convert-scf-to-cf,"
                  "expand-strided-metadata,lower-affine,"
                  "nvvm-attach-target{chip=" + options.chip + " features=" + options.features +
@@ -132,9 +166,10 @@ void mlir::tfm::buildTfmTrainGpuSimPipeline(OpPassManager &pm, const std::string
   // CPU loops.
   buildTfmLowerToLinalgCudaPipeline(pm, /*lanes=*/1);
   buildTfmBufferizeCpuPipeline(pm);
-  // tfm-map-to-gpu without the warp reductions (their lanes communicate)
-  // and without outlining: the launches run as loops on the CPU.
+  // tfm-map-to-gpu with one thread per reduced row (no shuffles) and
+  // without outlining: the launches run as loops on the CPU.
   addTextual(pm, "tfm-lower-dynamic-expand-shape,tfm-memref-copy-to-linalg,"
+                 "tfm-row-reductions-to-gpu{lanes=1},"
                  "convert-linalg-to-parallel-loops,tfm-parallel-loops-to-gpu,"
                  "tfm-gpu-launch-to-loops,canonicalize");
   buildTfmLowerCpuToLlvmPipeline(pm);

@@ -121,7 +121,9 @@ def TfmRowReductionsToGpuPass : Pass<"tfm-row-reductions-to-gpu", "ModuleOp"> {
     path (`tfm-parallel-loops-to-gpu`).
   }];
   let options = [
-    Option<"warpsPerBlock", "warps-per-block", "int64_t", "8", "Rows (warps) per block">
+    Option<"warpsPerBlock", "warps-per-block", "int64_t", "8", "Rows (warps) per block">,
+    Option<"lanes", "lanes", "int64_t", "32",
+           "Threads per row: 32 (a warp) or 1 (no shuffles: runs as CPU loops, testing)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",

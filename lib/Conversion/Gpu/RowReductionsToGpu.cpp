@@ -15,7 +15,9 @@
 // Lanes read consecutive elements (coalesced) and the reduction takes five
 // shuffles (shared/LOWERING-NOTES.md measured this shape: 0 spills, ~16
 // registers). Lanes of a row past the end clamp to row 0 and store nothing,
-// so every lane of a warp reaches the shuffles.
+// so every lane of a warp reaches the shuffles. With lanes=1 (one thread
+// per row, no shuffles) the same kernels run as CPU loops in the gpu-sim
+// tests.
 //
 // Matched: buffer-semantics generics on f32 whose loops are parallel except
 // the last (a reduction), whose outputs do not depend on it, and whose
@@ -42,7 +44,6 @@ namespace mlir::tfm {
 using namespace mlir;
 
 namespace {
-constexpr int64_t kWarp = 32;
 
 /// The identity of a combining op, or nullopt if it is not one we know.
 std::optional<double> identityOf(Operation *op) {
@@ -116,7 +117,7 @@ SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map, ValueRang
 }
 
 void launchWarpPerRow(linalg::GenericOp op, ArrayRef<Operation *> combiners,
-                      int64_t warpsPerBlock) {
+                      int64_t warpsPerBlock, int64_t lanes) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
@@ -130,12 +131,12 @@ void launchWarpPerRow(linalg::GenericOp op, ArrayRef<Operation *> combiners,
     rows = arith::MulIOp::create(b, loc, rows, sizes[d]);
   Value reduced = sizes.back();
 
-  Value warps = cst(warpsPerBlock), warp = cst(kWarp);
+  Value warps = cst(warpsPerBlock), warp = cst(lanes);
   Value grid = arith::CeilDivSIOp::create(b, loc, rows, warps);
   Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rows, zero);
   auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
-  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, cst(kWarp * warpsPerBlock), one, one);
+  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, cst(lanes * warpsPerBlock), one, one);
   b.setInsertionPointToStart(&launch.getBody().front());
 
   Value tid = launch.getThreadIds().x;
@@ -189,9 +190,9 @@ void launchWarpPerRow(linalg::GenericOp op, ArrayRef<Operation *> combiners,
 
   // Butterfly across the warp: every lane ends with the row's value.
   SmallVector<Value> accs(strided.getResults());
-  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+  for (int32_t offset = lanes / 2; offset > 0; offset /= 2)
     for (auto [i, c] : llvm::enumerate(combiners)) {
-      auto shuffled = gpu::ShuffleOp::create(b, loc, accs[i], offset, int32_t(kWarp),
+      auto shuffled = gpu::ShuffleOp::create(b, loc, accs[i], offset, int32_t(lanes),
                                              gpu::ShuffleMode::XOR);
       accs[i] = combine(b, loc, c, accs[i], shuffled.getShuffleResult());
     }
@@ -222,8 +223,12 @@ struct TfmRowReductionsToGpuPass
       if (auto combiners = matchRowReduction(op); succeeded(combiners))
         matches.push_back({op, *combiners});
     });
+    if (lanes != 1 && lanes != 32) {
+      getOperation().emitError("tfm-row-reductions-to-gpu: lanes must be 32 (a warp) or 1");
+      return signalPassFailure();
+    }
     for (auto &[op, combiners] : matches)
-      launchWarpPerRow(op, combiners, warpsPerBlock);
+      launchWarpPerRow(op, combiners, warpsPerBlock, lanes);
   }
 };
 } // namespace
