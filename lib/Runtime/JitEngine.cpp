@@ -257,9 +257,10 @@ llvm::Expected<std::vector<HostArray>> JitModel::run(llvm::ArrayRef<Arg> args) {
     }
     std::vector<int64_t> strides(results.begin() + w + 3 + rank,
                                  results.begin() + w + 3 + 2 * rank);
-    bool isF64 = t.getElementType().isF64();
-    if (!isF64 && !t.getElementType().isF32())
-      return err("only f32 and f64 results are supported");
+    Type elem = t.getElementType();
+    bool isF64 = elem.isF64();
+    if (!isF64 && !elem.isF32() && !elem.isBF16())
+      return err("only f32, f64 and bf16 (returned as f32) results are supported");
     if (isF64)
       arr.f64.resize(n);
     else
@@ -270,10 +271,14 @@ llvm::Expected<std::vector<HostArray>> JitModel::run(llvm::ArrayRef<Arg> args) {
         off += (rem % arr.shape[d]) * strides[d];
         rem /= arr.shape[d];
       }
-      if (isF64)
+      if (isF64) {
         arr.f64[i] = reinterpret_cast<const double *>(aligned)[off];
-      else
+      } else if (elem.isBF16()) {
+        uint32_t bits = uint32_t(reinterpret_cast<const uint16_t *>(aligned)[off]) << 16;
+        std::memcpy(&arr.f32[i], &bits, 4);
+      } else {
         arr.f32[i] = reinterpret_cast<const float *>(aligned)[off];
+      }
     }
     out.push_back(std::move(arr));
     w += 3 + 2 * rank;

@@ -123,6 +123,26 @@ def tokens(vocab, seed):
     return ids, labels
 
 
+def check_bf16(args, model, ids, labels, ref, got):
+    """bf16 compute has no exact reference: HF's own bf16 model deviates from
+    the f32 one (same rounded weights) by e_hf. tfm's bf16 logits and loss
+    must be as close to the f32 reference: e_tfm <= 2 e_hf + 1e-3 (relative
+    to max|logits| for logits, absolute for the loss)."""
+    with torch.no_grad():
+        hf16 = copy.deepcopy(model).to(torch.bfloat16)(input_ids=ids, labels=labels)
+    scale = ref.logits.abs().max().item()
+    e_tfm = (got["logits"] - ref.logits).abs().max().item() / scale
+    e_hf = (hf16.logits.float() - ref.logits).abs().max().item() / scale
+    l_tfm = abs(got["loss"].item() - ref.loss.item())
+    l_hf = abs(hf16.loss.float().item() - ref.loss.item())
+    print(f"{args.family}/{args.variant}/bf16 compute: logits max|d|/max|ref| tfm {e_tfm:.3e},"
+          f" hf-bf16 {e_hf:.3e}; loss |d| tfm {l_tfm:.2e}, hf-bf16 {l_hf:.2e}")
+    ok = e_tfm <= 2 * e_hf + 1e-3 and l_tfm <= 2 * l_hf + 1e-3
+    if not ok:
+        print("FAIL bf16 error above twice HF's own bf16 error (+1e-3)")
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--family")
@@ -130,6 +150,8 @@ def main():
     ap.add_argument("--storage", default="f32", choices=sorted(STORAGE))
     ap.add_argument("--tfm-run", dest="tfm_run")
     ap.add_argument("--workdir")
+    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"],
+                    help="tfm-run --dtype; bf16 compares against HF's own bf16 error")
     ap.add_argument("--device", default="cpu",
                     help="tfm-run --device (gpu-sim: the GPU path's kernels as CPU loops)")
     ap.add_argument("--seed", type=int, default=0)
@@ -147,6 +169,8 @@ def main():
     os.makedirs(args.workdir)
     ckpt = os.path.join(args.workdir, "ckpt")
     model = build_model(args.family, args.variant, args.seed)
+    if args.dtype == "bf16":
+        args.storage = "bf16"
     if args.storage in ("bf16", "f16"):
         # Store in half precision; the reference runs on the same rounded
         # weights in f32, which is what tfm-run computes with.
@@ -175,7 +199,8 @@ def main():
             ref = model(input_ids=ids, labels=labels)
 
     out = os.path.join(args.workdir, "out.safetensors")
-    cmd = [args.tfm_run, ckpt, "--tokens", tok, "--output", out, "--device", args.device]
+    cmd = [args.tfm_run, ckpt, "--tokens", tok, "--output", out, "--device", args.device,
+           "--dtype", args.dtype]
     cmd += ["--grads"] if args.grads else []
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
@@ -183,6 +208,8 @@ def main():
         print(f"FAIL {args.family}/{args.variant}: tfm-run exited {run.returncode}")
         return 1
     got = load_file(out)
+    if args.dtype == "bf16":
+        return check_bf16(args, model, ids, labels, ref, got)
     ok = True
     d = (got["logits"] - ref.logits).abs()
     bound = 1e-4 + 1e-4 * ref.logits.abs()

@@ -19,7 +19,8 @@
 
 namespace mlir::tfm {
 
-/// A result of the compiled step: row-major, f32 or f64.
+/// A result of the compiled step: row-major, f32 (bf16 results widened) or
+/// f64.
 struct HostArray {
   std::vector<int64_t> shape;
   std::vector<float> f32;
