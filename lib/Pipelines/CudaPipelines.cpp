@@ -117,9 +117,13 @@ void mlir::tfm::buildTfmBufferizeCudaPipeline(OpPassManager &pm) {
 }
 
 void mlir::tfm::buildTfmMapToGpuPipeline(OpPassManager &pm) {
+  // Constants go into kernels (gpu-launch-sink-index-computations) rather
+  // than arriving as parameters: lane arithmetic and shuffle offsets fold.
   addTextual(pm, "tfm-lower-dynamic-expand-shape,tfm-memref-copy-to-linalg,"
-                 "tfm-row-reductions-to-gpu,"
+                 "tfm-globals-to-arena,tfm-row-reductions-to-gpu,"
+                 "tfm-parallel-dims-outermost,"
                  "convert-linalg-to-parallel-loops,tfm-parallel-loops-to-gpu,"
+                 "gpu-launch-sink-index-computations,"
                  "gpu-kernel-outlining,tfm-merge-gpu-modules,canonicalize");
 }
 
@@ -169,7 +173,7 @@ void mlir::tfm::buildTfmTrainGpuSimPipeline(OpPassManager &pm, const std::string
   // tfm-map-to-gpu with one thread per reduced row (no shuffles) and
   // without outlining: the launches run as loops on the CPU.
   addTextual(pm, "tfm-lower-dynamic-expand-shape,tfm-memref-copy-to-linalg,"
-                 "tfm-row-reductions-to-gpu{lanes=1},"
+                 "tfm-row-reductions-to-gpu{lanes=1},tfm-parallel-dims-outermost,"
                  "convert-linalg-to-parallel-loops,tfm-parallel-loops-to-gpu,"
                  "tfm-gpu-launch-to-loops,canonicalize");
   buildTfmLowerCpuToLlvmPipeline(pm);

@@ -82,11 +82,47 @@ cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l,
     return CUBLAS_STATUS_NOT_SUPPORTED;
   return CUBLAS_STATUS_SUCCESS;
 }
+cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p) {
+  static int preference;
+  *p = reinterpret_cast<cublasLtMatmulPreference_t>(&preference);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t) {
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t,
+                                                    cublasLtMatmulPreferenceAttributes_t attr,
+                                                    const void *buf, size_t size) {
+  if (attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES)
+    return size == sizeof(uint64_t) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+  if (size != sizeof(uint32_t))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  uint32_t alignment;
+  std::memcpy(&alignment, buf, size);
+  // A power of two, at least the element size.
+  return alignment >= 4 && (alignment & (alignment - 1)) == 0 ? CUBLAS_STATUS_SUCCESS
+                                                               : CUBLAS_STATUS_INVALID_VALUE;
+}
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t, cublasLtMatmulDesc_t,
+                                              cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                              cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                              cublasLtMatmulPreference_t, int requested,
+                                              cublasLtMatmulHeuristicResult_t *results,
+                                              int *count) {
+  if (requested < 1)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  std::memset(results, 0, sizeof(*results));
+  results->state = CUBLAS_STATUS_SUCCESS;
+  *count = 1;
+  return CUBLAS_STATUS_SUCCESS;
+}
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t d, const void *alpha,
                               const void *A, cublasLtMatrixLayout_t la, const void *B,
                               cublasLtMatrixLayout_t lb, const void *beta, const void *C,
                               cublasLtMatrixLayout_t lc, void *D, cublasLtMatrixLayout_t ld,
-                              const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t) {
+                              const cublasLtMatmulAlgo_t *algo, void *, size_t, cudaStream_t) {
+  if (!algo)
+    return CUBLAS_STATUS_INVALID_VALUE; // the runtime always picks one
   auto *desc = reinterpret_cast<Desc *>(d);
   auto *a = reinterpret_cast<Layout *>(la), *b = reinterpret_cast<Layout *>(lb);
   auto *c = reinterpret_cast<Layout *>(lc), *dl = reinterpret_cast<Layout *>(ld);

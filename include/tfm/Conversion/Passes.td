@@ -142,6 +142,30 @@ def TfmGpuLaunchToLoopsPass : Pass<"tfm-gpu-launch-to-loops", "ModuleOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
+def TfmGlobalsToArenaPass : Pass<"tfm-globals-to-arena", "ModuleOp"> {
+  let summary = "Copy constant globals into buffers at function entry (GPU path)";
+  let description = [{
+    Kernels cannot read the host module's `memref.global`s. In each
+    function, every constant global read with `memref.get_global` is copied
+    once at entry into a `memref.alloc` buffer (the CUDA arena), its uses
+    are replaced by the buffer, and the buffer is freed before each return.
+    Run after `tfm-memref-copy-to-linalg`: the copy is a host copy.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TfmParallelDimsOutermostPass : Pass<"tfm-parallel-dims-outermost", "ModuleOp"> {
+  let summary = "Interchange linalg.generic loops: parallel first, reductions last";
+  let description = [{
+    A generic reducing over leading dimensions (weight and bias gradients
+    summed over tokens) would become host loops around a parallel loop, and
+    on the GPU path one launch per token. Interchanged so its parallel
+    dimensions come first (in order) and reductions last, it becomes one
+    launch with a thread per output looping over the reduction.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def TfmMergeGpuModulesPass : Pass<"tfm-merge-gpu-modules", "ModuleOp"> {
   let summary = "Merge the gpu.modules of outlined kernels into one";
   let description = [{

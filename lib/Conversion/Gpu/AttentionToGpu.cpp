@@ -451,17 +451,17 @@ LogicalResult rewriteBackward(AttentionBackwardOp op, int64_t lanes) {
     SmallVector<Value> dqs;
     for (Value a : loop.getResults())
       dqs.push_back(kb.mul(a, kb.f32(p->scale)));
+    // Every lane of the row holds the same statistics and stores them: the
+    // same value to the same address, and no lane-0 branch (fewer
+    // convergence points for ptxas, which otherwise spills on sm_80).
     ifActive(kbb, loc, active, [&] {
       kb.storeSlice(dqs, dq, bi, i, h);
-      Value leader = arith::CmpIOp::create(kbb, loc, arith::CmpIPredicate::eq, kb.lane, kb.idx(0));
-      ifActive(kbb, loc, leader, [&] {
-        memref::StoreOp::create(kbb, loc, st.m, mBuf, row);
-        memref::StoreOp::create(kbb, loc, st.l, lBuf, row);
-        memref::StoreOp::create(kbb, loc, delta, deltaBuf, row);
-        if (sinks)
-          memref::StoreOp::create(kbb, loc, kb.sub(kb.f32(0), kb.mul(kb.div(sinkE, st.l), delta)),
-                                  sinkBuf, row);
-      });
+      memref::StoreOp::create(kbb, loc, st.m, mBuf, row);
+      memref::StoreOp::create(kbb, loc, st.l, lBuf, row);
+      memref::StoreOp::create(kbb, loc, delta, deltaBuf, row);
+      if (sinks)
+        memref::StoreOp::create(kbb, loc, kb.sub(kb.f32(0), kb.mul(kb.div(sinkE, st.l), delta)),
+                                sinkBuf, row);
     });
   });
 
@@ -473,45 +473,45 @@ LogicalResult rewriteBackward(AttentionBackwardOp op, int64_t lanes) {
     SmallVector<Value> vs = kb.loadSlice(v, bi, j, kvh, p->dv / lanes);
     auto [lo, hi] = kb.queryRange(j, queries, *p);
     SmallVector<Value> init(p->d / lanes + p->dv / lanes, kb.f32(0));
-    auto heads = scf::ForOp::create(kbb, loc, kb.idx(0), kb.idx(group), kb.idx(1), init);
+    // One loop over (query head of the group, query) pairs: with a constant
+    // group size, nested loops would be fully unrolled and spill.
+    Value count = kb.imax(arith::SubIOp::create(kbb, loc, hi, lo), kb.idx(0));
+    Value pairs = kb.imul(count, kb.idx(group));
+    auto loop = scf::ForOp::create(kbb, loc, kb.idx(0), pairs, kb.idx(1), init);
     {
       OpBuilder::InsertionGuard g(kbb);
-      kbb.setInsertionPointToStart(heads.getBody());
-      Value h = kb.iadd(kb.imul(kvh, kb.idx(group)), heads.getInductionVar());
-      auto loop = scf::ForOp::create(kbb, loc, lo, hi, kb.idx(1), heads.getRegionIterArgs());
-      {
-        OpBuilder::InsertionGuard g2(kbb);
-        kbb.setInsertionPointToStart(loop.getBody());
-        Value i = loop.getInductionVar();
-        Value qrow = kb.iadd(kb.imul(kb.iadd(kb.imul(bi, kb.idx(p->hq)), h), queries), i);
-        Value m = memref::LoadOp::create(kbb, loc, mBuf, qrow);
-        Value l = memref::LoadOp::create(kbb, loc, lBuf, qrow);
-        Value delta = memref::LoadOp::create(kbb, loc, deltaBuf, qrow);
-        SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p->d / lanes);
-        SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p->dv / lanes);
-        Value t;
-        Value partial = kb.f32(0);
-        for (auto [x, y] : llvm::zip(qs, ks))
-          partial = math::FmaOp::create(kbb, loc, x, y, partial);
-        Value s = kb.score(kb.laneSum(partial), *p, &t);
-        Value prob = kb.div(kb.exp(kb.sub(s, m)), l);
-        Value dpPartial = kb.f32(0);
-        for (auto [x, y] : llvm::zip(dos, vs))
-          dpPartial = math::FmaOp::create(kbb, loc, x, y, dpPartial);
-        Value ds = kb.mul(prob, kb.sub(kb.laneSum(dpPartial), delta));
-        if (p->softcap)
-          ds = kb.mul(ds, kb.sub(kb.f32(1), kb.mul(t, t)));
-        ValueRange acc = loop.getRegionIterArgs();
-        int64_t nk = p->d / lanes;
-        SmallVector<Value> next;
-        for (int64_t c = 0; c < nk; ++c)
-          next.push_back(math::FmaOp::create(kbb, loc, ds, qs[c], acc[c]));
-        for (int64_t c = 0; c < p->dv / lanes; ++c)
-          next.push_back(math::FmaOp::create(kbb, loc, prob, dos[c], acc[nk + c]));
-        scf::YieldOp::create(kbb, loc, next);
-      }
-      scf::YieldOp::create(kbb, loc, loop.getResults());
+      kbb.setInsertionPointToStart(loop.getBody());
+      Value t = loop.getInductionVar();
+      Value h = kb.iadd(kb.imul(kvh, kb.idx(group)), arith::DivUIOp::create(kbb, loc, t, count));
+      Value i = kb.iadd(lo, arith::RemUIOp::create(kbb, loc, t, count));
+      Value qrow = kb.iadd(kb.imul(kb.iadd(kb.imul(bi, kb.idx(p->hq)), h), queries), i);
+      Value m = memref::LoadOp::create(kbb, loc, mBuf, qrow);
+      Value l = memref::LoadOp::create(kbb, loc, lBuf, qrow);
+      Value delta = memref::LoadOp::create(kbb, loc, deltaBuf, qrow);
+      SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p->d / lanes);
+      SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p->dv / lanes);
+      Value tanhS;
+      Value partial = kb.f32(0);
+      for (auto [x, y] : llvm::zip(qs, ks))
+        partial = math::FmaOp::create(kbb, loc, x, y, partial);
+      Value s = kb.score(kb.laneSum(partial), *p, &tanhS);
+      Value prob = kb.div(kb.exp(kb.sub(s, m)), l);
+      Value dpPartial = kb.f32(0);
+      for (auto [x, y] : llvm::zip(dos, vs))
+        dpPartial = math::FmaOp::create(kbb, loc, x, y, dpPartial);
+      Value ds = kb.mul(prob, kb.sub(kb.laneSum(dpPartial), delta));
+      if (p->softcap)
+        ds = kb.mul(ds, kb.sub(kb.f32(1), kb.mul(tanhS, tanhS)));
+      ValueRange acc = loop.getRegionIterArgs();
+      int64_t nk = p->d / lanes;
+      SmallVector<Value> next;
+      for (int64_t c = 0; c < nk; ++c)
+        next.push_back(math::FmaOp::create(kbb, loc, ds, qs[c], acc[c]));
+      for (int64_t c = 0; c < p->dv / lanes; ++c)
+        next.push_back(math::FmaOp::create(kbb, loc, prob, dos[c], acc[nk + c]));
+      scf::YieldOp::create(kbb, loc, next);
     }
+    auto heads = loop; // results: dk accumulators, then dv
     int64_t nk = p->d / lanes;
     SmallVector<Value> dks, dvs;
     for (int64_t c = 0; c < nk; ++c)

@@ -72,7 +72,10 @@ FailureOr<SmallVector<Operation *>> matchRowReduction(linalg::GenericOp op) {
   auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
   SmallVector<Operation *> combiners;
   for (OpOperand &init : op.getDpsInitsMutable()) {
-    if (op.getMatchingIndexingMap(&init).isFunctionOfDim(loops - 1))
+    // One output element per row: each warp owns its element (no races).
+    AffineMap outMap = op.getMatchingIndexingMap(&init);
+    if (outMap.isFunctionOfDim(loops - 1) || !outMap.isProjectedPermutation() ||
+        outMap.getNumResults() != loops - 1)
       return failure();
     if (!cast<MemRefType>(init.get().getType()).getElementType().isF32())
       return failure();

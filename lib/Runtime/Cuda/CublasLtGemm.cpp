@@ -37,24 +37,46 @@ template <int Rank> struct Memref {
 struct Operand {
   const float *data;
   int64_t rows, cols, ld, batchStride;
+  /// The operand's columns are contiguous: it is already column-major, so
+  /// its op() flag flips.
+  bool flipped = false;
 };
 
-/// Row-major [r, c] (last two dims of the descriptor) as column-major [c, r].
-template <int Rank> bool columnMajorView(const Memref<Rank> &m, const char *name, Operand &out) {
+/// Row-major [r, c] (last two dims of the descriptor) as column-major [c, r]
+/// when rows are contiguous; a column-contiguous operand (a transposed
+/// view) is the column-major [r, c] itself, with its transpose flag flipped.
+template <int Rank>
+bool columnMajorView(const Memref<Rank> &m, const char *name, Operand &out, bool canFlip) {
   int64_t r = m.sizes[Rank - 2], c = m.sizes[Rank - 1];
   int64_t rowStride = m.strides[Rank - 2], colStride = m.strides[Rank - 1];
-  if (colStride != 1 && c > 1) {
-    fail(llvm::formatv("tfm_cuda_sgemm: operand {0} has column stride {1}; cuBLASLt needs "
-                       "contiguous rows",
-                       name, colStride));
-    return false;
-  }
   out.data = m.aligned + m.offset;
-  out.rows = c;
-  out.cols = r;
-  out.ld = r <= 1 ? std::max<int64_t>(c, 1) : rowStride;
   out.batchStride = Rank == 3 ? m.strides[0] : 0;
-  return true;
+  if (colStride == 1 || c <= 1) {
+    out.rows = c;
+    out.cols = r;
+    out.ld = r <= 1 ? std::max<int64_t>(c, 1) : rowStride;
+    return true;
+  }
+  if (canFlip && rowStride == 1) {
+    out.rows = r;
+    out.cols = c;
+    out.ld = colStride;
+    out.flipped = true;
+    return true;
+  }
+  fail(llvm::formatv("tfm_cuda_sgemm: operand {0} has strides [{1}, {2}]; cuBLASLt needs "
+                     "contiguous rows or columns{3}",
+                     name, rowStride, colStride, canFlip ? "" : " (rows, for the result)"));
+  return false;
+}
+
+/// The largest power of two (up to 256) dividing the operand's address and,
+/// when batched, its batch stride in bytes.
+uint32_t alignmentOf(const Operand &x, int64_t batch) {
+  uint64_t bits = reinterpret_cast<uintptr_t>(x.data) | 256;
+  if (batch > 1)
+    bits |= uint64_t(x.batchStride) * sizeof(float);
+  return uint32_t(bits & -bits);
 }
 
 bool useTf32() {
@@ -65,7 +87,9 @@ bool useTf32() {
 /// C += op(A)·op(B), row-major, `batch` times with the given strides.
 void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA, bool transB,
           int64_t m, int64_t n, int64_t k, int64_t batch) {
-  if (!state().ready || !state().stickyError.empty() || m == 0 || n == 0 || batch == 0)
+  // k == 0 leaves C unchanged (beta = 1).
+  if (!state().ready || !state().stickyError.empty() || m == 0 || n == 0 || k == 0 ||
+      batch == 0)
     return;
   Api &api = ::api();
   cublasLtMatmulDesc_t desc = nullptr;
@@ -77,8 +101,8 @@ void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA, boo
     return false;
   };
   // Column-major problem: C^T[n, m] += op(B)^T[n, k] · op(A)^T[k, m].
-  cublasOperation_t opFirst = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opSecond = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opFirst = (transB != b.flipped) ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond = (transA != a.flipped) ? CUBLAS_OP_T : CUBLAS_OP_N;
   bool good =
       ok(api.cublasLtMatmulDescCreate(&desc,
                                       useTf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
@@ -109,14 +133,45 @@ void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA, boo
                     sizeof(l.stride)),
                 "set STRIDED_BATCH_OFFSET");
   }
-  (void)k;
+  // Ask for an algorithm that may use the workspace and fits the operands'
+  // real alignment (views into activations need not be 256-byte aligned).
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublasLtMatmulHeuristicResult_t heuristic = {};
+  int found = 0;
+  uint64_t workspace = state().ltWorkspaceBytes;
+  good = good && ok(api.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate") &&
+         ok(api.cublasLtMatmulPreferenceSetAttribute(
+                pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)),
+            "set MAX_WORKSPACE_BYTES");
+  struct {
+    cublasLtMatmulPreferenceAttributes_t attr;
+    const Operand *operand;
+  } alignments[] = {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &b},
+                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &a},
+                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &c},
+                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &c}};
+  for (auto &[attr, operand] : alignments) {
+    uint32_t bytes = alignmentOf(*operand, batch);
+    good = good && ok(api.cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof(bytes)),
+                      "set MIN_ALIGNMENT");
+  }
+  good = good && ok(api.cublasLtMatmulAlgoGetHeuristic(state().lt, desc, la, lb, lc, lc, pref, 1,
+                                                       &heuristic, &found),
+                    "cublasLtMatmulAlgoGetHeuristic");
+  if (good && found == 0) {
+    fail(llvm::formatv("cuBLASLt has no algorithm for a {0}x{1}x{2} GEMM (batch {3})", m, n, k,
+                       batch));
+    good = false;
+  }
   float alpha = 1.0f, beta = 1.0f;
   if (good)
     ok(api.cublasLtMatmul(state().lt, desc, &alpha, b.data, la, a.data, lb, &beta, c.data, lc,
-                          const_cast<float *>(c.data), lc, /*algo=*/nullptr,
-                          reinterpret_cast<void *>(state().ltWorkspace),
-                          state().ltWorkspaceBytes, state().stream),
+                          const_cast<float *>(c.data), lc, &heuristic.algo,
+                          reinterpret_cast<void *>(state().ltWorkspace), workspace,
+                          state().stream),
        "cublasLtMatmul");
+  if (pref)
+    api.cublasLtMatmulPreferenceDestroy(pref);
   if (la)
     api.cublasLtMatrixLayoutDestroy(la);
   if (lb)
@@ -135,8 +190,8 @@ void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA, boo
 template <int Rank>
 void sgemmEntry(Memref<Rank> *a, Memref<Rank> *b, Memref<Rank> *c, bool transA, bool transB) {
   Operand oa, ob, oc;
-  if (!columnMajorView(*a, "A", oa) || !columnMajorView(*b, "B", ob) ||
-      !columnMajorView(*c, "C", oc))
+  if (!columnMajorView(*a, "A", oa, true) || !columnMajorView(*b, "B", ob, true) ||
+      !columnMajorView(*c, "C", oc, false))
     return;
   int64_t m = c->sizes[Rank - 2], n = c->sizes[Rank - 1];
   int64_t k = transA ? a->sizes[Rank - 2] : a->sizes[Rank - 1];

@@ -18,6 +18,7 @@
 #include "tfm/Runtime/CudaRuntime.h"
 #include "CudaInternal.h"
 
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -53,9 +54,13 @@ struct Arena {
       peak = std::max(peak, inUse);
       return base + offset;
     }
-    fail(llvm::formatv("arena out of memory: {0} bytes requested, {1} of {2} in use",
-                       bytes, inUse, size));
-    return nullptr;
+    // Compiled code cannot handle a null buffer (it would store through
+    // it): stop here with the reason.
+    llvm::reportFatalUsageError(llvm::Twine(
+        llvm::formatv("CUDA arena out of memory: {0} bytes requested, {1} of {2} in use "
+                      "(a smaller batch or sequence needs less)",
+                      bytes, inUse, size)
+            .str()));
   }
 
   void release(void *ptr) {

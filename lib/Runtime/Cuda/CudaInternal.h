@@ -51,6 +51,10 @@ namespace mlir::tfm::cuda::detail {
   X(cublasLtMatrixLayoutCreate)                                                \
   X(cublasLtMatrixLayoutDestroy)                                               \
   X(cublasLtMatrixLayoutSetAttribute)                                          \
+  X(cublasLtMatmulPreferenceCreate)                                            \
+  X(cublasLtMatmulPreferenceDestroy)                                           \
+  X(cublasLtMatmulPreferenceSetAttribute)                                      \
+  X(cublasLtMatmulAlgoGetHeuristic)                                            \
   X(cublasLtMatmul)
 
 struct Api {

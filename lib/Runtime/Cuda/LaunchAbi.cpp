@@ -38,10 +38,11 @@ void *tfm_mgpuModuleLoadJIT(void *data, int optLevel) {
                             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {reinterpret_cast<void *>(intptr_t(optLevel)), log,
                     reinterpret_cast<void *>(intptr_t(sizeof(log) - 1))};
-  if (!check(api().cuModuleLoadDataEx(&module, data, 3, options, values),
-             "cuModuleLoadDataEx (PTX JIT)") &&
-      log[0])
-    fail(std::string("PTX JIT log: ") + log);
+  CUresult result = api().cuModuleLoadDataEx(&module, data, 3, options, values);
+  if (result != CUDA_SUCCESS && log[0])
+    fail(std::string("cuModuleLoadDataEx (PTX JIT): ") + log);
+  else
+    check(result, "cuModuleLoadDataEx (PTX JIT)");
   return module;
 }
 
@@ -71,6 +72,10 @@ void tfm_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr
                           void *stream, void **params, void **extra, size_t /*count*/) {
   if (!usable() || !function)
     return;
+  if (gridX > INT32_MAX || gridY > 65535 || gridZ > 65535) {
+    fail("cuLaunchKernel: grid larger than the device allows");
+    return;
+  }
   check(api().cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ, blockX,
                              blockY, blockZ, smem, static_cast<CUstream>(stream), params,
                              extra),
