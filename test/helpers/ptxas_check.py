@@ -30,6 +30,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("config")
     ap.add_argument("--chips", default="sm_80,sm_90")
+    ap.add_argument("--dtype", default="f32", help="tfm-import-hf --dtype")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--tfm-import-hf", default="tfm-import-hf")
     ap.add_argument("--tfm-opt", default="tfm-opt")
@@ -39,7 +40,7 @@ def main():
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     model = os.path.join(args.workdir, "model.mlir")
-    run([args.tfm_import_hf, args.config, "-o", model])
+    run([args.tfm_import_hf, args.config, "--dtype", args.dtype, "-o", model])
     failed = False
     for chip in args.chips.split(","):
         out = os.path.join(args.workdir, chip)

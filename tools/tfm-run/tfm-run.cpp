@@ -75,8 +75,8 @@ static cl::opt<std::string> device("device",
 static cl::opt<bool> checkAgainstCpu(
     "check-against-cpu",
     cl::desc("With --device cuda (or gpu-sim): also run the step on the CPU and compare "
-             "logits, loss and gradients (f32 tolerances, or 1e-2 relative with "
-             "--dtype bf16; exit 1 if they differ)"));
+             "logits, loss and gradients (f32 tolerances; with --dtype bf16, 1e-2 "
+             "relative, gradients 5e-2; exit 1 if they differ)"));
 static cl::opt<std::string> modelDtype("dtype",
                                        cl::desc("Parameter and activation type of the "
                                                 "compiled model: f32 or bf16 (statistics "
@@ -258,9 +258,10 @@ static double maxAbs(const std::vector<float> &a) {
 
 /// Device results against the CPU's, with the tolerances of the HF numerics
 /// tests in f32: logits 1e-4 + 1e-4 |ref|, loss 1e-5, each gradient
-/// max|d| <= 1e-4 max|ref|. In bf16 (different summation orders round
-/// differently): logits and each gradient max|d| <= 1e-2 max|ref|, loss
-/// 1e-2 |ref|. Sets `ok`; returns a one-line report.
+/// max|d| <= 1e-4 max|ref|. In bf16 (the paths round at different points):
+/// logits max|d| <= 1e-2 max|ref|, loss 1e-2 |ref|, and each gradient
+/// max|d| <= 5e-2 max|ref| (either path's bf16 gradients are 2-3% from the
+/// f32 ones on the tiny Llama). Sets `ok`; returns a one-line report.
 static std::string compareResults(const std::vector<HostArray> &gpu,
                                   const std::vector<HostArray> &cpu,
                                   ArrayRef<std::pair<unsigned, unsigned>> gradResults,
@@ -269,7 +270,7 @@ static std::string compareResults(const std::vector<HostArray> &gpu,
                        : worstRatio(gpu[0].f32, cpu[0].f32, 1e-4, 1e-4);
   double loss = bf16 ? worstRatio(gpu[1].f32, cpu[1].f32, 0, 1e-2)
                      : worstRatio(gpu[1].f32, cpu[1].f32, 1e-5, 0);
-  double rel = bf16 ? 1e-2 : 1e-4;
+  double rel = bf16 ? 5e-2 : 1e-4;
   double grads = 0;
   for (auto [r, a] : gradResults) {
     (void)a;

@@ -82,7 +82,8 @@ def TfmParallelLoopsToGpuPass : Pass<"tfm-parallel-loops-to-gpu", "ModuleOp"> {
 def TfmAttentionToGpuPass : Pass<"tfm-attention-to-gpu", "ModuleOp"> {
   let summary = "Flash-attention kernels for tfm.attention and tfm.attention_backward";
   let description = [{
-    Before the linalg lowering, each f32 `tfm.attention` becomes a
+    Before the linalg lowering, each `tfm.attention` (f32, bf16 or f16
+    storage; f32 arithmetic) becomes a
     `gpu.launch` with one lane group per query row running the online
     softmax over the visible keys (no score matrix in memory), and each
     `tfm.attention_backward` three launches: per query row (dq and the row
@@ -97,7 +98,8 @@ def TfmAttentionToGpuPass : Pass<"tfm-attention-to-gpu", "ModuleOp"> {
     kernels contain no gpu ops
     and `tfm-gpu-launch-to-loops` can run them on the CPU (the gpu-sim
     tests). Ops with other element types, or head dims not a multiple of
-    `lanes`, are left for the linalg lowering.
+    `lanes`, are left for the linalg lowering. `tfm.flash_attention` is
+    handled like `tfm.attention` on its head slices and also stores lse.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", "32", "Threads per query/key row: 32 or 1">

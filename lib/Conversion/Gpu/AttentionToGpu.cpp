@@ -27,8 +27,11 @@
 // `lanes` is the number of threads sharing a row: 32 (a warp) on the GPU.
 // With lanes = 1 there are no shuffles, the launches run as CPU loops
 // (tfm-gpu-launch-to-loops), and the same arithmetic and indexing are
-// checked against HF by the gpu-sim tests. Only f32 with head dims that are
-// multiples of `lanes` is rewritten; anything else keeps the linalg path.
+// checked against HF by the gpu-sim tests. f32, bf16 and f16 tensors are
+// rewritten (arithmetic and statistics in f32; results rounded on store;
+// unlike the reference, probabilities are not rounded to bf16 before P·V,
+// which the online softmax cannot do); head dims must be multiples of
+// `lanes`, otherwise the linalg path stays.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,16 +85,29 @@ struct KernelBuilder {
   /// Head-dim index of this lane's c-th element.
   Value dimIndex(int64_t c) { return iadd(lane, idx(c * lanes)); }
 
+  /// Loads as f32 (bf16/f16 storage is widened; arithmetic is f32).
+  Value load(Value mem, ValueRange at) {
+    Value v = memref::LoadOp::create(b, loc, mem, at);
+    return v.getType().isF32() ? v : arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  }
+  /// Stores an f32 value, rounded to the buffer's element type.
+  void store(Value v, Value mem, ValueRange at) {
+    Type elem = cast<MemRefType>(mem.getType()).getElementType();
+    if (elem != v.getType())
+      v = arith::TruncFOp::create(b, loc, elem, v);
+    memref::StoreOp::create(b, loc, v, mem, at);
+  }
+
   /// This lane's elements of row `mem[b, pos, head, :]` (n = dim / lanes).
   SmallVector<Value> loadSlice(Value mem, Value bi, Value pos, Value head, int64_t n) {
     SmallVector<Value> out;
     for (int64_t c = 0; c < n; ++c)
-      out.push_back(memref::LoadOp::create(b, loc, mem, ValueRange{bi, pos, head, dimIndex(c)}));
+      out.push_back(load(mem, ValueRange{bi, pos, head, dimIndex(c)}));
     return out;
   }
   void storeSlice(ArrayRef<Value> values, Value mem, Value bi, Value pos, Value head) {
     for (auto [c, v] : llvm::enumerate(values))
-      memref::StoreOp::create(b, loc, v, mem, ValueRange{bi, pos, head, dimIndex(c)});
+      store(v, mem, ValueRange{bi, pos, head, dimIndex(c)});
   }
 
   /// Σ over lanes (every lane gets the total).
@@ -234,7 +250,7 @@ RowState forwardPass(KernelBuilder &k, ArrayRef<Value> q, Value kMem, Value vMem
 /// Folds the sink logit into (m, l, acc); returns the sink's probability
 /// numerator exp(sink - m) (before division by l).
 Value foldSink(KernelBuilder &k, RowState &st, Value sinksMem, Value h) {
-  Value sink = memref::LoadOp::create(k.b, k.loc, sinksMem, ValueRange{h});
+  Value sink = k.load(sinksMem, ValueRange{h});
   Value m = k.max(st.m, sink);
   Value alpha = k.exp(k.sub(st.m, m));
   Value e = k.exp(k.sub(sink, m));
@@ -278,7 +294,7 @@ std::optional<AttentionParams> paramsOf(Operation *op, Value q, Value k, Value v
   auto qt = cast<RankedTensorType>(q.getType()), kt = cast<RankedTensorType>(k.getType()),
        vt = cast<RankedTensorType>(v.getType());
   for (RankedTensorType t : {qt, kt, vt})
-    if (!t.getElementType().isF32())
+    if (!isa<Float32Type, BFloat16Type, Float16Type>(t.getElementType()))
       return std::nullopt;
   AttentionParams p{scale, causal, window, std::nullopt, qt.getDimSize(2), kt.getDimSize(2),
                     qt.getDimSize(3), vt.getDimSize(3)};
@@ -306,8 +322,8 @@ SmallVector<Value> buildForward(OpBuilder &b, Location loc, Value qT, Value kT, 
     for (auto [d, from] : llvm::enumerate(SmallVector<Value>{batch, Value(), queries}))
       if (lseType.isDynamicDim(d))
         dyn.push_back(from);
-    lse = memref::AllocOp::create(b, loc, MemRefType::get(lseType.getShape(), b.getF32Type()),
-                                  dyn);
+    lse = memref::AllocOp::create(
+        b, loc, MemRefType::get(lseType.getShape(), lseType.getElementType()), dyn);
   }
   Value rows = arith::MulIOp::create(
       b, loc, arith::MulIOp::create(b, loc, batch, arith::ConstantIndexOp::create(b, loc, p.hq)),
@@ -326,8 +342,7 @@ SmallVector<Value> buildForward(OpBuilder &b, Location loc, Value qT, Value kT, 
     ifActive(kb.b, loc, active, [&] {
       kb.storeSlice(o, out, bi, i, h);
       if (lse)
-        memref::StoreOp::create(kb.b, loc, kb.add(st.m, math::LogOp::create(kb.b, loc, st.l)),
-                                lse, ValueRange{bi, h, i});
+        kb.store(kb.add(st.m, math::LogOp::create(kb.b, loc, st.l)), lse, ValueRange{bi, h, i});
     });
   });
   SmallVector<Value> results = {asTensor(b, loc, outType, out)};
@@ -366,7 +381,7 @@ LogicalResult rewriteFlash(FlashAttentionOp op, int64_t lanes) {
     SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
     return tensor::ExtractSliceOp::create(b, loc, op.getQkv(), offsets, sizes, strides);
   };
-  if (!qkvType.getElementType().isF32() || qkvType.getDimSize(3) % lanes)
+  if (qkvType.getDimSize(3) % lanes)
     return failure();
   Value q = slice(0, hq), k = slice(hq, hkv), v = slice(hq + hkv, hkv);
   auto p = paramsOf(op, q, k, v, lanes, op.getScale().convertToDouble(), op.getCausal(),
@@ -385,7 +400,8 @@ LogicalResult rewriteFlash(FlashAttentionOp op, int64_t lanes) {
 LogicalResult rewriteBackward(AttentionBackwardOp op, int64_t lanes) {
   auto p = paramsOf(op, op.getQ(), op.getK(), op.getV(), lanes, op.getScale().convertToDouble(),
                     op.getCausal(), op.getSlidingWindow(), op.getSoftcap());
-  if (!p || !cast<RankedTensorType>(op.getDout().getType()).getElementType().isF32())
+  if (!p || !isa<Float32Type, BFloat16Type, Float16Type>(
+                cast<RankedTensorType>(op.getDout().getType()).getElementType()))
     return failure();
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -529,7 +545,8 @@ LogicalResult rewriteBackward(AttentionBackwardOp op, int64_t lanes) {
   if (sinks) {
     // C: dsinks[h] = sum over (b, i) of the sink terms; one thread per head.
     auto dsType = cast<RankedTensorType>(op.getDsinks().getType());
-    Value ds = memref::AllocOp::create(b, loc, MemRefType::get(dsType.getShape(), b.getF32Type()));
+    Value ds = memref::AllocOp::create(
+        b, loc, MemRefType::get(dsType.getShape(), dsType.getElementType()));
     launchRows(b, loc, c(p->hq), 1, [&](KernelBuilder &kb, Value h, Value active) {
       OpBuilder &kbb = kb.b;
       Value n = kb.imul(batch, queries);
@@ -544,8 +561,7 @@ LogicalResult rewriteBackward(AttentionBackwardOp op, int64_t lanes) {
         Value term = memref::LoadOp::create(kbb, loc, sinkBuf, qrow);
         scf::YieldOp::create(kbb, loc, ValueRange{kb.add(loop.getRegionIterArgs()[0], term)});
       }
-      ifActive(kbb, loc, active,
-               [&] { memref::StoreOp::create(kbb, loc, loop.getResult(0), ds, h); });
+      ifActive(kbb, loc, active, [&] { kb.store(loop.getResult(0), ds, ValueRange{h}); });
     });
     results.push_back(asTensor(b, loc, dsType, ds));
   }
