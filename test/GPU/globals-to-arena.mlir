@@ -34,3 +34,14 @@ func.func @mutable() -> memref<4xf32> {
   %g = memref.get_global @state : memref<4xf32>
   return %g : memref<4xf32>
 }
+
+// A constant global returned as is stays a get_global (a copy freed before
+// the return would be returned dangling).
+// CHECK-LABEL: func.func @returned
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[G:.*]] = memref.get_global @freqs
+// CHECK:         return %[[G]]
+func.func @returned() -> memref<4xf32> {
+  %g = memref.get_global @freqs : memref<4xf32>
+  return %g : memref<4xf32>
+}

@@ -61,8 +61,12 @@ def main():
                 print(f"{chip}: {f}: ptxas compiled {len(compiled)} of "
                       f"{len(entries)} entries")
                 failed = True
-            for stores, loads in re.findall(
-                    r"(\d+) bytes spill stores, (\d+) bytes spill loads", log):
+            spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+            if len(spills) != len(compiled):
+                print(f"{chip}: {f}: ptxas -v reported spills for {len(spills)} of "
+                      f"{len(compiled)} kernels (output format changed?)")
+                failed = True
+            for stores, loads in spills:
                 if int(stores) or int(loads):
                     spilling += 1
             regs = [int(r) for r in re.findall(r"Used (\d+) registers", log)]

@@ -36,6 +36,8 @@
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <cstring>
 
 using namespace mlir;
@@ -239,12 +241,24 @@ static std::vector<uint16_t> roundToBF16(const std::vector<float> &values) {
   return out;
 }
 
-/// Worst |a - b| / (atol + rtol |b|) over two arrays (<= 1 passes).
+/// Worst |a - b| / (atol + rtol |b|) over two arrays (<= 1 passes); a NaN
+/// on either side (unless on both) or a size mismatch is infinitely bad.
 static double worstRatio(const std::vector<float> &a, const std::vector<float> &b, double atol,
                          double rtol) {
-  double worst = a.size() == b.size() ? 0 : 1e30;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (atol + rtol * std::abs(b[i])));
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (a.size() != b.size())
+    return kInf;
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i])) {
+      if (std::isnan(a[i]) != std::isnan(b[i]))
+        return kInf;
+      continue;
+    }
+    double ratio = std::abs(double(a[i]) - b[i]) / (atol + rtol * std::abs(b[i]));
+    if (!(ratio <= worst))
+      worst = std::isnan(ratio) ? kInf : ratio; // inf - inf is NaN
+  }
   return worst;
 }
 
@@ -266,6 +280,15 @@ static std::string compareResults(const std::vector<HostArray> &gpu,
                                   const std::vector<HostArray> &cpu,
                                   ArrayRef<std::pair<unsigned, unsigned>> gradResults,
                                   bool bf16, bool &ok) {
+  if (gpu.size() != cpu.size()) {
+    ok = false;
+    return "different numbers of results";
+  }
+  for (size_t r = 0; r < gpu.size(); ++r)
+    if (gpu[r].shape != cpu[r].shape) {
+      ok = false;
+      return "result #" + std::to_string(r) + " has different shapes";
+    }
   double logits = bf16 ? worstRatio(gpu[0].f32, cpu[0].f32, 1e-2 * maxAbs(cpu[0].f32), 0)
                        : worstRatio(gpu[0].f32, cpu[0].f32, 1e-4, 1e-4);
   double loss = bf16 ? worstRatio(gpu[1].f32, cpu[1].f32, 0, 1e-2)
@@ -400,6 +423,8 @@ static int runCheckpoint() {
   auto results = runOn(device);
   if (!results)
     return fail(llvm::toString(results.takeError()));
+  // The summary reports the device's times, not the reference's.
+  double deviceCompileMs = compileMs, deviceRunMs = runMs;
   std::string comparison;
   if (checkAgainstCpu) {
     auto reference = runOn("cpu");
@@ -438,8 +463,9 @@ static int runCheckpoint() {
       llvm::outs() << ", loss " << llvm::format("%.6f", loss.f32[0]);
     if (withGrads)
       llvm::outs() << ", " << grads.size() << " gradients";
-    llvm::outs() << " on " << device << " (compile " << llvm::format("%.0f", compileMs) << " ms, "
-                 << (withGrads ? "step " : "run ") << llvm::format("%.1f", runMs) << " ms) -> "
+    llvm::outs() << " on " << device << " (compile " << llvm::format("%.0f", deviceCompileMs)
+                 << " ms, "
+                 << (withGrads ? "step " : "run ") << llvm::format("%.1f", deviceRunMs) << " ms) -> "
                  << outputPath << "\n";
     if (device == "cuda")
       llvm::outs() << "cuda: " << cuda::deviceDescription() << ", arena peak "
@@ -455,9 +481,13 @@ int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Run a tfm-compiled step on an HF checkpoint\n");
   if (device != "cpu" && device != "cuda" && device != "gpu-sim")
-    return fail("--device " + device + ": expected cpu or cuda");
-  if (!mlirPath.empty())
+    return fail("--device " + device + ": expected cpu, cuda or gpu-sim");
+  if (!mlirPath.empty()) {
+    if (checkAgainstCpu || withGrads || modelDtype != "f32" || !checkpointDir.empty())
+      return fail("--mlir (kernel mode) takes no checkpoint, --grads, --dtype or "
+                  "--check-against-cpu");
     return runKernel();
+  }
   if (checkpointDir.empty() || tokensPath.empty())
     return fail("expected a checkpoint folder and --tokens (or --mlir FILE --inputs FILE)");
   return runCheckpoint();

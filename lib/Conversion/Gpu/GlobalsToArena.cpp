@@ -44,7 +44,12 @@ struct TfmGlobalsToArenaPass
       SmallVector<Value> buffers;
       for (auto &[name, ops] : uses) {
         auto type = cast<MemRefType>(ops.front().getType());
-        if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+        bool returned = llvm::any_of(ops, [](memref::GetGlobalOp op) {
+          return llvm::any_of(op->getUsers(), [](Operation *u) { return isa<func::ReturnOp>(u); });
+        });
+        // A returned global would be returned freed: leave it (the GPU
+        // pipeline's deallocation has already cloned returned buffers).
+        if (!type.hasStaticShape() || !type.getLayout().isIdentity() || returned)
           continue;
         Location loc = ops.front().getLoc();
         Value source = memref::GetGlobalOp::create(b, loc, type, name);

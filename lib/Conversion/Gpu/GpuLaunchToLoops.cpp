@@ -27,10 +27,37 @@ namespace mlir::tfm {
 using namespace mlir;
 
 namespace {
+/// Replaces gpu.block_id / thread_id / grid_dim / block_dim in the body by
+/// the launch's block arguments (which the loops then provide).
+void useBlockArguments(gpu::LaunchOp launch) {
+  auto pick = [](gpu::KernelDim3 d, gpu::Dimension dim) {
+    return dim == gpu::Dimension::x ? d.x : dim == gpu::Dimension::y ? d.y : d.z;
+  };
+  launch.getBody().walk([&](Operation *op) {
+    Value replacement;
+    if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+      replacement = pick(launch.getBlockIds(), id.getDimension());
+    else if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
+      replacement = pick(launch.getThreadIds(), id.getDimension());
+    else if (auto dim = dyn_cast<gpu::GridDimOp>(op))
+      replacement = pick(launch.getGridSize(), dim.getDimension());
+    else if (auto dim = dyn_cast<gpu::BlockDimOp>(op))
+      replacement = pick(launch.getBlockSize(), dim.getDimension());
+    if (replacement) {
+      op->getResult(0).replaceAllUsesWith(replacement);
+      op->erase();
+    }
+  });
+}
+
 LogicalResult emulate(gpu::LaunchOp launch) {
   Region &body = launch.getBody();
   if (!body.hasOneBlock())
     return launch.emitOpError("cannot be run as loops: more than one block");
+  if (!launch.getWorkgroupAttributions().empty() || !launch.getPrivateAttributions().empty() ||
+      launch.hasClusterSize())
+    return launch.emitOpError("cannot be run as loops: memory attributions or clusters");
+  useBlockArguments(launch);
   WalkResult communicating = body.walk([&](Operation *op) {
     if (op->getDialect() == launch->getDialect() && !isa<gpu::TerminatorOp>(op))
       return WalkResult::interrupt();

@@ -31,15 +31,21 @@ struct TfmMergeGpuModulesPass
     SymbolTable mergedSymbols(merged);
     llvm::StringMap<StringAttr> renamed; // "module::func" -> new func name
     for (gpu::GPUModuleOp source : gpuModules) {
+      SymbolTable sourceSymbols(source);
       for (Operation &op : llvm::make_early_inc_range(source.getBody()->getOperations())) {
         auto symbol = dyn_cast<SymbolOpInterface>(op);
         if (!symbol)
           continue;
         std::string key = (source.getName() + "::" + symbol.getName()).str();
+        // A clash (two private helpers of the same name) is renamed, with
+        // its uses in its own module, before it moves.
+        if (mergedSymbols.lookup(symbol.getNameAttr()) &&
+            failed(sourceSymbols.renameToUnique(&op, {&mergedSymbols}))) {
+          op.emitOpError("cannot be renamed while merging GPU modules");
+          return signalPassFailure();
+        }
         op.moveBefore(merged.getBody(), merged.getBody()->end());
-        // A clash (two private helpers of the same name) gets a fresh name.
-        StringAttr name = mergedSymbols.insert(&op);
-        renamed[key] = name;
+        renamed[key] = mergedSymbols.insert(&op);
       }
       source.erase();
     }

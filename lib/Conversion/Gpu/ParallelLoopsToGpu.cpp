@@ -129,6 +129,10 @@ struct TfmParallelLoopsToGpuPass
     : mlir::tfm::impl::TfmParallelLoopsToGpuPassBase<TfmParallelLoopsToGpuPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (blockSize < 1 || blockSize > 1024) {
+      getOperation().emitError("tfm-parallel-loops-to-gpu: block-size must be in [1, 1024]");
+      return signalPassFailure();
+    }
     SmallVector<scf::ParallelOp> loops;
     getOperation()->walk([&](scf::ParallelOp op) {
       if (isOutermost(op) && op.getNumResults() == 0)
