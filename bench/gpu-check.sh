@@ -5,7 +5,8 @@
 #   2. the GPU lit tests (ptxas on every family, the pipeline stages, the
 #      runtime on its CPU stand-ins, tfm-run on the GPU when one is present),
 #   3. bench/gpu_check.py: the tiny model on GPU against the CPU, attention
-#      forward/backward TFLOP/s, RMSNorm GB/s, a Llama-3.1-8B-shaped layer step
+#      forward/backward TFLOP/s (bf16 and f32 storage, head dim 128, causal),
+#      RMSNorm GB/s, a Llama-3.1-8B-shaped layer step
 #      and its MFU.
 # Exit status: non-zero if the build, a test, or the GPU-vs-CPU check fails.
 set -euo pipefail

@@ -286,6 +286,23 @@ func.func @main(%do: {QT}, %q: {QT}, %k: {KT}, %v: {KT}{sink_arg}) -> ({res_ty})
   return {res} : {res_ty}
 }}""", ins, lambda do, q, k, v, *s, kw=kw: attn_grads(q, k, v, do, 0.25, sinks=s[0] if s else None, **kw))
 
+# Head dim 32: on a GPU these take the warp-per-row flash kernels (the
+# others, with head dims below 32, keep the linalg lowering there).
+q32, k32, v32, do32 = randn(B, T, 4, 32), randn(B, T, 2, 32), randn(B, T, 2, 32), randn(B, T, 4, 32)
+Q32, K32 = ty([None, None, 4, 32]), ty([None, None, 2, 32])
+case("attention", "d32_window_softcap_sinks", f"""
+func.func @main(%q: {Q32}, %k: {K32}, %v: {K32}, %s: tensor<4xf32>) -> {Q32} {{
+  %o = tfm.attention %q, %k, %v, %s {{causal, scale = 0.17677669529663687 : f64, sliding_window = 3 : i64, softcap = 2.0 : f64}} : ({Q32}, {K32}, {K32}, tensor<4xf32>) -> {Q32}
+  return %o : {Q32}
+}}""", [q32, k32, v32, sinks],
+     lambda q, k, v, s: [attn_ref(q, k, v, 32 ** -0.5, window=3, softcap=2.0, sinks=s)[0]])
+case("attention", "d32_backward_window_softcap_sinks", f"""
+func.func @main(%do: {Q32}, %q: {Q32}, %k: {K32}, %v: {K32}, %s: tensor<4xf32>) -> ({Q32}, {K32}, {K32}, tensor<4xf32>) {{
+  %dq, %dk, %dv, %ds = tfm.attention_backward %do, %q, %k, %v, %s {{causal, scale = 0.17677669529663687 : f64, sliding_window = 3 : i64, softcap = 2.0 : f64}} : ({Q32}, {Q32}, {K32}, {K32}, tensor<4xf32>) -> ({Q32}, {K32}, {K32}, tensor<4xf32>)
+  return %dq, %dk, %dv, %ds : {Q32}, {K32}, {K32}, tensor<4xf32>
+}}""", [do32, q32, k32, v32, sinks],
+     lambda do, q, k, v, s: attn_grads(q, k, v, do, 32 ** -0.5, sinks=s, window=3, softcap=2.0))
+
 packed_qkv = torch.cat([qa, ka, va], 2)
 case("attention", "flash_attention", f"""
 func.func @main(%qkv: {ty([None, None, 8, 8])}) -> ({QT}, {ty([None, 4, None])}) {{

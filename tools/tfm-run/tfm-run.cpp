@@ -199,6 +199,7 @@ static int runKernel() {
       Type elem = cast<RankedTensorType>(argTypes[i]).getElementType();
       bool ok = (elem.isF32() && view.dtype == DType::F32) ||
                 (elem.isF64() && view.dtype == DType::F64) ||
+                (elem.isBF16() && view.dtype == DType::BF16) ||
                 (elem.isInteger(64) && view.dtype == DType::I64) ||
                 (elem.isInteger(32) && view.dtype == DType::I32);
       if (!ok)
