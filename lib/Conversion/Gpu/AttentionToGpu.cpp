@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuKernelUtils.h"
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
@@ -48,6 +49,7 @@ namespace mlir::tfm {
 } // namespace mlir::tfm
 
 using namespace mlir;
+namespace gpukernel = mlir::tfm::gpukernel;
 using namespace mlir::tfm;
 
 namespace {
@@ -163,32 +165,15 @@ struct KernelBuilder {
   }
 };
 
-/// gpu.launch with `lanes` threads per row and kWarpsPerBlock rows per
-/// block over `rows` rows, guarded against zero rows. `body` gets the kernel
-/// builder and the (clamped) row and whether it is in range.
+/// gpukernel::launchRows with kWarpsPerBlock rows per block; `body` gets
+/// the kernel builder, the (clamped) row and whether it is in range.
 void launchRows(OpBuilder &b, Location loc, Value rows, int64_t lanes,
                 function_ref<void(KernelBuilder &, Value row, Value active)> body) {
-  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
-  Value zero = c(0), one = c(1), perBlock = c(kWarpsPerBlock), laneCount = c(lanes);
-  Value grid = arith::CeilDivSIOp::create(b, loc, rows, perBlock);
-  Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rows, zero);
-  auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
-  auto launch =
-      gpu::LaunchOp::create(b, loc, grid, one, one, c(lanes * kWarpsPerBlock), one, one);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  Value tid = launch.getThreadIds().x;
-  Value lane = arith::RemUIOp::create(b, loc, tid, laneCount);
-  Value row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, perBlock),
-                                    arith::DivUIOp::create(b, loc, tid, laneCount));
-  Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
-  // Out-of-range rows compute row 0 (every lane must reach the shuffles)
-  // and store nothing.
-  Value clamped = arith::SelectOp::create(b, loc, active, row, zero);
-  KernelBuilder kb{b, loc, lanes, lane};
-  body(kb, clamped, active);
-  gpu::TerminatorOp::create(b, loc);
+  gpukernel::launchRows(b, loc, rows, lanes, kWarpsPerBlock,
+                        [&](const gpukernel::RowThread &t) {
+                          KernelBuilder kb{b, loc, lanes, t.lane};
+                          body(kb, t.row, t.active);
+                        });
 }
 
 /// scf.if active { ... } inside a kernel.
@@ -201,11 +186,8 @@ void ifActive(OpBuilder &b, Location loc, Value active, function_ref<void()> the
 
 /// Decodes `row` = ((b * heads) + h) * len + pos.
 std::tuple<Value, Value, Value> decodeRow(KernelBuilder &k, Value row, Value len, int64_t heads) {
-  Value pos = arith::RemUIOp::create(k.b, k.loc, row, len);
-  Value rest = arith::DivUIOp::create(k.b, k.loc, row, len);
-  Value h = arith::RemUIOp::create(k.b, k.loc, rest, k.idx(heads));
-  Value bi = arith::DivUIOp::create(k.b, k.loc, rest, k.idx(heads));
-  return {bi, h, pos};
+  SmallVector<Value> d = gpukernel::delinearize(k.b, k.loc, row, {Value(), k.idx(heads), len});
+  return {d[0], d[1], d[2]};
 }
 
 /// The forward recurrence of one query row: running max, sum and (if

@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuKernelUtils.h"
 #include "tfm/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -36,6 +37,7 @@ namespace mlir::tfm {
 } // namespace mlir::tfm
 
 using namespace mlir;
+namespace gpukernel = mlir::tfm::gpukernel;
 
 namespace {
 
@@ -78,14 +80,10 @@ void launchFlattened(scf::ParallelOp loop, int64_t blockSize) {
 
   b.setInsertionPointToStart(&inside.getThenRegion().front());
   IRMapping map;
-  Value rest = id;
   unsigned rank = trips.size();
-  SmallVector<Value> ivs(rank);
-  for (int d = rank - 1; d >= 0; --d) {
-    Value digit = d == 0 ? rest : arith::RemSIOp::create(b, loc, rest, trips[d]).getResult();
-    if (d > 0)
-      rest = arith::DivSIOp::create(b, loc, rest, trips[d]);
-    Value scaled = arith::MulIOp::create(b, loc, digit, loop.getStep()[d]);
+  SmallVector<Value> ivs = gpukernel::delinearize(b, loc, id, trips);
+  for (unsigned d = 0; d < rank; ++d) {
+    Value scaled = arith::MulIOp::create(b, loc, ivs[d], loop.getStep()[d]);
     ivs[d] = arith::AddIOp::create(b, loc, loop.getLowerBound()[d], scaled);
   }
   for (unsigned d = 0; d < rank; ++d)

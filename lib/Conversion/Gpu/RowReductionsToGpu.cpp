@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuKernelUtils.h"
 #include "tfm/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -42,6 +43,7 @@ namespace mlir::tfm {
 } // namespace mlir::tfm
 
 using namespace mlir;
+namespace gpukernel = mlir::tfm::gpukernel;
 
 namespace {
 
@@ -119,50 +121,24 @@ SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map, ValueRang
   return indices;
 }
 
-void launchWarpPerRow(linalg::GenericOp op, ArrayRef<Operation *> combiners,
-                      int64_t warpsPerBlock, int64_t lanes) {
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
-  Value zero = cst(0), one = cst(1);
+/// One row's reduction: lanes stride over the row, a butterfly combines
+/// them, lane 0 of an in-range row stores.
+void buildRowBody(OpBuilder &b, Location loc, linalg::GenericOp op,
+                  ArrayRef<Operation *> combiners, ArrayRef<Value> sizes, int64_t lanes,
+                  const gpukernel::RowThread &t) {
   unsigned loops = op.getNumLoops();
-  SmallVector<Value> sizes;
-  for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
-    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
-  Value rows = one;
-  for (unsigned d = 0; d + 1 < loops; ++d)
-    rows = arith::MulIOp::create(b, loc, rows, sizes[d]);
+  Value lane = t.lane, active = t.active;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value reduced = sizes.back();
-
-  Value warps = cst(warpsPerBlock), warp = cst(lanes);
-  Value grid = arith::CeilDivSIOp::create(b, loc, rows, warps);
-  Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rows, zero);
-  auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
-  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, cst(lanes * warpsPerBlock), one, one);
-  b.setInsertionPointToStart(&launch.getBody().front());
-
-  Value tid = launch.getThreadIds().x;
-  Value lane = arith::RemUIOp::create(b, loc, tid, warp);
-  Value row = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, warps),
-      arith::DivUIOp::create(b, loc, tid, warp));
-  Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
-  Value clamped = arith::SelectOp::create(b, loc, active, row, zero);
   // Parallel induction variables of the row, last dimension fastest.
-  SmallVector<Value> ivs(loops);
-  Value rest = clamped;
-  for (int d = int(loops) - 2; d >= 0; --d) {
-    ivs[d] = d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, sizes[d]).getResult();
-    if (d > 0)
-      rest = arith::DivUIOp::create(b, loc, rest, sizes[d]);
-  }
+  SmallVector<Value> ivs = gpukernel::delinearize(b, loc, t.row, sizes.drop_back());
+  ivs.push_back(Value());
 
   SmallVector<Value> inits;
   Type f32 = b.getF32Type();
   for (Operation *c : combiners)
     inits.push_back(arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, *identityOf(c))));
-  auto strided = scf::ForOp::create(b, loc, lane, reduced, warp, inits);
+  auto strided = scf::ForOp::create(b, loc, lane, reduced, t.lanes, inits);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(strided.getBody());
@@ -213,7 +189,24 @@ void launchWarpPerRow(linalg::GenericOp op, ArrayRef<Operation *> combiners,
                               at);
     }
   }
-  gpu::TerminatorOp::create(b, loc);
+}
+
+void launchWarpPerRow(linalg::GenericOp op, ArrayRef<Operation *> combiners,
+                      int64_t warpsPerBlock, int64_t lanes) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  unsigned loops = op.getNumLoops();
+  SmallVector<Value> sizes;
+  for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
+    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+  Value rows = one;
+  for (unsigned d = 0; d + 1 < loops; ++d)
+    rows = arith::MulIOp::create(b, loc, rows, sizes[d]);
+
+  gpukernel::launchRows(b, loc, rows, lanes, warpsPerBlock, [&](const gpukernel::RowThread &t) {
+    buildRowBody(b, loc, op, combiners, sizes, lanes, t);
+  });
   op.erase();
 }
 
