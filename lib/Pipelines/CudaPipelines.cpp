@@ -116,15 +116,18 @@ void mlir::tfm::buildTfmBufferizeCudaPipeline(OpPassManager &pm) {
                  "buffer-deallocation-pipeline,convert-bufferization-to-memref");
 }
 
-void mlir::tfm::buildTfmMapToGpuPipeline(OpPassManager &pm) {
+void mlir::tfm::buildTfmMapToGpuPipeline(OpPassManager &pm, int64_t lanes, bool outline) {
   // Constants go into kernels (gpu-launch-sink-index-computations) rather
   // than arriving as parameters: lane arithmetic and shuffle offsets fold.
-  addTextual(pm, "tfm-lower-dynamic-expand-shape,tfm-memref-copy-to-linalg,"
-                 "tfm-globals-to-arena,tfm-row-reductions-to-gpu,"
-                 "tfm-parallel-dims-outermost,"
-                 "convert-linalg-to-parallel-loops,tfm-parallel-loops-to-gpu,"
-                 "gpu-launch-sink-index-computations,"
-                 "gpu-kernel-outlining,tfm-merge-gpu-modules,canonicalize");
+  std::string kernels = "tfm-lower-dynamic-expand-shape,tfm-memref-copy-to-linalg,"
+                        "tfm-globals-to-arena,tfm-row-reductions-to-gpu{lanes=" +
+                        std::to_string(lanes) +
+                        "},tfm-parallel-dims-outermost,"
+                        "convert-linalg-to-parallel-loops,tfm-parallel-loops-to-gpu,"
+                        "gpu-launch-sink-index-computations,";
+  addTextual(pm, kernels + (outline ? "gpu-kernel-outlining,tfm-merge-gpu-modules,"
+                                    : "tfm-gpu-launch-to-loops,") +
+                     "canonicalize");
 }
 
 void mlir::tfm::buildTfmLowerGpuToLlvmPipeline(OpPassManager &pm,
@@ -166,16 +169,11 @@ void mlir::tfm::buildTfmTrainCudaPipeline(OpPassManager &pm,
 
 void mlir::tfm::buildTfmTrainGpuSimPipeline(OpPassManager &pm, const std::string &func) {
   addAutodiff(pm, func);
-  // One thread per attention row: no shuffles, so the launches can run as
-  // CPU loops.
+  // One thread per attention or reduced row (no shuffles) and no outlining:
+  // the GPU path's launches run as loops on the CPU.
   buildTfmLowerToLinalgCudaPipeline(pm, /*lanes=*/1);
   buildTfmBufferizeCpuPipeline(pm);
-  // tfm-map-to-gpu with one thread per reduced row (no shuffles) and
-  // without outlining: the launches run as loops on the CPU.
-  addTextual(pm, "tfm-lower-dynamic-expand-shape,tfm-memref-copy-to-linalg,"
-                 "tfm-row-reductions-to-gpu{lanes=1},tfm-parallel-dims-outermost,"
-                 "convert-linalg-to-parallel-loops,tfm-parallel-loops-to-gpu,"
-                 "tfm-gpu-launch-to-loops,canonicalize");
+  buildTfmMapToGpuPipeline(pm, /*lanes=*/1, /*outline=*/false);
   buildTfmLowerCpuToLlvmPipeline(pm);
 }
 
@@ -191,7 +189,7 @@ void mlir::tfm::registerTfmCudaPipelines() {
   PassPipelineRegistration<>("tfm-map-to-gpu",
                              "Turn linalg on memrefs into outlined GPU kernels "
                              "(GPU stage 3)",
-                             buildTfmMapToGpuPipeline);
+                             [](OpPassManager &pm) { buildTfmMapToGpuPipeline(pm); });
   PassPipelineRegistration<CudaPipelineCLOptions>(
       "tfm-lower-gpu-to-llvm",
       "Kernels to NVVM and PTX/cubin (gpu.binary), host to LLVM (GPU stage 4)",

@@ -45,7 +45,9 @@ struct CudaPipelineOptions {
 
 void buildTfmLowerToLinalgCudaPipeline(OpPassManager &pm, int64_t attentionLanes = 32);
 void buildTfmBufferizeCudaPipeline(OpPassManager &pm);
-void buildTfmMapToGpuPipeline(OpPassManager &pm);
+/// `lanes`: threads per reduced row (32, or 1 for simulation); `outline`:
+/// kernels into the gpu.module, or (simulation) launches run as CPU loops.
+void buildTfmMapToGpuPipeline(OpPassManager &pm, int64_t lanes = 32, bool outline = true);
 void buildTfmLowerGpuToLlvmPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
 void buildTfmTrainCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
 /// Testing: the GPU path's kernel formation with every launch run as CPU
