@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <array>
 
 using namespace mlir::tfm::cuda::detail;
 
@@ -80,8 +82,20 @@ uint32_t alignmentOf(const Operand &x, int64_t batch) {
 }
 
 bool useTf32() {
-  const char *v = std::getenv("TFM_CUDA_TF32");
-  return v && std::strcmp(v, "1") == 0;
+  static const bool tf32 = [] {
+    const char *v = std::getenv("TFM_CUDA_TF32");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return tf32;
+}
+
+/// The heuristic's choice per problem (operations, shapes, leading
+/// dimensions, batch and strides, alignments): a step runs the same few
+/// GEMM shapes once per layer, so the query runs once per shape.
+using AlgoKey = std::array<int64_t, 20>;
+std::map<AlgoKey, cublasLtMatmulAlgo_t> &algoCache() {
+  static std::map<AlgoKey, cublasLtMatmulAlgo_t> cache;
+  return cache;
 }
 
 /// C += op(A)·op(B), row-major, `batch` times with the given strides.
@@ -135,43 +149,56 @@ void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA, boo
   }
   // Ask for an algorithm that may use the workspace and fits the operands'
   // real alignment (views into activations need not be 256-byte aligned).
-  cublasLtMatmulPreference_t pref = nullptr;
-  cublasLtMatmulHeuristicResult_t heuristic = {};
-  int found = 0;
   uint64_t workspace = state().ltWorkspaceBytes;
-  good = good && ok(api.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate") &&
-         ok(api.cublasLtMatmulPreferenceSetAttribute(
-                pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)),
-            "set MAX_WORKSPACE_BYTES");
-  struct {
-    cublasLtMatmulPreferenceAttributes_t attr;
-    const Operand *operand;
-  } alignments[] = {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &b},
-                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &a},
-                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &c},
-                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &c}};
-  for (auto &[attr, operand] : alignments) {
-    uint32_t bytes = alignmentOf(*operand, batch);
-    good = good && ok(api.cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof(bytes)),
-                      "set MIN_ALIGNMENT");
+  const Operand *operands[] = {&b, &a, &c};
+  AlgoKey key = {opFirst, opSecond, batch, useTf32()};
+  for (auto [i, x] : llvm::enumerate(operands)) {
+    key[4 + 5 * i] = x->rows;
+    key[5 + 5 * i] = x->cols;
+    key[6 + 5 * i] = x->ld;
+    key[7 + 5 * i] = batch > 1 ? x->batchStride : 0;
+    key[8 + 5 * i] = alignmentOf(*x, batch);
   }
-  good = good && ok(api.cublasLtMatmulAlgoGetHeuristic(state().lt, desc, la, lb, lc, lc, pref, 1,
-                                                       &heuristic, &found),
-                    "cublasLtMatmulAlgoGetHeuristic");
-  if (good && found == 0) {
-    fail(llvm::formatv("cuBLASLt has no algorithm for a {0}x{1}x{2} GEMM (batch {3})", m, n, k,
-                       batch));
-    good = false;
+  auto cached = algoCache().find(key);
+  cublasLtMatmulAlgo_t algo;
+  if (cached != algoCache().end()) {
+    algo = cached->second;
+  } else if (good) {
+    cublasLtMatmulPreference_t pref = nullptr;
+    cublasLtMatmulHeuristicResult_t heuristic = {};
+    int found = 0;
+    good = ok(api.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate") &&
+           ok(api.cublasLtMatmulPreferenceSetAttribute(
+                  pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)),
+              "set MAX_WORKSPACE_BYTES");
+    cublasLtMatmulPreferenceAttributes_t alignmentAttrs[] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (auto [i, attr] : llvm::enumerate(alignmentAttrs)) {
+      uint32_t bytes = uint32_t(key[8 + 5 * std::min<size_t>(i, 2)]); // D is C
+      good = good && ok(api.cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof(bytes)),
+                        "set MIN_ALIGNMENT");
+    }
+    good = good && ok(api.cublasLtMatmulAlgoGetHeuristic(state().lt, desc, la, lb, lc, lc, pref,
+                                                         1, &heuristic, &found),
+                      "cublasLtMatmulAlgoGetHeuristic");
+    if (good && found == 0) {
+      fail(llvm::formatv("cuBLASLt has no algorithm for a {0}x{1}x{2} GEMM (batch {3})", m, n, k,
+                         batch));
+      good = false;
+    }
+    if (pref)
+      api.cublasLtMatmulPreferenceDestroy(pref);
+    if (good)
+      algoCache()[key] = algo = heuristic.algo;
   }
   float alpha = 1.0f, beta = 1.0f;
   if (good)
     ok(api.cublasLtMatmul(state().lt, desc, &alpha, b.data, la, a.data, lb, &beta, c.data, lc,
-                          const_cast<float *>(c.data), lc, &heuristic.algo,
+                          const_cast<float *>(c.data), lc, &algo,
                           reinterpret_cast<void *>(state().ltWorkspace), workspace,
                           state().stream),
        "cublasLtMatmul");
-  if (pref)
-    api.cublasLtMatmulPreferenceDestroy(pref);
   if (la)
     api.cublasLtMatrixLayoutDestroy(la);
   if (lb)

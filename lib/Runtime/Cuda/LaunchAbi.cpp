@@ -13,11 +13,18 @@
 #include "CudaInternal.h"
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 using namespace mlir::tfm::cuda::detail;
 
 namespace {
 bool usable() { return state().ready && state().stickyError.empty(); }
+
+std::map<std::pair<void *, std::string>, CUfunction> &functionCache() {
+  static std::map<std::pair<void *, std::string>, CUfunction> cache;
+  return cache;
+}
 } // namespace
 
 extern "C" {
@@ -47,15 +54,23 @@ void *tfm_mgpuModuleLoadJIT(void *data, int optLevel) {
 }
 
 void tfm_mgpuModuleUnload(void *module) {
+  for (auto it = functionCache().begin(); it != functionCache().end();)
+    it = it->first.first == module ? functionCache().erase(it) : std::next(it);
   if (state().ready && module)
     api().cuModuleUnload(static_cast<CUmodule>(module));
 }
 
 void *tfm_mgpuModuleGetFunction(void *module, const char *name) {
+  // Compiled host code asks before every launch; the answer never changes
+  // while the module is loaded.
+  auto key = std::make_pair(module, std::string(name));
+  if (auto it = functionCache().find(key); it != functionCache().end())
+    return it->second;
   CUfunction function = nullptr;
-  if (usable() && module)
-    check(api().cuModuleGetFunction(&function, static_cast<CUmodule>(module), name),
-          "cuModuleGetFunction");
+  if (usable() && module &&
+      check(api().cuModuleGetFunction(&function, static_cast<CUmodule>(module), name),
+            "cuModuleGetFunction"))
+    functionCache()[key] = function;
   return function;
 }
 
