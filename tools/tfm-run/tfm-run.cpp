@@ -330,49 +330,38 @@ static int runCheckpoint() {
   if (!checkpoint)
     return fail(llvm::toString(checkpoint.takeError()));
 
+  if (checkAgainstCpu && device == "cpu")
+    return fail("--check-against-cpu compares a --device cuda (or gpu-sim) run with the CPU");
+  if (modelDtype != "f32" && modelDtype != "bf16")
+    return fail("--dtype " + modelDtype + ": expected f32 or bf16");
+
   DialectRegistry registry;
   registerRuntimeDialects(registry);
   MLIRContext ctx(registry);
-  // The step's module: forward, and forward_vjp with --grads. Built afresh
-  // for each device (compilation rewrites it).
+  Type elementType =
+      modelDtype == "bf16" ? Type(BFloat16Type::get(&ctx)) : Type(Float32Type::get(&ctx));
+  // The parameters, bound once through the weight map of @forward.
   std::vector<std::vector<int64_t>> argShapes;
   std::vector<ParamAttr> argParams;
-  // Gradient results of forward_vjp: result index -> forward argument index.
-  std::vector<std::pair<unsigned, unsigned>> gradResults;
-  llvm::Expected<std::vector<std::vector<float>>> params = std::vector<std::vector<float>>();
-  std::string entry = kForwardFuncName.str();
-  auto buildStep = [&]() -> llvm::Expected<OwningOpRef<ModuleOp>> {
-    Type elementType = modelDtype == "bf16" ? Type(BFloat16Type::get(&ctx))
-                                            : Type(Float32Type::get(&ctx));
+  std::vector<std::vector<float>> params;
+  {
     OwningOpRef<ModuleOp> module = buildModel(ctx, *spec, elementType);
-    if (!argShapes.empty())
-      return std::move(module);
     auto forward = module->lookupSymbol<func::FuncOp>(kForwardFuncName);
-    params = bindParameters(forward, *checkpoint);
-    if (!params)
-      return params.takeError();
+    auto bound = bindParameters(forward, *checkpoint);
+    if (!bound)
+      return fail(llvm::toString(bound.takeError()));
+    params = std::move(*bound);
     for (BlockArgument arg : forward.getArguments()) {
       argShapes.emplace_back(cast<RankedTensorType>(arg.getType()).getShape());
       argParams.push_back(
           forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName));
     }
-    return std::move(module);
-  };
-  auto differentiateStep = [&](ModuleOp module) -> llvm::Error {
-    if (!withGrads)
-      return llvm::Error::success();
-    std::string diagnostics;
-    if (failed(differentiate(module, kForwardFuncName, /*seedAll=*/false, diagnostics)))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "tfm-autodiff failed: " + diagnostics);
-    entry = (kForwardFuncName + "_vjp").str();
-    auto vjp = module.lookupSymbol<func::FuncOp>(entry);
-    gradResults.clear();
-    for (unsigned r = 0; r < vjp.getNumResults(); ++r)
-      if (auto of = vjp.getResultAttrOfType<IntegerAttr>(r, kGradOfAttrName))
-        gradResults.push_back({r, unsigned(of.getInt())});
-    return llvm::Error::success();
-  };
+  }
+  // With --dtype bf16 the parameters are passed rounded to bf16.
+  std::vector<std::vector<uint16_t>> bf16Params(params.size());
+  if (modelDtype == "bf16")
+    for (size_t i = 3; i < params.size(); ++i)
+      bf16Params[i] = roundToBF16(params[i]);
 
   int64_t B = tokens->batch, T = tokens->seq;
   std::vector<int64_t> positions(B * T);
@@ -381,58 +370,66 @@ static int runCheckpoint() {
       positions[b * T + t] = t;
   std::vector<int64_t> labels = hasLabels ? tokens->labels : std::vector<int64_t>(B * T, -100);
   float seed = 1.0f; // d loss / d loss (the loss is f32 in every dtype)
-  // With --dtype bf16 the parameters are passed rounded to bf16.
-  std::vector<std::vector<uint16_t>> bf16Params;
-  double compileMs = 0, runMs = 0;
-  // Compiles and runs the step on `where`.
-  auto runOn = [&](StringRef where) -> llvm::Expected<std::vector<HostArray>> {
-    auto module = buildStep();
-    if (!module)
-      return module.takeError();
-    if (llvm::Error e = differentiateStep(**module))
-      return std::move(e);
+  std::vector<JitModel::Arg> args = {{tokens->inputIds.data(), {B, T}},
+                                     {positions.data(), {B, T}},
+                                     {labels.data(), {B, T}}};
+  for (size_t i = 3; i < params.size(); ++i)
+    args.push_back({modelDtype == "bf16" ? static_cast<const void *>(bf16Params[i].data())
+                                         : params[i].data(),
+                    argShapes[i]});
+  if (withGrads)
+    args.push_back({&seed, {}});
+
+  // Gradient results of forward_vjp: result index -> forward argument index.
+  std::vector<std::pair<unsigned, unsigned>> gradResults;
+  std::string entry = kForwardFuncName.str();
+  struct StepRun {
+    std::vector<HostArray> results;
+    double compileMs, runMs;
+  };
+  // Builds the step (forward, and forward_vjp with --grads) afresh, since
+  // compilation rewrites it, then compiles and runs it on `where`.
+  auto runOn = [&](StringRef where) -> llvm::Expected<StepRun> {
+    OwningOpRef<ModuleOp> module = buildModel(ctx, *spec, elementType);
+    if (withGrads) {
+      std::string diagnostics;
+      if (failed(differentiate(*module, kForwardFuncName, /*seedAll=*/false, diagnostics)))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "tfm-autodiff failed: " + diagnostics);
+      entry = (kForwardFuncName + "_vjp").str();
+      auto vjp = module->lookupSymbol<func::FuncOp>(entry);
+      gradResults.clear();
+      for (unsigned r = 0; r < vjp.getNumResults(); ++r)
+        if (auto of = vjp.getResultAttrOfType<IntegerAttr>(r, kGradOfAttrName))
+          gradResults.push_back({r, unsigned(of.getInt())});
+    }
+    StepRun run;
     auto start = std::chrono::steady_clock::now();
-    auto model = compileFor(where, **module, entry);
+    auto model = compileFor(where, *module, entry);
     if (!model)
       return model.takeError();
-    compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                          start)
-                    .count();
-    std::vector<JitModel::Arg> args = {{tokens->inputIds.data(), {B, T}},
-                                       {positions.data(), {B, T}},
-                                       {labels.data(), {B, T}}};
-    for (size_t i = 3; i < params->size(); ++i)
-      args.push_back({modelDtype == "bf16" ? static_cast<const void *>(bf16Params[i].data())
-                                           : (*params)[i].data(),
-                      argShapes[i]});
-    if (withGrads)
-      args.push_back({&seed, {}});
-    return timedRun(**model, args, runMs);
+    run.compileMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count();
+    auto results = timedRun(**model, args, run.runMs);
+    if (!results)
+      return results.takeError();
+    run.results = std::move(*results);
+    return run;
   };
 
-  if (checkAgainstCpu && device == "cpu")
-    return fail("--check-against-cpu compares a --device cuda (or gpu-sim) run with the CPU");
-  if (modelDtype != "f32" && modelDtype != "bf16")
-    return fail("--dtype " + modelDtype + ": expected f32 or bf16");
-  if (modelDtype == "bf16") {
-    if (auto module = buildStep(); !module)
-      return fail(llvm::toString(module.takeError()));
-    bf16Params.resize(params->size());
-    for (size_t i = 3; i < params->size(); ++i)
-      bf16Params[i] = roundToBF16((*params)[i]);
-  }
-  auto results = runOn(device);
-  if (!results)
-    return fail(llvm::toString(results.takeError()));
-  // The summary reports the device's times, not the reference's.
-  double deviceCompileMs = compileMs, deviceRunMs = runMs;
+  auto step = runOn(device);
+  if (!step)
+    return fail(llvm::toString(step.takeError()));
+  std::vector<HostArray> *results = &step->results;
   std::string comparison;
   if (checkAgainstCpu) {
     auto reference = runOn("cpu");
     if (!reference)
       return fail("CPU reference: " + llvm::toString(reference.takeError()));
     bool ok = true;
-    comparison = compareResults(*results, *reference, gradResults, modelDtype == "bf16", ok);
+    comparison =
+        compareResults(*results, reference->results, gradResults, modelDtype == "bf16", ok);
     if (!ok)
       return fail("GPU and CPU results differ: " + comparison);
   }
@@ -464,9 +461,9 @@ static int runCheckpoint() {
       llvm::outs() << ", loss " << llvm::format("%.6f", loss.f32[0]);
     if (withGrads)
       llvm::outs() << ", " << grads.size() << " gradients";
-    llvm::outs() << " on " << device << " (compile " << llvm::format("%.0f", deviceCompileMs)
+    llvm::outs() << " on " << device << " (compile " << llvm::format("%.0f", step->compileMs)
                  << " ms, "
-                 << (withGrads ? "step " : "run ") << llvm::format("%.1f", deviceRunMs) << " ms) -> "
+                 << (withGrads ? "step " : "run ") << llvm::format("%.1f", step->runMs) << " ms) -> "
                  << outputPath << "\n";
     if (device == "cuda")
       llvm::outs() << "cuda: " << cuda::deviceDescription() << ", arena peak "
