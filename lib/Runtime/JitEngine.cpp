@@ -92,10 +92,12 @@ JitModel::compile(ModuleOp module, llvm::StringRef funcName,
 
 llvm::Expected<std::unique_ptr<JitModel>>
 JitModel::compileWithPipeline(ModuleOp module, llvm::StringRef funcName,
-                              llvm::function_ref<void(OpPassManager &)> buildPipeline) {
+                              llvm::function_ref<void(OpPassManager &)> buildPipeline,
+                              bool gpu) {
   auto model = prepare(module, funcName);
   if (!model)
     return model.takeError();
+  (*model)->gpu = gpu;
   if (llvm::Error e = runPipeline(module, buildPipeline))
     return std::move(e);
   if (llvm::Error e = (*model)->jit(module))
@@ -106,21 +108,14 @@ JitModel::compileWithPipeline(ModuleOp module, llvm::StringRef funcName,
 llvm::Expected<std::unique_ptr<JitModel>>
 JitModel::compileForCuda(ModuleOp module, llvm::StringRef funcName,
                          CudaPipelineOptions options) {
-  auto model = prepare(module, funcName);
-  if (!model)
-    return model.takeError();
   // The JIT runs the module's constructor (loading the PTX) at once.
   if (llvm::Error e = cuda::initialize())
     return std::move(e);
   if (options.chip.empty())
     options.chip = cuda::deviceChip();
-  (*model)->gpu = true;
-  if (llvm::Error e = runPipeline(
-          module, [&](OpPassManager &pm) { buildTfmTrainCudaPipeline(pm, options); }))
-    return std::move(e);
-  if (llvm::Error e = (*model)->jit(module))
-    return std::move(e);
-  return model;
+  return compileWithPipeline(
+      module, funcName, [&](OpPassManager &pm) { buildTfmTrainCudaPipeline(pm, options); },
+      /*gpu=*/true);
 }
 
 llvm::Error JitModel::jit(ModuleOp module) {

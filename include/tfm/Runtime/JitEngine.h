@@ -45,11 +45,13 @@ public:
   static llvm::Expected<std::unique_ptr<JitModel>>
   compileForCuda(ModuleOp module, llvm::StringRef funcName, CudaPipelineOptions options);
 
-  /// For the CPU, with any pipeline ending in the LLVM dialect (e.g. the
-  /// testing pipeline tfm-train-gpu-sim).
+  /// With any pipeline ending in the LLVM dialect (e.g. the testing
+  /// pipeline tfm-train-gpu-sim); `gpu`: its host code calls the CUDA
+  /// runtime, which must be initialised.
   static llvm::Expected<std::unique_ptr<JitModel>>
   compileWithPipeline(ModuleOp module, llvm::StringRef funcName,
-                      llvm::function_ref<void(OpPassManager &)> buildPipeline);
+                      llvm::function_ref<void(OpPassManager &)> buildPipeline,
+                      bool gpu = false);
 
   /// Calls the function. `args[i]` must match argument i (element type and
   /// rank; dynamic sizes are taken from the array). Parameters may be passed
