@@ -108,6 +108,13 @@ struct SoftcapLowering : OpRewritePattern<SoftcapOp> {
   }
 };
 
+/// [..., 2I] -> (up = [..., :I], gate = [..., I:]).
+std::pair<Value, Value> splitGlu(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t last = type.getRank() - 1, half = type.getShape().back() / 2;
+  return {sliceAlong(b, loc, x, last, 0, half), sliceAlong(b, loc, x, last, half, half)};
+}
+
 /// [..., 2I] -> (up = [..., :I], gate = [..., I:]) -> up * act(gate).
 template <typename OpTy>
 struct GluLowering : OpRewritePattern<OpTy> {
@@ -115,11 +122,7 @@ struct GluLowering : OpRewritePattern<OpTy> {
   GluLowering(MLIRContext *ctx, Fn act) : OpRewritePattern<OpTy>(ctx), act(act) {}
   LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = op.getX();
-    auto type = cast<RankedTensorType>(x.getType());
-    int64_t last = type.getRank() - 1, half = type.getShape().back() / 2;
-    Value up = sliceAlong(rewriter, loc, x, last, 0, half);
-    Value gate = sliceAlong(rewriter, loc, x, last, half, half);
+    auto [up, gate] = splitGlu(rewriter, loc, op.getX());
     Value r = buildElementwise(rewriter, loc, ValueRange{up, gate},
                                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                                  return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));
@@ -227,8 +230,7 @@ struct GluBackwardLowering : OpRewritePattern<OpTy> {
     Value x = op.getX();
     auto type = cast<RankedTensorType>(x.getType());
     int64_t last = type.getRank() - 1, half = type.getShape().back() / 2;
-    Value up = sliceAlong(rewriter, loc, x, last, 0, half);
-    Value gate = sliceAlong(rewriter, loc, x, last, half, half);
+    auto [up, gate] = splitGlu(rewriter, loc, x);
     Value dup = buildElementwise(rewriter, loc, ValueRange{op.getDy(), gate},
                                  [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                                    return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));

@@ -142,17 +142,21 @@ Value mlir::tfm::lowering::buildReduction(OpBuilder &b, Location loc,
       .getResult(0);
 }
 
+/// [[0 .. rank-2], [rank-1]]: the leading dimensions as matrix rows.
+static SmallVector<ReassociationIndices> rowsAndLastDim(int64_t rank) {
+  ReassociationIndices lead, last{rank - 1};
+  for (int64_t i = 0; i < rank - 1; ++i)
+    lead.push_back(i);
+  return {lead, last};
+}
+
 Value mlir::tfm::lowering::collapseToMatrix(OpBuilder &b, Location loc,
                                             Value x) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   if (rank == 2)
     return x;
-  ReassociationIndices lead, last{rank - 1};
-  for (int64_t i = 0; i < rank - 1; ++i)
-    lead.push_back(i);
-  return tensor::CollapseShapeOp::create(b, loc, x,
-                                         SmallVector<ReassociationIndices>{lead, last});
+  return tensor::CollapseShapeOp::create(b, loc, x, rowsAndLastDim(rank));
 }
 
 Value mlir::tfm::lowering::expandFromMatrix(OpBuilder &b, Location loc,
@@ -161,13 +165,9 @@ Value mlir::tfm::lowering::expandFromMatrix(OpBuilder &b, Location loc,
   int64_t rank = type.getRank();
   if (rank == 2)
     return m;
-  ReassociationIndices lead, last{rank - 1};
-  for (int64_t i = 0; i < rank - 1; ++i)
-    lead.push_back(i);
   SmallVector<OpFoldResult> outShape(leading);
   outShape.push_back(b.getIndexAttr(type.getShape().back()));
-  return tensor::ExpandShapeOp::create(
-      b, loc, type, m, SmallVector<ReassociationIndices>{lead, last}, outShape);
+  return tensor::ExpandShapeOp::create(b, loc, type, m, rowsAndLastDim(rank), outShape);
 }
 
 Value mlir::tfm::lowering::sliceAlong(OpBuilder &b, Location loc, Value x, int64_t dim,
