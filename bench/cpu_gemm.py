@@ -1,7 +1,7 @@
 """CPU GEMM: generated loops vs OpenBLAS, through the same tfm pipeline.
 
 Compiles `tfm.matmul` [M, K] x [N, K]^T with and without
-convert-linalg-matmul-to-blas (`tfm-run --no-blas`) and prints GFLOP/s for
+tfm-linalg-matmul-to-blas (`tfm-run --no-blas`) and prints GFLOP/s for
 each (fastest of --repeat runs; both single-threaded unless THREADS is set).
 
     python bench/cpu_gemm.py [--size 512] [--tfm-run build/bin/tfm-run]

@@ -11,6 +11,7 @@ $tblgen -gen-op-doc "${inc[@]}" "$root/include/tfm/Dialect/Tfm/IR/TfmOps.td" -o 
 $tblgen -gen-attrdef-doc "${inc[@]}" "$root/include/tfm/Dialect/Tfm/IR/TfmAttrs.td" -o "$out/TfmAttrs.md"
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Dialect/Tfm/Transforms/Passes.td" -o "$out/TfmPasses.md"
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Conversion/Passes.td" -o "$out/TfmConversionPasses.md"
+$tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/GPU/Passes.td" -o "$out/TfmGPUPasses.md"
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Autodiff/Passes.td" -o "$out/TfmAutodiffPasses.md"
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Analysis/Passes.td" -o "$out/TfmAnalysisPasses.md"
 $tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Interfaces/DifferentiableOpInterface.td" -o "$out/DifferentiableOpInterface.md"

@@ -68,5 +68,7 @@ if os.path.exists(os.path.join(_mock, "libcuda.so.1")):
 
 if _has_cuda_device():
     config.available_features.add("cuda-device")
+if shutil.which("clang-format-14"):
+    config.available_features.add("clang-format-14")
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")

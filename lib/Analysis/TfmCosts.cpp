@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfm/Analysis/TfmCosts.h"
 #include "tfm/Analysis/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
@@ -92,8 +93,8 @@ OpCost cost(QkNormOp op, const DimResolver &d) {
   return streaming(op, d, 4 * (d.elements(op.getQ()) + d.elements(op.getK())));
 }
 OpCost cost(QkvQkNormRopeOp op, const DimResolver &d) {
-  int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
-  double qk = d.elements(op.getQkv()) * double(hq + hkv) / double(hq + 2 * hkv);
+  PackedQkvHeads heads = op.getPackedHeads();
+  double qk = d.elements(op.getQkv()) * double(heads.value().start) / double(heads.total());
   return streaming(op, d, 4 * qk + 3 * qk * double(op.getRotaryDim()) / d.dim(op.getQkv(), 3));
 }
 OpCost cost(AttentionOp op, const DimResolver &d) {
@@ -201,8 +202,10 @@ struct CostModel : CostOpInterface::ExternalModel<CostModel<OpTy>, OpTy> {
   }
 };
 
+/// One model per op of the generated list: an op without a `cost` overload
+/// above does not compile.
 template <typename... OpTys>
-void attachAll(MLIRContext *ctx) {
+void attachToAllOps(MLIRContext *ctx) {
   (OpTys::template attachInterface<CostModel<OpTys>>(*ctx), ...);
 }
 
@@ -210,13 +213,9 @@ void attachAll(MLIRContext *ctx) {
 
 void mlir::tfm::registerTfmCostModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, TfmDialect *) {
-    attachAll<EmbeddingOp, RmsNormOp, LayerNormOp, FusedResidualRmsNormOp, MatmulOp, RopeOp,
-              QkNormOp, QkvQkNormRopeOp, AttentionOp, FlashAttentionOp, SwigluOp, GegluOp, SiluOp,
-              GeluTanhOp, Relu2Op, AddOp, MulOp, ScaleOp, SoftcapOp, ReshapeOp, SplitOp, ConcatOp,
-              CrossEntropyOp, FusedLmHeadLossOp, ZerosLikeOp, YieldOp, RepeatOp,
-              EmbeddingBackwardOp, RmsNormBackwardOp, LayerNormBackwardOp, MatmulGradWeightOp,
-              SumLeadingOp, RopeBackwardOp, AttentionBackwardOp, CrossEntropyBackwardOp,
-              SiluBackwardOp, GeluTanhBackwardOp, Relu2BackwardOp, SoftcapBackwardOp,
-              SwigluBackwardOp, GegluBackwardOp>(ctx);
+    attachToAllOps<
+#define GET_OP_LIST
+#include "tfm/Dialect/Tfm/IR/TfmOps.cpp.inc"
+        >(ctx);
   });
 }

@@ -1,13 +1,15 @@
 //===- TfmAdjoints.cpp - the adjoint rule of every tfm op -----------------===//
 //
-// One function per op, attached to the op as an external model of
-// DifferentiableOpInterface. Each follows the gradient written in
+// One function per op, attached to every op of the generated op list as an
+// external model of DifferentiableOpInterface (ops marked
+// Tfm_NotDifferentiable excepted). Each follows the gradient written in
 // docs/spec.md; forward values are read through ab.primal (ab.operand), so
 // what the backward needs from the forward is visible to the caller.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RepeatAdjoint.h"
+#include "tfm/Autodiff/TfmAdjoints.h"
 #include "tfm/Autodiff/BlockDifferentiator.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Interfaces/DifferentiableOpInterface.h"
@@ -150,8 +152,9 @@ LogicalResult adjoint(QkNormOp op, AdjointBuilder &ab) {
   return success();
 }
 
-/// Slices heads [start, start + count) of packed [B, T, H, D].
-Value headSlice(OpBuilder &b, Location loc, Value packed, int64_t start, int64_t count) {
+/// Slices the heads `range` of packed [B, T, H, D].
+Value headSlice(OpBuilder &b, Location loc, Value packed, PackedQkvHeads::Range range) {
+  auto [start, count] = range;
   auto t = cast<RankedTensorType>(packed.getType());
   int64_t total = t.getDimSize(2);
   SmallVector<Type> types;
@@ -179,11 +182,11 @@ LogicalResult adjoint(QkvQkNormRopeOp op, AdjointBuilder &ab) {
     return failure();
   OpBuilder &b = ab.builder;
   Location loc = ab.getLoc();
-  int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
+  PackedQkvHeads heads = op.getPackedHeads();
   Value dy = ab.resultGrad(0), qkv = ab.operand(0);
-  Value dq = headSlice(b, loc, dy, 0, hq), dk = headSlice(b, loc, dy, hq, hkv),
-        dv = headSlice(b, loc, dy, hq + hkv, hkv);
-  Value q = headSlice(b, loc, qkv, 0, hq), k = headSlice(b, loc, qkv, hq, hkv);
+  Value dq = headSlice(b, loc, dy, heads.query()), dk = headSlice(b, loc, dy, heads.key()),
+        dv = headSlice(b, loc, dy, heads.value());
+  Value q = headSlice(b, loc, qkv, heads.query()), k = headSlice(b, loc, qkv, heads.key());
   auto rope = [&](Value g) {
     return ropeBackward(ab, g, ab.operand(3), op.getThetaAttr(), op.getRotaryDimAttr(),
                         op.getScalingAttr());
@@ -232,12 +235,12 @@ LogicalResult adjoint(FlashAttentionOp op, AdjointBuilder &ab) {
     return failure();
   OpBuilder &b = ab.builder;
   Location loc = ab.getLoc();
-  int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
+  PackedQkvHeads heads = op.getPackedHeads();
   Value qkv = ab.operand(0);
   Value sinks = op.getSinks() ? ab.operand(1) : Value();
-  auto bw = attentionBackward(ab, ab.resultGrad(0), headSlice(b, loc, qkv, 0, hq),
-                              headSlice(b, loc, qkv, hq, hkv),
-                              headSlice(b, loc, qkv, hq + hkv, hkv), sinks, op.getScaleAttr(),
+  auto bw = attentionBackward(ab, ab.resultGrad(0), headSlice(b, loc, qkv, heads.query()),
+                              headSlice(b, loc, qkv, heads.key()),
+                              headSlice(b, loc, qkv, heads.value()), sinks, op.getScaleAttr(),
                               op.getCausalAttr(), op.getSlidingWindowAttr(),
                               op.getSoftcapAttr());
   ab.addGrad(0, concatHeads(b, loc, qkv.getType(), {bw.getDq(), bw.getDk(), bw.getDv()}));
@@ -353,6 +356,11 @@ LogicalResult adjoint(FusedLmHeadLossOp op, AdjointBuilder &ab) {
 /// zeros_like's result does not depend on its operand's values.
 LogicalResult adjoint(ZerosLikeOp, AdjointBuilder &) { return success(); }
 
+/// The repeat's rule differentiates its layer bodies (RepeatAdjoint.cpp).
+LogicalResult adjoint(RepeatOp op, AdjointBuilder &ab) {
+  return buildRepeatAdjoint(op, ab);
+}
+
 template <typename OpTy>
 struct AdjointModel
     : DifferentiableOpInterface::ExternalModel<AdjointModel<OpTy>, OpTy> {
@@ -361,28 +369,27 @@ struct AdjointModel
   }
 };
 
+template <typename OpTy>
+void attachIfDifferentiable(MLIRContext *ctx) {
+  if constexpr (!OpTy::template hasTrait<OpTrait::tfm::NotDifferentiable>())
+    OpTy::template attachInterface<AdjointModel<OpTy>>(*ctx);
+}
+
+/// Attaches a model to every op of the generated list that is not marked
+/// Tfm_NotDifferentiable: an op without an `adjoint` overload above does
+/// not compile.
 template <typename... OpTys>
-void attachAll(MLIRContext *ctx) {
-  (OpTys::template attachInterface<AdjointModel<OpTys>>(*ctx), ...);
+void attachToAllOps(MLIRContext *ctx) {
+  (attachIfDifferentiable<OpTys>(ctx), ...);
 }
 
 } // namespace
 
-namespace {
-struct RepeatAdjointModel
-    : DifferentiableOpInterface::ExternalModel<RepeatAdjointModel, RepeatOp> {
-  LogicalResult buildAdjoint(Operation *op, AdjointBuilder &ab) const {
-    return buildRepeatAdjoint(cast<RepeatOp>(op), ab);
-  }
-};
-} // namespace
-
 void mlir::tfm::registerTfmAdjoints(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, TfmDialect *) {
-    attachAll<EmbeddingOp, RmsNormOp, LayerNormOp, FusedResidualRmsNormOp, MatmulOp, RopeOp,
-              QkNormOp, QkvQkNormRopeOp, AttentionOp, FlashAttentionOp, SwigluOp, GegluOp,
-              SiluOp, GeluTanhOp, Relu2Op, SoftcapOp, AddOp, MulOp, ScaleOp, ReshapeOp, SplitOp,
-              ConcatOp, CrossEntropyOp, FusedLmHeadLossOp, ZerosLikeOp>(ctx);
-    RepeatOp::attachInterface<RepeatAdjointModel>(*ctx);
+    attachToAllOps<
+#define GET_OP_LIST
+#include "tfm/Dialect/Tfm/IR/TfmOps.cpp.inc"
+        >(ctx);
   });
 }

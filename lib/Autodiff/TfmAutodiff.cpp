@@ -36,7 +36,7 @@ struct TfmAutodiffPass : mlir::tfm::impl::TfmAutodiffPassBase<TfmAutodiffPass> {
       primal.emitError("tfm-autodiff needs a single-block function");
       return signalPassFailure();
     }
-    std::string name = funcName + "_vjp";
+    std::string name = getVjpFuncName(funcName);
     if (module.lookupSymbol(name)) {
       module.emitError() << "tfm-autodiff: @" << name << " already exists";
       return signalPassFailure();

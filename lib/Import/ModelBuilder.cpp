@@ -340,8 +340,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   func.setAllArgAttrs(argAttrs);
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToEnd(entry);
-  Value inputIds = entry->getArgument(0), positions = entry->getArgument(1),
-        labels = entry->getArgument(2);
+  Value inputIds = entry->getArgument(kInputIdsArgument),
+        positions = entry->getArgument(kPositionsArgument),
+        labels = entry->getArgument(kLabelsArgument);
 
   Value hidden = EmbeddingOp::create(b, loc, act({h}), inputIds,
                                      entry->getArgument(embedArg));

@@ -1,4 +1,9 @@
-//===- PipelineUtils.h - helpers shared by the CPU and GPU pipelines -----===//
+//===- PipelineUtils.h - stages shared by the CPU and GPU paths -*- C++ -*-===//
+//
+// Target-independent pieces both paths build on, so neither path's file
+// calls the other's (TensorPipelines.cpp).
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TFM_LIB_PIPELINES_PIPELINEUTILS_H
 #define TFM_LIB_PIPELINES_PIPELINEUTILS_H
@@ -7,13 +12,24 @@
 
 namespace mlir::tfm::detail {
 
-/// Appends a textual pipeline of upstream passes (named by their flags so
-/// the pipelines read like the equivalent tfm-opt command lines; a typo is
-/// caught by the pipeline lit tests).
-void addTextual(OpPassManager &pm, const std::string &pipeline);
-
 /// Adds tfm-autodiff{func=<func>} unless `func` is empty.
 void addAutodiff(OpPassManager &pm, const std::string &func);
+
+/// C wrappers for the entry points, then one-shot bufferization of the
+/// whole module with identity-layout function boundaries:
+///   func.func(llvm-request-c-wrappers), eliminate-empty-tensors,
+///   one-shot-bufferize{bufferize-function-boundaries=1
+///     function-boundary-type-conversion=identity-layout-map
+///     allow-return-allocs-from-loops=1}, canonicalize
+void addBufferization(OpPassManager &pm);
+
+/// buffer-deallocation-pipeline, convert-bufferization-to-memref.
+void addDeallocation(OpPassManager &pm);
+
+/// A pass that fails with `message` on the module: how a pipeline built
+/// from invalid options reports them through the pass manager (a pipeline
+/// builder cannot return an error).
+void addOptionError(OpPassManager &pm, std::string message);
 
 } // namespace mlir::tfm::detail
 

@@ -1,6 +1,6 @@
 //===- CpuBlas.cpp - the GEMM that compiled CPU code calls ----------------===//
 //
-// Called from code produced by convert-linalg-matmul-to-blas as
+// Called from code produced by tfm-linalg-matmul-to-blas as
 // _mlir_ciface_tfm_rt_sgemm(A, B, C, transA, transB): C += op(A)·op(B),
 // row-major, with memref descriptors (any offset and strides).
 //

@@ -1,6 +1,7 @@
 //===- Safetensors.cpp - checked safetensors reading and writing ----------===//
 
 #include "tfm/Runtime/Safetensors.h"
+#include "tfm/Support/Error.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
@@ -21,9 +22,7 @@ namespace {
 /// Larger headers are refused before parsing (real ones are far smaller).
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 
-llvm::Error err(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
+llvm::Error err(const llvm::Twine &msg) { return makeError(msg); }
 
 struct DTypeInfo {
   const char *name;

@@ -1,6 +1,7 @@
 //===- WeightBinder.cpp - checkpoint tensors to model arguments -----------===//
 
 #include "tfm/Runtime/WeightBinder.h"
+#include "tfm/Support/Error.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -10,9 +11,7 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
-static llvm::Error err(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
+static llvm::Error err(const llvm::Twine &msg) { return makeError(msg); }
 
 static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
   return "[" + llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), ", ") + "]";

@@ -1,5 +1,5 @@
-// RUN: tfm-opt %s --split-input-file --tfm-attention-to-gpu | FileCheck %s
-// RUN: tfm-opt %s --split-input-file --tfm-attention-to-gpu=lanes=1 | FileCheck %s --check-prefix=SIM
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-attention-to-gpu))" | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-attention-to-gpu{lanes=1}))" | FileCheck %s --check-prefix=SIM
 
 // Forward: one warp per query row (4 rows per 128-thread block); each lane
 // holds 2 of the 64 head dims; the visible keys of row i are
@@ -88,7 +88,7 @@ func.func @kept(%q: tensor<?x?x2x64xf64>, %q2: tensor<?x?x2x48xf32>)
 
 // -----
 
-// RUN: not tfm-opt %s --split-input-file --tfm-attention-to-gpu=lanes=16 2>&1 | FileCheck %s --check-prefix=LANES
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-attention-to-gpu{lanes=16}))" 2>&1 | FileCheck %s --check-prefix=LANES
 // LANES: tfm-attention-to-gpu: lanes must be 32 (a warp) or 1
 func.func @lanes() {
   return

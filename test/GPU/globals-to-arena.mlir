@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --tfm-globals-to-arena | FileCheck %s
+// RUN: tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-globals-to-arena))" | FileCheck %s
 
 // The constant table is copied once at entry into a buffer that every use
 // (here inside a loop) reads instead of the host global; the buffer is

@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --split-input-file --verify-diagnostics --tfm-gpu-launch-to-loops | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --verify-diagnostics --pass-pipeline="builtin.module(func.func(tfm-gpu-launch-to-loops))" | FileCheck %s
 
 // A launch whose threads do not communicate: loops over the grid and the
 // block around its body; id and dimension ops read the loops.

@@ -1,5 +1,5 @@
 // RUN: tfm-opt %s --split-input-file --tfm-merge-gpu-modules | FileCheck %s
-// RUN: tfm-opt %s --split-input-file --tfm-memref-copy-to-linalg --tfm-merge-gpu-modules | FileCheck %s --check-prefix=COPY
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-memref-copy-to-linalg),tfm-merge-gpu-modules)" | FileCheck %s --check-prefix=COPY
 
 // Two outlined kernels end up in one module; launches are retargeted.
 // CHECK:     gpu.module @tfm_kernels [#nvvm.target<chip = "sm_90">]

@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --tfm-parallel-dims-outermost | FileCheck %s
+// RUN: tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-parallel-dims-outermost))" | FileCheck %s
 
 // A bias gradient: sum over [B, T] for each feature. The feature loop moves
 // outermost, the reductions inside (maps and iterator types permuted).

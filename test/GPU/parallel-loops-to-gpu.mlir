@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --tfm-parallel-loops-to-gpu=block-size=128 | FileCheck %s
+// RUN: tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-parallel-loops-to-gpu{block-size=128}))" | FileCheck %s
 
 // A 2-D parallel loop becomes one flat launch: N = n*8 threads, 128 per
 // block, last dimension fastest, bounds-checked, and no launch when N = 0.

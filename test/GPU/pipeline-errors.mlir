@@ -5,7 +5,7 @@
 // FORMAT: error: format 'banana' is not one of isa, bin, fatbin
 // RUN: not tfm-opt %s --tfm-train-cuda="format=bin toolkit=/nonexistent" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOOLKIT
 // TOOLKIT: error: CUDA path: /nonexistent does not exist or is not a directory.
-// RUN: not tfm-opt %s --tfm-row-reductions-to-gpu=lanes=8 -o /dev/null 2>&1 | FileCheck %s --check-prefix=LANES
+// RUN: not tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-row-reductions-to-gpu{lanes=8}))" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LANES
 // LANES: tfm-row-reductions-to-gpu: lanes must be 32 (a warp) or 1
 func.func @forward(%x: tensor<?x?x64xf32>, %w: tensor<64xf32> {tfm.param = #tfm.param<name = "n.weight">}) -> tensor<?x?x64xf32> {
   %y, %r = tfm.rmsnorm %x, %w {eps = 1.0e-05 : f64} : (tensor<?x?x64xf32>, tensor<64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?xf32>)

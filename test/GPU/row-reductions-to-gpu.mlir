@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --tfm-row-reductions-to-gpu=warps-per-block=4 | FileCheck %s
+// RUN: tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-row-reductions-to-gpu{warps-per-block=4}))" | FileCheck %s
 
 // A last-dimension reduction: one warp per row, lanes stride by 32 over
 // the row, a 5-step xor butterfly, lane 0 of an in-range row combines with

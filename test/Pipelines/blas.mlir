@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --split-input-file --convert-linalg-matmul-to-blas | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --tfm-linalg-matmul-to-blas | FileCheck %s
 
 // CHECK: func.func private @tfm_rt_sgemm({{.*}}) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func @nt

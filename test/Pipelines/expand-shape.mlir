@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --split-input-file --tfm-lower-dynamic-expand-shape | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-lower-dynamic-expand-shape))" | FileCheck %s
 
 // One dynamic size split into two: a reinterpret_cast with row-major strides.
 // CHECK-LABEL: func @split_dynamic

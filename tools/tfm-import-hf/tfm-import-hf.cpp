@@ -12,8 +12,10 @@
 #include "tfm/Import/HFConfig.h"
 #include "tfm/Import/ModelBuilder.h"
 #include "tfm/Import/ParamSummary.h"
+#include "tfm/InitAll.h"
+#include "tfm/Support/CommandLine.h"
+#include "tfm/Support/Error.h"
 
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -21,29 +23,34 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "llvm/Support/WithColor.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory toolOptions("tfm-import-hf options");
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                                      cl::desc("<config.json | checkpoint dir>"));
+                                      cl::desc("<config.json | checkpoint dir>"),
+                                      cl::cat(toolOptions));
 static cl::opt<std::string> outputPath("o", cl::desc("Output .mlir file"),
-                                       cl::value_desc("file"));
-static cl::opt<bool> printSummary(
-    "summary", cl::desc("Print a JSON summary (parameter counts) to stdout"));
+                                       cl::value_desc("file"),
+                                       cl::cat(toolOptions));
+static cl::opt<bool>
+    printSummary("summary",
+                 cl::desc("Print a JSON summary (parameter counts) to stdout"),
+                 cl::cat(toolOptions));
 static cl::opt<std::string> dtype("dtype",
                                   cl::desc("Parameter and activation type"),
-                                  cl::value_desc("f32|bf16"), cl::init("f32"));
+                                  cl::value_desc("f32|bf16"), cl::init("f32"),
+                                  cl::cat(toolOptions));
 
 static int fail(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "tfm-import-hf") << message << "\n";
-  return 1;
+  return reportToolError("tfm-import-hf", message);
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "Import a Hugging Face causal-LM config as tfm IR\n");
   if (dtype != "f32" && dtype != "bf16")
@@ -53,13 +60,11 @@ int main(int argc, char **argv) {
   if (!spec)
     return fail(llvm::toString(spec.takeError()));
 
-  MLIRContext ctx;
+  DialectRegistry registry;
+  registerAllTfmDialects(registry);
+  MLIRContext ctx(registry);
   ctx.loadDialect<TfmDialect, func::FuncDialect>();
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
-    diagnostics += d.str();
-    return success();
-  });
+  DiagnosticCollector diagnostics(&ctx);
   Type elem = dtype == "bf16" ? Type(BFloat16Type::get(&ctx))
                               : Type(Float32Type::get(&ctx));
   OwningOpRef<ModuleOp> module = buildModel(ctx, *spec, elem);
@@ -70,11 +75,11 @@ int main(int argc, char **argv) {
   pm.addPass(createTfmCheckWeightMapPass());
   if (failed(verify(*module)) || failed(pm.run(*module)))
     return fail(inputPath + ": internal error, the imported IR is invalid: " +
-                diagnostics);
+                diagnostics.str());
 
   FailureOr<ParamSummary> summary = summarizeParams(*module, kForwardFuncName);
   if (failed(summary))
-    return fail(inputPath + ": " + diagnostics);
+    return fail(inputPath + ": " + diagnostics.str());
 
   if (!outputPath.empty() || !printSummary) {
     std::string target = outputPath.empty() ? "-" : outputPath.getValue();

@@ -17,8 +17,6 @@ namespace mlir::tfm {
 #include "tfm/Analysis/Passes.h.inc"
 
 /// Attaches the cost model of every tfm op (CostOpInterface external models).
-void registerTfmCostModels(DialectRegistry &registry);
-
 } // namespace mlir::tfm
 
 #endif // TFM_ANALYSIS_PASSES_H

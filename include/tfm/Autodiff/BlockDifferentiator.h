@@ -45,8 +45,6 @@ private:
 
 /// Registers the adjoint rules of the tfm ops (external models of
 /// DifferentiableOpInterface).
-void registerTfmAdjoints(DialectRegistry &registry);
-
 } // namespace mlir::tfm
 
 #endif // TFM_AUTODIFF_BLOCKDIFFERENTIATOR_H

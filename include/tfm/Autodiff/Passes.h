@@ -13,6 +13,11 @@ namespace mlir::tfm {
 /// gradient of.
 inline constexpr llvm::StringLiteral kGradOfAttrName = "tfm.grad_of";
 
+/// The function tfm-autodiff adds for `func`: @<func>_vjp.
+inline std::string getVjpFuncName(llvm::StringRef func) {
+  return (func + "_vjp").str();
+}
+
 #define GEN_PASS_DECL
 #include "tfm/Autodiff/Passes.h.inc"
 

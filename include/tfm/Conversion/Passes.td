@@ -5,7 +5,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertTfmToLinalgPass : Pass<"convert-tfm-to-linalg", "ModuleOp"> {
+def TfmConvertToLinalgPass : Pass<"tfm-convert-to-linalg", "ModuleOp"> {
   let summary = "Lower tfm ops to linalg, tensor, arith, math and scf";
   let description = [{
     Every tfm op becomes tensor-level upstream IR: element-wise and
@@ -24,7 +24,7 @@ def ConvertTfmToLinalgPass : Pass<"convert-tfm-to-linalg", "ModuleOp"> {
   ];
 }
 
-def ConvertLinalgMatmulToBlasPass : Pass<"convert-linalg-matmul-to-blas", "ModuleOp"> {
+def TfmLinalgMatmulToBlasPass : Pass<"tfm-linalg-matmul-to-blas", "ModuleOp"> {
   let summary = "Call the runtime GEMM (OpenBLAS) for f32 linalg.matmul on memrefs";
   let description = [{
     After bufferization, each f32 `linalg.matmul` (plain, transposed-A or
@@ -40,7 +40,8 @@ def ConvertLinalgMatmulToBlasPass : Pass<"convert-linalg-matmul-to-blas", "Modul
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect"];
 }
 
-def LowerDynamicExpandShapePass : Pass<"tfm-lower-dynamic-expand-shape", "ModuleOp"> {
+def TfmLowerDynamicExpandShapePass
+    : InterfacePass<"tfm-lower-dynamic-expand-shape", "mlir::FunctionOpInterface"> {
   let summary = "Rewrite memref.expand_shape that splits one dynamic size into several";
   let description = [{
     `expand-strided-metadata` in MLIR 22 crashes on a `memref.expand_shape`
@@ -53,33 +54,8 @@ def LowerDynamicExpandShapePass : Pass<"tfm-lower-dynamic-expand-shape", "Module
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
-def TfmMemRefCopyToLinalgPass : Pass<"tfm-memref-copy-to-linalg", "ModuleOp"> {
-  let summary = "Rewrite memref.copy as linalg.copy (GPU path)";
-  let description = [{
-    On the GPU path every copy between device buffers must run as a
-    kernel; as `linalg.copy` it is lowered like any element-wise op.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-def TfmParallelLoopsToGpuPass : Pass<"tfm-parallel-loops-to-gpu", "ModuleOp"> {
-  let summary = "Launch each outermost scf.parallel as a flat 1-D GPU grid";
-  let description = [{
-    Each outermost `scf.parallel` without results becomes a `gpu.launch`
-    with one thread per point of its iteration space: the space is
-    flattened (last dimension fastest, so neighbouring threads access
-    neighbouring elements), `block-size` threads per block, a bounds check
-    in the kernel and an `N > 0` guard around the launch. Sequential loops
-    inside the body (reduction dimensions) run per thread.
-  }];
-  let options = [
-    Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">
-  ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::scf::SCFDialect"];
-}
-
-def TfmAttentionToGpuPass : Pass<"tfm-attention-to-gpu", "ModuleOp"> {
+def TfmAttentionToGpuPass
+    : InterfacePass<"tfm-attention-to-gpu", "mlir::FunctionOpInterface"> {
   let summary = "Flash-attention kernels for tfm.attention and tfm.attention_backward";
   let description = [{
     Before the linalg lowering, each `tfm.attention` (f32, bf16 or f16
@@ -108,87 +84,6 @@ def TfmAttentionToGpuPass : Pass<"tfm-attention-to-gpu", "ModuleOp"> {
                            "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::bufferization::BufferizationDialect"];
-}
-
-def TfmRowReductionsToGpuPass : Pass<"tfm-row-reductions-to-gpu", "ModuleOp"> {
-  let summary = "Launch last-dimension reductions with one warp per row";
-  let description = [{
-    A `linalg.generic` on f32 memrefs whose loops are parallel except the
-    last (a reduction) and whose outputs are combined with `addf`, `mulf`,
-    `maximumf`, `minimumf`, `maxnumf` or `minnumf` (norm statistics,
-    softmax max and sum, log-sum-exp, backward dot products) becomes a
-    `gpu.launch` with one warp per row: lanes stride over the row (coalesced
-    loads), then a `gpu.shuffle xor` butterfly (5 steps) combines the
-    lanes and lane 0 stores. Other generics are left to the element-wise
-    path (`tfm-parallel-loops-to-gpu`).
-  }];
-  let options = [
-    Option<"warpsPerBlock", "warps-per-block", "int64_t", "8", "Rows (warps) per block">,
-    Option<"lanes", "lanes", "int64_t", "32",
-           "Threads per row: 32 (a warp) or 1 (no shuffles: runs as CPU loops, testing)">
-  ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::affine::AffineDialect"];
-}
-
-def TfmGpuLaunchToLoopsPass : Pass<"tfm-gpu-launch-to-loops", "ModuleOp"> {
-  let summary = "Run gpu.launch bodies as CPU loops over blocks and threads (testing)";
-  let description = [{
-    A `gpu.launch` whose threads do not communicate (no gpu ops besides the
-    terminator in its body) is replaced by six nested `scf.for` loops over
-    grid and block indices around its body. Used by `tfm-train-gpu-sim` to
-    check the GPU path's kernel formation numerically on a CPU. A launch
-    with communicating threads (shuffles, barriers) is an error.
-  }];
-  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
-}
-
-def TfmGlobalsToArenaPass : Pass<"tfm-globals-to-arena", "ModuleOp"> {
-  let summary = "Copy constant globals into buffers at function entry (GPU path)";
-  let description = [{
-    Kernels cannot read the host module's `memref.global`s. In each
-    function, every constant global read with `memref.get_global` is copied
-    once at entry into a `memref.alloc` buffer (the CUDA arena), its uses
-    are replaced by the buffer, and the buffer is freed before each return.
-    Run after `tfm-memref-copy-to-linalg`: the copy is a host copy.
-  }];
-  let dependentDialects = ["::mlir::memref::MemRefDialect"];
-}
-
-def TfmParallelDimsOutermostPass : Pass<"tfm-parallel-dims-outermost", "ModuleOp"> {
-  let summary = "Interchange linalg.generic loops: parallel first, reductions last";
-  let description = [{
-    A generic reducing over leading dimensions (weight and bias gradients
-    summed over tokens) would become host loops around a parallel loop, and
-    on the GPU path one launch per token. Interchanged so its parallel
-    dimensions come first (in order) and reductions last, it becomes one
-    launch with a thread per output looping over the reduction.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-def TfmMergeGpuModulesPass : Pass<"tfm-merge-gpu-modules", "ModuleOp"> {
-  let summary = "Merge the gpu.modules of outlined kernels into one";
-  let description = [{
-    `gpu-kernel-outlining` creates one `gpu.module` per kernel. This pass
-    moves every kernel into a single `gpu.module @tfm_kernels` (keeping the
-    first module's targets) and retargets each `gpu.launch_func`, so a
-    compiled step is one PTX module: loaded once, assembled by `ptxas` once.
-  }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
-}
-
-def TfmDumpGpuBinariesPass : Pass<"tfm-dump-gpu-binaries", "ModuleOp"> {
-  let summary = "Write every gpu.binary object (PTX, cubin) to a directory";
-  let description = [{
-    For each object of each `gpu.binary`, writes `<dir>/<binary>.<chip>.ptx`
-    (format isa), `.cubin` (bin) or `.fatbin`, so the generated code can be
-    read and checked with `ptxas -v`. The IR is not changed.
-  }];
-  let options = [
-    Option<"dir", "dir", "std::string", "\".\"", "Output directory">
-  ];
 }
 
 #endif // TFM_CONVERSION_PASSES

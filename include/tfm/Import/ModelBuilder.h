@@ -13,6 +13,18 @@ namespace mlir::tfm {
 /// Name of the model entry point the importer emits.
 inline constexpr llvm::StringLiteral kForwardFuncName = "forward";
 
+/// The arguments of @forward before the parameters: token ids, positions and
+/// labels (-100: not counted), each i64 [batch, seq]. Every argument from
+/// kNumForwardInputs on carries a #tfm.param. Its results are the logits
+/// [batch, seq, vocab] and the loss.
+enum ForwardArgument : unsigned {
+  kInputIdsArgument = 0,
+  kPositionsArgument = 1,
+  kLabelsArgument = 2,
+  kNumForwardInputs = 3,
+};
+enum ForwardResult : unsigned { kLogitsResult = 0, kLossResult = 1 };
+
 /// Builds the HF-literal tfm module of `spec`:
 ///
 ///   func.func @forward(%input_ids: [B,T] i64, %position_ids: [B,T] i64,

@@ -31,7 +31,8 @@ void buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm);
 void buildTfmTrainCpuPipeline(OpPassManager &pm,
                               const CpuPipelineOptions &options = {});
 
-/// The GPU path (lib/Pipelines/CudaPipelines.cpp, docs/gpu.md).
+/// The GPU path (lib/Pipelines/CudaPipelines.cpp, docs/gpu.md). Invalid
+/// options (chip, format) make the built pipeline fail with a diagnostic.
 struct CudaPipelineOptions {
   std::string chip = "sm_90";
   std::string features = "+ptx80";
@@ -54,9 +55,9 @@ void buildTfmTrainCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &opt
 /// loops (tfm-gpu-launch-to-loops); warp reductions stay linalg loops.
 void buildTfmTrainGpuSimPipeline(OpPassManager &pm, const std::string &autodiffFunc);
 
-/// Registers the pipelines above with their names (CPU and GPU).
+/// Registers the pipelines above with their names (CPU and GPU); the
+/// library builds them through the functions instead.
 void registerTfmPipelines();
-void registerTfmCudaPipelines();
 
 } // namespace mlir::tfm
 

@@ -20,7 +20,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfm {
-#define GEN_PASS_DEF_CONVERTLINALGMATMULTOBLASPASS
+#define GEN_PASS_DEF_TFMLINALGMATMULTOBLASPASS
 #include "tfm/Conversion/Passes.h.inc"
 } // namespace mlir::tfm
 
@@ -98,8 +98,8 @@ struct BatchMatmulToSgemm : OpRewritePattern<linalg::BatchMatmulOp> {
   std::string callee;
 };
 
-struct ConvertLinalgMatmulToBlasPass
-    : mlir::tfm::impl::ConvertLinalgMatmulToBlasPassBase<ConvertLinalgMatmulToBlasPass> {
+struct TfmLinalgMatmulToBlasPass
+    : mlir::tfm::impl::TfmLinalgMatmulToBlasPassBase<TfmLinalgMatmulToBlasPass> {
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<memref::MemRefDialect, func::FuncDialect, arith::ArithDialect>();
   }

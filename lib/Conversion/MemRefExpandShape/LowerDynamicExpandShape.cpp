@@ -7,7 +7,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfm {
-#define GEN_PASS_DEF_LOWERDYNAMICEXPANDSHAPEPASS
+#define GEN_PASS_DEF_TFMLOWERDYNAMICEXPANDSHAPEPASS
 #include "tfm/Conversion/Passes.h.inc"
 } // namespace mlir::tfm
 
@@ -51,8 +51,8 @@ struct ExpandShapeToReinterpretCast : OpRewritePattern<memref::ExpandShapeOp> {
   }
 };
 
-struct LowerDynamicExpandShapePass
-    : mlir::tfm::impl::LowerDynamicExpandShapePassBase<LowerDynamicExpandShapePass> {
+struct TfmLowerDynamicExpandShapePass
+    : mlir::tfm::impl::TfmLowerDynamicExpandShapePassBase<TfmLowerDynamicExpandShapePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandShapeToReinterpretCast>(&getContext());

@@ -454,13 +454,13 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
   LogicalResult matchAndRewrite(FlashAttentionOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value qkv = op.getQkv();
-    int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
-    auto slice = [&](int64_t start, int64_t count) {
-      return sliceAlong(rewriter, loc, qkv, 2, start, count);
+    PackedQkvHeads heads = op.getPackedHeads();
+    auto slice = [&](PackedQkvHeads::Range range) {
+      return sliceAlong(rewriter, loc, qkv, 2, range.start, range.count);
     };
     AttentionConfig cfg{op.getScale().convertToDouble(), op.getCausal(),
                         op.getSlidingWindow(), optionalDouble(op.getSoftcap())};
-    Value q = slice(0, hq), k = slice(hq, hkv), v = slice(hq + hkv, hkv);
+    Value q = slice(heads.query()), k = slice(heads.key()), v = slice(heads.value());
     Type st = op.getLse().getType().getElementType();
     // Query tiles of kQueryTile rows: scores exist for one tile at a time
     // ([B, Hq, tile, S]), never T x T.
@@ -470,7 +470,7 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
     Value outInit = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, q),
                                 op.getResult().getType().getElementType());
     SmallVector<OpFoldResult> lseSizes = {tensor::getMixedSize(rewriter, loc, q, 0),
-                                          rewriter.getIndexAttr(hq), tLen};
+                                          rewriter.getIndexAttr(heads.numQ), tLen};
     Value lseInit = emptyTensor(rewriter, loc, lseSizes, st);
     auto loop = scf::ForOp::create(
         rewriter, loc, c0, tLen, tileSize, ValueRange{outInit, lseInit},

@@ -2,7 +2,7 @@
 //
 // [..., K] x [N, K]ᵀ: the leading dimensions collapse into M so one 2-D
 // linalg.matmul (transposed-B form for HF weights) does the work; after
-// bufferization convert-linalg-matmul-to-blas can hand it to BLAS.
+// bufferization tfm-linalg-matmul-to-blas can hand it to BLAS.
 //
 //===----------------------------------------------------------------------===//
 

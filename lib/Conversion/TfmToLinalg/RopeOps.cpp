@@ -197,15 +197,15 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
   LogicalResult matchAndRewrite(QkvQkNormRopeOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value qkv = op.getQkv();
-    int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
-    auto slice = [&](int64_t start, int64_t count) {
-      return sliceAlong(rewriter, loc, qkv, 2, start, count);
+    PackedQkvHeads heads = op.getPackedHeads();
+    auto slice = [&](PackedQkvHeads::Range range) {
+      return sliceAlong(rewriter, loc, qkv, 2, range.start, range.count);
     };
     double eps = op.getEps().convertToDouble();
     Type st = op.getQRstd().getType().getElementType();
-    auto [qn, rq] = buildRmsNorm(rewriter, loc, slice(0, hq), op.getQWeight(), eps,
+    auto [qn, rq] = buildRmsNorm(rewriter, loc, slice(heads.query()), op.getQWeight(), eps,
                                  op.getUnitOffset(), st);
-    auto [kn, rk] = buildRmsNorm(rewriter, loc, slice(hq, hkv), op.getKWeight(), eps,
+    auto [kn, rk] = buildRmsNorm(rewriter, loc, slice(heads.key()), op.getKWeight(), eps,
                                  op.getUnitOffset(), st);
     double theta = op.getTheta().convertToDouble();
     Value q = buildRope(rewriter, loc, qn, op.getPositions(), theta, op.getRotaryDim(),
@@ -214,9 +214,9 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
                         op.getScalingAttr());
     Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
                             op.getResult().getType().getElementType());
-    out = insertAlong(rewriter, loc, q, out, 2, 0);
-    out = insertAlong(rewriter, loc, k, out, 2, hq);
-    out = insertAlong(rewriter, loc, slice(hq + hkv, hkv), out, 2, hq + hkv);
+    out = insertAlong(rewriter, loc, q, out, 2, heads.query().start);
+    out = insertAlong(rewriter, loc, k, out, 2, heads.key().start);
+    out = insertAlong(rewriter, loc, slice(heads.value()), out, 2, heads.value().start);
     rewriter.replaceOp(op, {out, rq, rk});
     return success();
   }

@@ -1,4 +1,4 @@
-//===- TfmToLinalg.cpp - the convert-tfm-to-linalg pass -------------------===//
+//===- TfmToLinalg.cpp - the tfm-convert-to-linalg pass -------------------===//
 
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
@@ -7,7 +7,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfm {
-#define GEN_PASS_DEF_CONVERTTFMTOLINALGPASS
+#define GEN_PASS_DEF_TFMCONVERTTOLINALGPASS
 #include "tfm/Conversion/Passes.h.inc"
 } // namespace mlir::tfm
 
@@ -27,8 +27,8 @@ void mlir::tfm::populateTfmToLinalgPatterns(RewritePatternSet &patterns) {
 
 namespace {
 
-struct ConvertTfmToLinalgPass
-    : mlir::tfm::impl::ConvertTfmToLinalgPassBase<ConvertTfmToLinalgPass> {
+struct TfmConvertToLinalgPass
+    : mlir::tfm::impl::TfmConvertToLinalgPassBase<TfmConvertToLinalgPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateTfmToLinalgPatterns(patterns);

@@ -1,6 +1,6 @@
 //===- CublasLtGemm.cpp - f32 GEMMs of compiled steps through cuBLASLt ----===//
 //
-// convert-linalg-matmul-to-blas{prefix=tfm_cuda} turns every f32 GEMM into
+// tfm-linalg-matmul-to-blas{prefix=tfm_cuda} turns every f32 GEMM into
 //
 //   _mlir_ciface_tfm_cuda_sgemm(A, B, C, transA, transB)   C += op(A)·op(B)
 //   _mlir_ciface_tfm_cuda_sgemm_batched(...)               per batch index

@@ -1,8 +1,8 @@
 //===- CudaRuntime.cpp - driver loading, context, stream, errors ----------===//
 //
 // Nothing here links against libcuda or cuBLASLt: both are opened with
-// dlopen when initialize() is first called (shared/LOWERING-NOTES.md: a
-// binary linked with the driver stub cannot start where no driver exists).
+// dlopen when initialize() is first called (a binary linked with the
+// driver stub cannot start where no driver exists).
 // $TFM_CUDA_DRIVER and $TFM_CUBLASLT name other files to open (the tests
 // point them at the CPU stand-ins in test/MockCuda).
 //

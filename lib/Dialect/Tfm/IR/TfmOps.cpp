@@ -317,11 +317,12 @@ static LogicalResult verifyPackedQkv(Operation *op, RankedTensorType qkv,
            << qkv;
   if (failed(checkStaticDims(op, "qkv", qkv, {2, 3})))
     return failure();
-  if (hq > 0 && hkv > 0 && qkv.getDimSize(2) != hq + 2 * hkv)
+  int64_t total = PackedQkvHeads{hq, hkv}.total();
+  if (hq > 0 && hkv > 0 && qkv.getDimSize(2) != total)
     return op->emitOpError() << "qkv has " << qkv.getDimSize(2)
                              << " heads, expected num_q_heads + 2 * "
                                 "num_kv_heads = "
-                             << hq + 2 * hkv;
+                             << total;
   return success();
 }
 

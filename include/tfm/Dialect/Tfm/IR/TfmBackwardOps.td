@@ -10,6 +10,10 @@
 #ifndef TFM_BACKWARD_OPS
 #define TFM_BACKWARD_OPS
 
+// A backward op: built by adjoint rules, itself not differentiated.
+class Tfm_BackwardOp<string mnemonic, list<Trait> traits = []>
+    : Tfm_PureOp<mnemonic, !listconcat([Tfm_NotDifferentiable], traits)>;
+
 def Tfm_ZerosLikeOp : Tfm_Op<"zeros_like", [Pure, SameOperandsAndResultType]> {
   let summary = "a tensor of zeros shaped like its operand";
   let description = [{
@@ -24,7 +28,7 @@ def Tfm_ZerosLikeOp : Tfm_Op<"zeros_like", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
-def Tfm_EmbeddingBackwardOp : Tfm_PureOp<"embedding_backward"> {
+def Tfm_EmbeddingBackwardOp : Tfm_BackwardOp<"embedding_backward"> {
   let summary = "scatter-add of row gradients into the table gradient";
   let description = [{
     `dtable[v] = Σ_{(b,t): ids[b,t] = v} dy[b, t]`; the result is the table
@@ -39,7 +43,7 @@ def Tfm_EmbeddingBackwardOp : Tfm_PureOp<"embedding_backward"> {
   let results = (outs Tfm_FloatTensor:$dtable);
 }
 
-def Tfm_RmsNormBackwardOp : Tfm_PureOp<"rmsnorm_backward"> {
+def Tfm_RmsNormBackwardOp : Tfm_BackwardOp<"rmsnorm_backward"> {
   let summary = "gradient of tfm.rmsnorm from the saved rstd";
   let description = [{
     With `x̂ = x·rstd`, `g = w` (or `1 + w` with `unit_offset`):
@@ -56,7 +60,7 @@ def Tfm_RmsNormBackwardOp : Tfm_PureOp<"rmsnorm_backward"> {
   let results = (outs Tfm_FloatTensor:$dx, Tfm_FloatTensor:$dweight);
 }
 
-def Tfm_LayerNormBackwardOp : Tfm_PureOp<"layernorm_backward"> {
+def Tfm_LayerNormBackwardOp : Tfm_BackwardOp<"layernorm_backward"> {
   let summary = "gradient of tfm.layernorm from the saved mean and rstd";
   let description = [{
     With `x̂ = (x − mean)·rstd`: `dx = rstd·(dy·w − mean(dy·w) −
@@ -73,7 +77,7 @@ def Tfm_LayerNormBackwardOp : Tfm_PureOp<"layernorm_backward"> {
   let results = (outs Tfm_FloatTensor:$dx, Tfm_FloatTensor:$dweight, Tfm_FloatTensor:$dbias);
 }
 
-def Tfm_MatmulGradWeightOp : Tfm_PureOp<"matmul_grad_weight"> {
+def Tfm_MatmulGradWeightOp : Tfm_BackwardOp<"matmul_grad_weight"> {
   let summary = "weight gradient of tfm.matmul, summed over leading dimensions";
   let description = [{
     `nt`: `dw[n, k] = Σ_rows dy[.., n]·x[.., k]` (`[N, K]`); `nn`: `[K, N]`.
@@ -87,7 +91,7 @@ def Tfm_MatmulGradWeightOp : Tfm_PureOp<"matmul_grad_weight"> {
   let results = (outs Tfm_FloatTensor:$dweight);
 }
 
-def Tfm_SumLeadingOp : Tfm_PureOp<"sum_leading"> {
+def Tfm_SumLeadingOp : Tfm_BackwardOp<"sum_leading"> {
   let summary = "sum over every dimension but the last (bias gradients)";
   let description = [{
     `y[n] = Σ_rows x[.., n]`.
@@ -100,7 +104,7 @@ def Tfm_SumLeadingOp : Tfm_PureOp<"sum_leading"> {
   let results = (outs Tfm_FloatTensor:$result);
 }
 
-def Tfm_RopeBackwardOp : Tfm_PureOp<"rope_backward"> {
+def Tfm_RopeBackwardOp : Tfm_BackwardOp<"rope_backward"> {
   let summary = "gradient of tfm.rope: the transposed rotation";
   let description = [{
     Same attributes as the forward `tfm.rope`; `dx` is `dy` rotated by the
@@ -117,7 +121,7 @@ def Tfm_RopeBackwardOp : Tfm_PureOp<"rope_backward"> {
   let results = (outs Tfm_FloatTensor:$dx);
 }
 
-def Tfm_AttentionBackwardOp : Tfm_PureOp<"attention_backward"> {
+def Tfm_AttentionBackwardOp : Tfm_BackwardOp<"attention_backward"> {
   let summary = "gradient of tfm.attention";
   let description = [{
     Given `dout`, the forward operands and attributes, returns `dq`, `dk`,
@@ -139,7 +143,7 @@ def Tfm_AttentionBackwardOp : Tfm_PureOp<"attention_backward"> {
                       Optional<Tfm_FloatTensor>:$dsinks);
 }
 
-def Tfm_CrossEntropyBackwardOp : Tfm_PureOp<"cross_entropy_backward"> {
+def Tfm_CrossEntropyBackwardOp : Tfm_BackwardOp<"cross_entropy_backward"> {
   let summary = "gradient of tfm.cross_entropy with respect to the logits";
   let description = [{
     `dlogits[b, t] = dloss/count·(softmax(logits[b, t]) − onehot(target))`
@@ -156,7 +160,7 @@ def Tfm_CrossEntropyBackwardOp : Tfm_PureOp<"cross_entropy_backward"> {
 }
 
 class Tfm_ElementwiseBackwardOp<string mnemonic, string forward, string grad>
-    : Tfm_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Tfm_Op<mnemonic, [Pure, SameOperandsAndResultType, Tfm_NotDifferentiable]> {
   let summary = "gradient of tfm." # forward;
   let description = [{
     `dx = }] # grad # [{`, element-wise, from the forward input `x`.
@@ -177,7 +181,8 @@ def Tfm_GeluTanhBackwardOp : Tfm_ElementwiseBackwardOp<"gelu_tanh_backward", "ge
 def Tfm_Relu2BackwardOp : Tfm_ElementwiseBackwardOp<"relu2_backward", "relu2",
     "dy·2max(x, 0)">;
 
-def Tfm_SoftcapBackwardOp : Tfm_Op<"softcap_backward", [Pure, SameOperandsAndResultType]> {
+def Tfm_SoftcapBackwardOp
+    : Tfm_Op<"softcap_backward", [Pure, SameOperandsAndResultType, Tfm_NotDifferentiable]> {
   let summary = "gradient of tfm.softcap";
   let description = [{
     `dx = dy·(1 − tanh²(x/cap))`.
@@ -192,7 +197,7 @@ def Tfm_SoftcapBackwardOp : Tfm_Op<"softcap_backward", [Pure, SameOperandsAndRes
   let hasVerifier = 1;
 }
 
-class Tfm_GluBackwardOp<string mnemonic, string forward> : Tfm_PureOp<mnemonic> {
+class Tfm_GluBackwardOp<string mnemonic, string forward> : Tfm_BackwardOp<mnemonic> {
   let summary = "gradient of tfm." # forward # " (packed up|gate)";
   let description = [{
     `dy [..., I]`, forward input `x [..., 2I]` → `dx [..., 2I]` =

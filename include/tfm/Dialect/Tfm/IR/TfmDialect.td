@@ -36,6 +36,16 @@ def Tfm_Dialect : Dialect {
 class Tfm_Op<string mnemonic, list<Trait> traits = []>
     : Op<Tfm_Dialect, mnemonic, traits>;
 
+// The explicit "no adjoint" marker: tfm-autodiff never differentiates these
+// ops (backward ops, since second derivatives are out of scope, and
+// terminators, which their parent's rule handles). Every other tfm op must
+// have a DifferentiableOpInterface model; TfmAdjoints.cpp attaches one to
+// each op of the generated op list and fails to compile when a rule is
+// missing, and unittests/OpCoverageTest.cpp checks the registered ops.
+def Tfm_NotDifferentiable : NativeOpTrait<"NotDifferentiable"> {
+  let cppNamespace = "::mlir::OpTrait::tfm";
+}
+
 class Tfm_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Tfm_Dialect, name, traits> {
   let mnemonic = attrMnemonic;

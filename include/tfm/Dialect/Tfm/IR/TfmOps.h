@@ -14,6 +14,28 @@
 #include "tfm/Dialect/Tfm/IR/TfmAttrs.h"
 #include "tfm/Dialect/Tfm/IR/TfmDialect.h"
 
+namespace mlir::tfm {
+/// The head layout of packed QKV [B, T, Hq + 2*Hkv, D]: the Hq query heads
+/// first, then the Hkv key heads, then the Hkv value heads.
+struct PackedQkvHeads {
+  int64_t numQ, numKv;
+  struct Range {
+    int64_t start, count;
+  };
+  Range query() const { return {0, numQ}; }
+  Range key() const { return {numQ, numKv}; }
+  Range value() const { return {numQ + numKv, numKv}; }
+  int64_t total() const { return numQ + 2 * numKv; }
+};
+} // namespace mlir::tfm
+
+namespace mlir::OpTrait::tfm {
+/// Marks an op tfm-autodiff does not differentiate (Tfm_NotDifferentiable).
+template <typename ConcreteType>
+class NotDifferentiable
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, NotDifferentiable> {};
+} // namespace mlir::OpTrait::tfm
+
 #define GET_OP_CLASSES
 #include "tfm/Dialect/Tfm/IR/TfmOps.h.inc"
 

@@ -224,6 +224,15 @@ def Tfm_QkvQkNormRopeOp : Tfm_PureOp<"qkv_qk_norm_rope"> {
                    OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
   let results = (outs Tfm_FloatTensor:$result, Tfm_StatTensor:$q_rstd,
                       Tfm_StatTensor:$k_rstd);
+
+  let extraClassDeclaration = [{
+    /// Where q, k and v sit in the packed operand (the one place the
+    /// [B, T, Hq + 2*Hkv, D] convention is written).
+    ::mlir::tfm::PackedQkvHeads getPackedHeads() {
+      return {static_cast<int64_t>(getNumQHeads()),
+              static_cast<int64_t>(getNumKvHeads())};
+    }
+  }];
 }
 
 def Tfm_AttentionOp : Tfm_PureOp<"attention"> {
@@ -279,6 +288,14 @@ def Tfm_FlashAttentionOp : Tfm_PureOp<"flash_attention"> {
                    OptionalAttr<I64Attr>:$sliding_window,
                    OptionalAttr<F64Attr>:$softcap);
   let results = (outs Tfm_FloatTensor:$result, Tfm_StatTensor:$lse);
+  let extraClassDeclaration = [{
+    /// Where q, k and v sit in the packed operand (the one place the
+    /// [B, T, Hq + 2*Hkv, D] convention is written).
+    ::mlir::tfm::PackedQkvHeads getPackedHeads() {
+      return {static_cast<int64_t>(getNumQHeads()),
+              static_cast<int64_t>(getNumKvHeads())};
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -557,7 +574,7 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
 }
 
 def Tfm_YieldOp : Tfm_Op<"yield", [Pure, Terminator, ReturnLike,
-                                   HasParent<"RepeatOp">]> {
+                                   HasParent<"RepeatOp">, Tfm_NotDifferentiable]> {
   let summary = "the carried values (then the stacked outputs) of one layer";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";

@@ -1,0 +1,110 @@
+//===- CompiledFunction.h - compile and run one function (CPU/CUDA) -*- C++ -*-===//
+//
+// The host code of both paths runs in the MLIR JIT. On the CPU it is the
+// whole function; with CUDA it launches the kernels of the module's
+// gpu.binary and calls cuBLASLt through lib/Runtime/Cuda, and the
+// function's buffers (arguments included, copied in by run()) live in the
+// CUDA arena.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_ENGINE_COMPILEDFUNCTION_H
+#define TFM_ENGINE_COMPILEDFUNCTION_H
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::tfm {
+
+/// Where a compiled function runs.
+enum class Device {
+  cpu,
+  /// GPU 0 through the CUDA driver and cuBLASLt (docs/gpu.md).
+  cuda,
+  /// Testing: the GPU path's kernels run as CPU loops (tfm-train-gpu-sim).
+  gpuSim,
+};
+
+/// "cpu", "cuda", "gpu-sim".
+llvm::StringRef deviceName(Device device);
+/// The inverse of deviceName; an error names the accepted values.
+llvm::Expected<Device> parseDevice(llvm::StringRef name);
+
+struct CompileOptions {
+  Device device = Device::cpu;
+  /// CPU: f32 GEMMs through OpenBLAS (otherwise loops; benchmarks only).
+  bool useBlas = true;
+  /// CUDA: the target SM, e.g. sm_90 (empty: the device's own).
+  std::string chip;
+};
+
+/// A result of a compiled function: row-major, f32 (bf16 results widened)
+/// or f64.
+struct HostArray {
+  std::vector<int64_t> shape;
+  std::vector<float> f32;
+  std::vector<double> f64;
+  bool isF64() const { return !f64.empty(); }
+  const void *data() const {
+    return isF64() ? static_cast<const void *>(f64.data()) : f32.data();
+  }
+};
+
+/// One function of a tfm module compiled with the MLIR JIT.
+class CompiledFunction {
+public:
+  /// Lowers `module` (in place) with the pipeline of `options.device`
+  /// (tfm-lower-to-linalg ... for the CPU, the tfm-train-cuda stages for
+  /// CUDA, initialising the CUDA runtime first) and JIT-compiles `funcName`.
+  /// Argument and result types are taken before lowering. Errors carry the
+  /// pipeline's diagnostics.
+  static llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compile(ModuleOp module, llvm::StringRef funcName,
+          const CompileOptions &options = {});
+
+  /// The same with any pipeline ending in the LLVM dialect; `gpu`: its host
+  /// code calls the CUDA runtime, which must be initialised.
+  static llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compileWithPipeline(ModuleOp module, llvm::StringRef funcName,
+                      llvm::function_ref<void(OpPassManager &)> buildPipeline,
+                      bool gpu = false);
+
+  /// An argument: `shape` must match the argument's rank and static sizes
+  /// (dynamic sizes are taken from it); `data` is row-major of the
+  /// argument's element type and is only read.
+  struct Arg {
+    const void *data;
+    std::vector<int64_t> shape;
+  };
+  /// Calls the function.
+  llvm::Expected<std::vector<HostArray>> run(llvm::ArrayRef<Arg> args);
+
+  bool onCuda() const { return gpu; }
+  llvm::ArrayRef<RankedTensorType> getArgumentTypes() const { return argTypes; }
+  llvm::ArrayRef<RankedTensorType> getResultTypes() const {
+    return resultTypes;
+  }
+
+private:
+  static llvm::Expected<std::unique_ptr<CompiledFunction>>
+  prepare(ModuleOp module, llvm::StringRef funcName);
+  llvm::Error jit(ModuleOp module);
+
+  bool gpu = false;
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string entry;
+  std::vector<RankedTensorType> argTypes;
+  std::vector<RankedTensorType> resultTypes;
+};
+
+} // namespace mlir::tfm
+
+#endif // TFM_ENGINE_COMPILEDFUNCTION_H

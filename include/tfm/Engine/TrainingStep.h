@@ -1,0 +1,118 @@
+//===- TrainingStep.h - the compiled training step of an HF model -*- C++ -*-===//
+//
+// The library API every front end sits on (tfm-run, the Python package, the
+// C API): import a model from its config, compile its step for a device and
+// precision, bind a checkpoint through the weight map, run token batches,
+// and get logits, the loss and gradients keyed by HF tensor name.
+//
+//   auto spec = readHFConfig(dir);                      // tfm/Import
+//   auto step = TrainingStep::create(*spec, options);   // compile
+//   step->bind(Checkpoint::open(dir));                  // weights
+//   auto result = step->run(batch);                     // logits, loss, grads
+//
+// Errors come back as llvm::Error, naming the file, field, tensor or op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_ENGINE_TRAININGSTEP_H
+#define TFM_ENGINE_TRAININGSTEP_H
+
+#include "tfm/Engine/CompiledFunction.h"
+#include "tfm/Engine/TokenFile.h"
+#include "tfm/Import/ModelSpec.h"
+#include "tfm/Runtime/Safetensors.h"
+#include "tfm/Runtime/WeightBinder.h"
+
+#include <memory>
+#include <optional>
+
+namespace mlir::tfm {
+
+/// Parameter and activation type of the compiled step (statistics and the
+/// loss stay f32).
+enum class Precision { f32, bf16 };
+llvm::StringRef precisionName(Precision precision);
+/// "f32" or "bf16"; an error names the accepted values.
+llvm::Expected<Precision> parsePrecision(llvm::StringRef name);
+
+struct StepOptions {
+  CompileOptions compile;
+  Precision precision = Precision::f32;
+  /// Also derive and run the backward (forward_vjp): every parameter's
+  /// gradient of the loss. Needs labels in each batch.
+  bool gradients = false;
+  // The fusion, recompute and optimizer issues add their options here.
+};
+
+/// What one step returns.
+struct StepResult {
+  /// [batch, seq, vocab], f32 (bf16 steps widened).
+  HostArray logits;
+  /// The mean cross-entropy over counted labels; none without labels.
+  std::optional<float> loss;
+  /// With StepOptions::gradients: the gradient of every parameter argument
+  /// of @forward as the compiled step produced it (stacked over layers,
+  /// fused), in argument order.
+  std::vector<HostArray> parameterGradients;
+  /// The same under checkpoint names (split per layer, unfused, tied ones
+  /// under every name the checkpoint stores), in name order.
+  std::vector<NamedGradient> gradients;
+};
+
+/// One model's step, compiled once for any batch and sequence length.
+class TrainingStep {
+public:
+  /// Imports `spec`, derives the backward if asked and compiles for
+  /// `options.compile.device`.
+  static llvm::Expected<std::unique_ptr<TrainingStep>>
+  create(const ModelSpec &spec, const StepOptions &options);
+  ~TrainingStep();
+
+  /// Builds every parameter from `checkpoint` through the weight map (and
+  /// rounds it to bf16 for bf16 steps). Errors name the missing, mis-shaped
+  /// or unused tensor. The step keeps the checkpoint to name gradients.
+  llvm::Error bind(Checkpoint checkpoint);
+
+  /// Runs the step on `batch` (token ids checked against the vocabulary).
+  /// Needs bind() first, and labels when gradients are on.
+  llvm::Expected<StepResult> run(const TokenBatch &batch);
+
+  const ModelSpec &getSpec() const { return spec; }
+  const StepOptions &getOptions() const { return options; }
+  /// Wall time of create(): import, autodiff, lowering and JIT.
+  double getCompileMs() const { return compileMs; }
+
+private:
+  TrainingStep(const ModelSpec &spec, const StepOptions &options);
+  struct State;
+
+  ModelSpec spec;
+  StepOptions options;
+  double compileMs = 0;
+  std::unique_ptr<State> state;
+};
+
+/// How far a device's step is from the CPU's, as the worst ratio of the
+/// difference to its tolerance (<= 1 passes) per quantity.
+struct StepComparison {
+  double logits = 0, loss = 0, gradients = 0;
+  bool ok() const { return logits <= 1 && loss <= 1 && gradients <= 1; }
+  /// "logits 0.01, loss 0, gradients 0.2 of the tolerance (ok)".
+  std::string summary() const;
+};
+
+/// Compares `result` with `reference` (the CPU's step on the same batch).
+/// Tolerances, those of the HF numerics tests in f32: logits 1e-4 + 1e-4
+/// |ref|, loss 1e-5, each parameter gradient max|d| <= 1e-4 max|ref|. In
+/// bf16 (the paths round at different points): logits max|d| <= 1e-2
+/// max|ref|, loss 1e-2 |ref|, gradients 5e-2 max|ref| (either path's bf16
+/// gradients are 2-3% from the f32 ones on the tiny Llama). A NaN on one
+/// side only, or different shapes, fail. An error if the results do not
+/// have the same structure.
+llvm::Expected<StepComparison> compareSteps(const StepResult &result,
+                                            const StepResult &reference,
+                                            Precision precision);
+
+} // namespace mlir::tfm
+
+#endif // TFM_ENGINE_TRAININGSTEP_H

@@ -1,0 +1,22 @@
+//===- CommandLine.h - what every tfm tool's main does alike ----*- C++ -*-===//
+
+#ifndef TFM_SUPPORT_COMMANDLINE_H
+#define TFM_SUPPORT_COMMANDLINE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
+namespace mlir::tfm {
+
+/// Hides (from --help, not from parsing) every command-line option
+/// registered so far. Called first in main, it hides the hundreds of options
+/// libLLVM registers statically (--amdgpu-..., --x86-...), so --help lists
+/// only what the tool registers afterwards; --help-hidden shows all.
+void hideOptionsRegisteredSoFar();
+
+/// Prints "<tool>: error: <message>" and returns the exit status 1.
+int reportToolError(llvm::StringRef tool, const llvm::Twine &message);
+
+} // namespace mlir::tfm
+
+#endif // TFM_SUPPORT_COMMANDLINE_H

@@ -1,0 +1,77 @@
+//===- TensorPipelines.cpp - the target-independent stages ----------------===//
+//
+// tfm-lower-to-linalg (stage 1 of both paths) and the pieces of
+// bufferization both paths share. Passes are created through their
+// generated typed constructors and options; each comment gives the
+// equivalent tfm-opt spelling (docs/passes.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PipelineUtils.h"
+#include "tfm/Autodiff/Passes.h"
+#include "tfm/Conversion/Passes.h"
+#include "tfm/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void tfm::detail::addAutodiff(OpPassManager &pm, const std::string &func) {
+  if (func.empty())
+    return;
+  TfmAutodiffPassOptions autodiff;
+  autodiff.funcName = func;
+  pm.addPass(createTfmAutodiffPass(autodiff));
+}
+
+void tfm::detail::addBufferization(OpPassManager &pm) {
+  // Entry points get C wrappers (_mlir_ciface_*) that take memref
+  // descriptors by pointer; the runtime calls those.
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizePassOptions oneShot;
+  oneShot.bufferizeFunctionBoundaries = true;
+  oneShot.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  oneShot.allowReturnAllocsFromLoops = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(oneShot));
+  pm.addPass(createCanonicalizerPass());
+}
+
+void tfm::detail::addDeallocation(OpPassManager &pm) {
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
+namespace {
+struct OptionErrorPass
+    : PassWrapper<OptionErrorPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OptionErrorPass)
+  explicit OptionErrorPass(std::string message) : message(std::move(message)) {}
+  StringRef getArgument() const override { return "tfm-option-error"; }
+  void runOnOperation() override {
+    getOperation().emitError(message);
+    signalPassFailure();
+  }
+  std::string message;
+};
+} // namespace
+
+void tfm::detail::addOptionError(OpPassManager &pm, std::string message) {
+  pm.addPass(std::make_unique<OptionErrorPass>(std::move(message)));
+}
+
+void tfm::buildTfmLowerToLinalgPipeline(OpPassManager &pm) {
+  // CSE runs on tfm ops, not after lowering: merging identical `linalg.fill`
+  // inits makes generics in different scf.index_switch cases share one
+  // destination, and one-shot bufferization (MLIR 22) then lets two yielded
+  // results alias (test/Autodiff/gradcheck-repeat.test catches it).
+  pm.addPass(createCSEPass());
+  pm.addPass(createTfmConvertToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+}
