@@ -1,0 +1,147 @@
+//===- Families.cpp - the supported HF families, one definition each ------===//
+//
+// Each definition mirrors one transformers 5.x config class and its modeling
+// code, and assigns only the FamilyRules fields where the family differs from
+// the defaults in FamilyRules.h. docs/importer.md tabulates the same values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FamilyRules.h"
+
+using namespace mlir::tfm;
+using namespace mlir::tfm::hf;
+
+namespace {
+
+/// Gemma2Config and modeling_gemma2.
+FamilyRules gemma2() {
+  FamilyRules r("gemma2", "Gemma2ForCausalLM");
+  r.defaultKvHeads = 4;
+  r.kvHeadsNullable = false;
+  r.defaultHeadDim = 256;
+  r.checkHeadsDivideHidden = true;
+  r.activationKey = "hidden_activation";
+  r.defaultActivation = "gelu_pytorch_tanh";
+  r.defaultTied = true;
+  r.style = BlockStyle::sandwich;
+  r.unitOffsetNorm = true;
+  r.embeddingScale = true;
+  r.queryPreAttnScalar = true;
+  r.readsAttnSoftcap = true;
+  r.defaultAttnSoftcap = 50.0;
+  r.readsFinalLogitSoftcap = true;
+  r.defaultFinalLogitSoftcap = 30.0;
+  r.rejectsBidirectionalAttention = true;
+  r.window = WindowRule::alternate;
+  r.defaultWindow = 4096;
+  r.defaultMaxPositions = 8192;
+  return r;
+}
+
+/// Gemma3TextConfig and modeling_gemma3, which modular_gemma3 bases on Gemma 2.
+FamilyRules gemma3Text() {
+  FamilyRules r = gemma2();
+  r.modelType = "gemma3_text";
+  r.architecture = "Gemma3ForCausalLM";
+  r.qkNorm = QkNorm::perHead;
+  r.readsAttnSoftcap = false; // in the class, but never applied
+  r.defaultFinalLogitSoftcap = std::nullopt;
+  r.window = WindowRule::pattern;
+  r.defaultTheta = 1e6;
+  r.defaultMaxPositions = 131072;
+  r.ropePerLayerType = true;
+  return r;
+}
+
+/// LlamaConfig and modeling_llama.
+FamilyRules llama() {
+  FamilyRules r("llama", "LlamaForCausalLM");
+  r.checkHeadsDivideHidden = true;
+  r.readsMlpBias = true;
+  return r;
+}
+
+/// MistralConfig and modeling_mistral.
+FamilyRules mistral() {
+  FamilyRules r("mistral", "MistralForCausalLM");
+  r.defaultKvHeads = 8;
+  r.kvHeadsNullable = false;
+  r.bias = BiasRule::none;
+  r.window = WindowRule::allLayers;
+  r.defaultWindow = 4096;
+  r.defaultMaxPositions = 131072;
+  return r;
+}
+
+/// Olmo2Config and modeling_olmo2.
+FamilyRules olmo2() {
+  FamilyRules r("olmo2", "Olmo2ForCausalLM");
+  r.defaultEps = 1e-5;
+  r.style = BlockStyle::postNorm;
+  r.qkNorm = QkNorm::whole;
+  return r;
+}
+
+/// Phi3Config and modeling_phi3.
+FamilyRules phi3() {
+  FamilyRules r("phi3", "Phi3ForCausalLM");
+  r.defaultEps = 1e-5;
+  r.bias = BiasRule::none;
+  r.fusedProjections = true;
+  r.window = WindowRule::allLayers; // class default sliding_window=None
+  r.defaultMaxPositions = 4096;
+  r.partialRotary = true;
+  r.defaultTopLevelOriginal = 4096;
+  r.ropeTypes = {"default", "longrope"};
+  return r;
+}
+
+/// Qwen2Config and modeling_qwen2.
+FamilyRules qwen2() {
+  FamilyRules r("qwen2", "Qwen2ForCausalLM");
+  r.defaultKvHeads = 32;
+  r.bias = BiasRule::qwen2;
+  r.window = WindowRule::qwen;
+  r.defaultWindow = 4096;
+  r.defaultMaxPositions = 32768;
+  return r;
+}
+
+/// Qwen3Config and modeling_qwen3: Qwen 2's defaults, where they agree.
+FamilyRules qwen3() {
+  FamilyRules r = qwen2();
+  r.modelType = "qwen3";
+  r.architecture = "Qwen3ForCausalLM";
+  r.defaultHeadDim = 128;
+  r.bias = BiasRule::attentionKey;
+  r.qkNorm = QkNorm::perHead;
+  return r;
+}
+
+/// SmolLM3Config and modeling_smollm3.
+FamilyRules smollm3() {
+  FamilyRules r("smollm3", "SmolLM3ForCausalLM");
+  r.defaultKvHeads = 4;
+  r.defaultTied = true;
+  r.readsMlpBias = true;
+  r.window = WindowRule::noRopeOnly; // class default sliding_window=None
+  r.defaultTheta = 2e6;
+  r.defaultMaxPositions = 32768;
+  return r;
+}
+
+} // namespace
+
+const std::vector<FamilyRules> &hf::families() {
+  static const std::vector<FamilyRules> table = {
+      gemma2(), gemma3Text(), llama(), mistral(), olmo2(),
+      phi3(),   qwen2(),      qwen3(), smollm3()};
+  return table;
+}
+
+const FamilyRules *hf::findFamily(llvm::StringRef modelType) {
+  for (const FamilyRules &r : families())
+    if (modelType == r.modelType)
+      return &r;
+  return nullptr;
+}

@@ -1,0 +1,123 @@
+//===- FamilyRules.h - what one HF family's config implies ------*- C++ -*-===//
+//
+// The rules one transformers family applies to its config.json: the class
+// defaults of absent keys, which keys it reads at all, and the behaviour its
+// modeling code implies. parseHFConfig reads them instead of testing the
+// model_type, so a family is data (Families.cpp), not a code path.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_LIB_IMPORT_FAMILYRULES_H
+#define TFM_LIB_IMPORT_FAMILYRULES_H
+
+#include "tfm/Import/ModelSpec.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tfm::hf {
+
+/// Which projections carry a bias.
+enum class BiasRule {
+  none,         // mistral, phi3: hard-coded bias=False
+  attentionKey, // q/k/v/o follow `attention_bias`
+  qwen2,        // q/k/v always, o never
+};
+
+/// Which layers attend through a sliding window.
+enum class WindowRule {
+  none,       // llama, olmo2
+  allLayers,  // mistral, phi3: `sliding_window` (null: none) on every layer
+  qwen,       // `use_sliding_window`: layers >= max_window_layers
+  alternate,  // gemma2: layers 0, 2, 4, ... (or `layer_types`)
+  pattern,    // gemma3: (i + 1) % sliding_window_pattern != 0
+  noRopeOnly, // smollm3: only NoPE layers, when use_sliding_window
+};
+
+/// The defaults are what most families do (a pre-norm SiLU decoder without
+/// windows); a family's definition assigns only the fields where it differs.
+struct FamilyRules {
+  FamilyRules(const char *modelType, const char *architecture)
+      : modelType(modelType), architecture(architecture) {}
+
+  /// The `model_type` that selects the family, and its `architectures[0]`.
+  const char *modelType;
+  const char *architecture;
+
+  // --- Sizes ---------------------------------------------------------------
+  /// Class default of num_key_value_heads; 0: same as num_attention_heads.
+  int64_t defaultKvHeads = 0;
+  /// The field is `int | None`: an explicit null means num_attention_heads
+  /// (otherwise the class rejects null).
+  bool kvHeadsNullable = true;
+  /// Class default of head_dim; 0: hidden_size / num_attention_heads.
+  int64_t defaultHeadDim = 0;
+  /// The config class rejects hidden_size % num_attention_heads != 0.
+  bool checkHeadsDivideHidden = false;
+
+  // --- Scalars -------------------------------------------------------------
+  /// The key naming the MLP activation, and its class default.
+  const char *activationKey = "hidden_act";
+  const char *defaultActivation = "silu";
+  double defaultEps = 1e-6;
+  bool defaultTied = false;
+  BiasRule bias = BiasRule::attentionKey;
+  /// `mlp_bias` is read (default false); otherwise the MLP has no bias.
+  bool readsMlpBias = false;
+
+  // --- Block structure -----------------------------------------------------
+  BlockStyle style = BlockStyle::preNorm;
+  /// RMSNorm scales by (1 + w).
+  bool unitOffsetNorm = false;
+  QkNorm qkNorm = QkNorm::none;
+  /// Embeddings are multiplied by sqrt(hidden_size).
+  bool embeddingScale = false;
+  /// Fused qkv_proj and gate_up_proj checkpoints (phi3).
+  bool fusedProjections = false;
+
+  // --- Attention -----------------------------------------------------------
+  /// softmax scale from query_pre_attn_scalar (class default 256); otherwise
+  /// head_dim^-0.5.
+  bool queryPreAttnScalar = false;
+  /// `attn_logit_softcapping` is read, with this class default (none: no
+  /// softcap). gemma3 never applies it, so it does not read the key.
+  bool readsAttnSoftcap = false;
+  std::optional<double> defaultAttnSoftcap;
+  /// `final_logit_softcapping` is read, with this class default.
+  bool readsFinalLogitSoftcap = false;
+  std::optional<double> defaultFinalLogitSoftcap;
+  /// `use_bidirectional_attention: true` (an embedding-model variant, not a
+  /// causal LM, where HF also halves the window) is refused.
+  bool rejectsBidirectionalAttention = false;
+  WindowRule window = WindowRule::none;
+  /// Class default of sliding_window when the key is absent (0: none).
+  int64_t defaultWindow = 0;
+
+  // --- RoPE ----------------------------------------------------------------
+  double defaultTheta = 1e4;
+  /// Class default of max_position_embeddings (feeds yarn/longrope/llama3);
+  /// 2048 is LlamaConfig's, most families set their own.
+  int64_t defaultMaxPositions = 2048;
+  /// Per layer type rope parameters (gemma3_text).
+  bool ropePerLayerType = false;
+  /// partial_rotary_factor is honoured (only phi3 implements it).
+  bool partialRotary = false;
+  /// Class default of a top-level original_max_position_embeddings field,
+  /// which overrides the one in the rope dict (phi3: 4096); 0: no field.
+  int64_t defaultTopLevelOriginal = 0;
+  /// Rope types the family accepts (empty: all).
+  std::vector<std::string> ropeTypes;
+};
+
+/// Every supported family, one definition each (Families.cpp).
+const std::vector<FamilyRules> &families();
+
+/// The family whose model_type is `modelType`, or null.
+const FamilyRules *findFamily(llvm::StringRef modelType);
+
+} // namespace mlir::tfm::hf
+
+#endif // TFM_LIB_IMPORT_FAMILYRULES_H

@@ -1,0 +1,211 @@
+//===- JsonFields.cpp - typed config.json fields, one-line errors ---------===//
+//
+// The messages here are part of the importer's interface (errors.test and
+// HFConfigTest check them), so each names the field and what was found.
+//
+//===----------------------------------------------------------------------===//
+
+#include "JsonFields.h"
+
+#include <cmath>
+
+using namespace mlir::tfm;
+using namespace mlir::tfm::hf;
+
+std::optional<double> hf::asNumber(const json &v) {
+  if (v.is_number())
+    return v.get<double>();
+  if (v.is_object() && v.size() == 1 && v.contains("__float__") &&
+      v.at("__float__").is_string()) {
+    const std::string &s = v.at("__float__").get_ref<const std::string &>();
+    if (s == "Infinity")
+      return HUGE_VAL;
+    if (s == "-Infinity")
+      return -HUGE_VAL;
+    if (s == "NaN")
+      return NAN;
+  }
+  return std::nullopt;
+}
+
+std::string hf::formatNumber(double x) {
+  if (std::isnan(x))
+    return "NaN";
+  if (std::isinf(x))
+    return x > 0 ? "Infinity" : "-Infinity";
+  return json(x).dump();
+}
+
+std::string hf::acceptNonStrictNumbers(llvm::StringRef text) {
+  std::string out;
+  out.reserve(text.size());
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < text.size())
+        out.push_back(text[++i]);
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"') {
+      inString = true;
+      out.push_back(c);
+      continue;
+    }
+    llvm::StringRef rest = text.substr(i);
+    llvm::StringRef token;
+    for (llvm::StringRef t : {"Infinity", "-Infinity", "NaN"})
+      if (rest.starts_with(t))
+        token = t;
+    if (token.empty()) {
+      out.push_back(c);
+      continue;
+    }
+    out += "{\"__float__\": \"" + token.str() + "\"}";
+    i += token.size() - 1;
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Fields
+//===----------------------------------------------------------------------===//
+
+void Fields::fail(llvm::StringRef key, const llvm::Twine &problem) {
+  if (!error)
+    error = source + ": field '" + prefix + key.str() + "': " + problem.str();
+}
+
+void Fields::adoptError(const Fields &other) {
+  if (!error && other.error)
+    error = other.error;
+}
+
+int64_t Fields::size(llvm::StringRef key) {
+  if (!obj.contains(key.str())) {
+    fail(key, "required field is missing");
+    return 1;
+  }
+  return sizeValue(key, obj.at(key.str()));
+}
+
+int64_t Fields::size(llvm::StringRef key, int64_t dflt) {
+  if (!obj.contains(key.str()))
+    return dflt;
+  return sizeValue(key, obj.at(key.str()));
+}
+
+std::optional<int64_t> Fields::optionalSize(llvm::StringRef key) {
+  if (!has(key))
+    return std::nullopt;
+  return sizeValue(key, obj.at(key.str()));
+}
+
+int64_t Fields::sizeValue(llvm::StringRef key, const json &v) {
+  if (v.is_null()) {
+    fail(key, "must be a positive integer, got null");
+    return 1;
+  }
+  if (!v.is_number_integer()) {
+    fail(key, "must be a positive integer, got " + typeName(v));
+    return 1;
+  }
+  if (v.is_number_unsigned() ? v.get<uint64_t>() >= uint64_t(kMaxSize)
+                             : v.get<int64_t>() >= kMaxSize) {
+    fail(key, "size " + v.dump() + " is absurdly large (limit 2^31)");
+    return 1;
+  }
+  int64_t x = v.get<int64_t>();
+  if (x <= 0) {
+    fail(key, "must be a positive integer, got " + std::to_string(x));
+    return 1;
+  }
+  return x;
+}
+
+double Fields::number(llvm::StringRef key, double dflt) {
+  if (!has(key))
+    return dflt;
+  std::optional<double> x = asNumber(obj.at(key.str()));
+  if (!x) {
+    fail(key, "must be a number, got " + typeName(obj.at(key.str())));
+    return dflt;
+  }
+  return *x;
+}
+
+double Fields::positiveNumber(llvm::StringRef key, double dflt) {
+  double x = number(key, dflt);
+  if (!(x > 0) || std::isinf(x))
+    fail(key, "must be a positive finite number, got " + formatNumber(x));
+  return x;
+}
+
+std::optional<double> Fields::optionalNumber(llvm::StringRef key,
+                                             std::optional<double> dflt) {
+  if (!obj.contains(key.str()))
+    return dflt;
+  if (obj.at(key.str()).is_null())
+    return std::nullopt;
+  return number(key, 0.0);
+}
+
+bool Fields::boolean(llvm::StringRef key, bool dflt) {
+  if (!has(key))
+    return dflt;
+  const json &v = obj.at(key.str());
+  if (!v.is_boolean()) {
+    fail(key, "must be true or false, got " + typeName(v));
+    return dflt;
+  }
+  return v.get<bool>();
+}
+
+std::string Fields::string(llvm::StringRef key, llvm::StringRef dflt) {
+  if (!has(key))
+    return dflt.str();
+  const json &v = obj.at(key.str());
+  if (!v.is_string()) {
+    fail(key, "must be a string, got " + typeName(v));
+    return dflt.str();
+  }
+  return v.get<std::string>();
+}
+
+std::vector<double> Fields::numberList(llvm::StringRef key) {
+  std::vector<double> out;
+  if (!has(key))
+    return out;
+  const json &v = obj.at(key.str());
+  if (!v.is_array()) {
+    fail(key, "must be a list of numbers, got " + typeName(v));
+    return out;
+  }
+  for (const json &x : v) {
+    std::optional<double> d = asNumber(x);
+    if (!d) {
+      fail(key,
+           "must be a list of numbers, got an element of type " + typeName(x));
+      return {};
+    }
+    out.push_back(*d);
+  }
+  return out;
+}
+
+std::string Fields::typeName(const json &v) {
+  if (v.is_boolean())
+    return "boolean";
+  if (v.is_number_integer())
+    return "integer " + v.dump();
+  if (v.is_number())
+    return "number " + v.dump();
+  if (std::optional<double> x = asNumber(v))
+    return "number " + formatNumber(*x);
+  if (v.is_string())
+    return "string " + v.dump();
+  return v.type_name();
+}

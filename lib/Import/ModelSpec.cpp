@@ -1,0 +1,21 @@
+//===- ModelSpec.cpp - ModelSpec helpers ----------------------------------===//
+
+#include "tfm/Import/ModelSpec.h"
+
+using namespace mlir::tfm;
+
+bool RopeSpec::operator==(const RopeSpec &o) const {
+  return theta == o.theta && rotaryDim == o.rotaryDim && type == o.type &&
+         factor == o.factor && lowFreqFactor == o.lowFreqFactor &&
+         highFreqFactor == o.highFreqFactor && original == o.original &&
+         betaFast == o.betaFast && betaSlow == o.betaSlow &&
+         truncate == o.truncate && attentionFactor == o.attentionFactor &&
+         shortFactor == o.shortFactor && longFactor == o.longFactor;
+}
+
+std::string LayerSpec::kindName() const {
+  std::string name = slidingWindow ? "sliding_attention" : "full_attention";
+  if (!rope)
+    name += "_nope";
+  return name;
+}
