@@ -19,8 +19,10 @@
 #include <random>
 #include <vector>
 
-extern "C" void _mlir_ciface_tfm_cuda_sgemm(void *, void *, void *, int32_t, int32_t);
-extern "C" void _mlir_ciface_tfm_cuda_sgemm_batched(void *, void *, void *, int32_t, int32_t);
+extern "C" void _mlir_ciface_tfm_cuda_sgemm(void *, void *, void *, int32_t,
+                                            int32_t);
+extern "C" void _mlir_ciface_tfm_cuda_sgemm_batched(void *, void *, void *,
+                                                    int32_t, int32_t);
 
 using namespace mlir::tfm;
 
@@ -35,19 +37,26 @@ template <int Rank> struct Desc {
 struct Matrix {
   int64_t batch, rows, cols, ld, offset;
   std::vector<float> buffer;
-  Matrix(int64_t batch, int64_t rows, int64_t cols, int64_t pad, int64_t offset, std::mt19937 &rng)
+  Matrix(int64_t batch, int64_t rows, int64_t cols, int64_t pad, int64_t offset,
+         std::mt19937 &rng)
       : batch(batch), rows(rows), cols(cols), ld(cols + pad), offset(offset),
         buffer(offset + batch * rows * (cols + pad)) {
     std::uniform_real_distribution<float> dist(-1, 1);
     for (float &v : buffer)
       v = dist(rng);
   }
-  float at(int64_t b, int64_t r, int64_t c) const { return buffer[offset + (b * rows + r) * ld + c]; }
+  float at(int64_t b, int64_t r, int64_t c) const {
+    return buffer[offset + (b * rows + r) * ld + c];
+  }
   Desc<2> desc2() {
     return {buffer.data(), buffer.data(), offset, {rows, cols}, {ld, 1}};
   }
   Desc<3> desc3() {
-    return {buffer.data(), buffer.data(), offset, {batch, rows, cols}, {rows * ld, ld, 1}};
+    return {buffer.data(),
+            buffer.data(),
+            offset,
+            {batch, rows, cols},
+            {rows * ld, ld, 1}};
   }
 };
 
@@ -64,7 +73,8 @@ protected:
   void check(bool transA, bool transB, int64_t batch) {
     std::mt19937 rng(1234 + 4 * transA + 2 * transB + batch);
     const int64_t m = 5, n = 7, k = 3;
-    Matrix a(batch, transA ? k : m, transA ? m : k, /*pad=*/2, /*offset=*/3, rng);
+    Matrix a(batch, transA ? k : m, transA ? m : k, /*pad=*/2, /*offset=*/3,
+             rng);
     Matrix b(batch, transB ? n : k, transB ? k : n, 1, 0, rng);
     Matrix c(batch, m, n, 3, 5, rng);
     Matrix expected = c;
@@ -75,7 +85,8 @@ protected:
           for (int64_t q = 0; q < k; ++q)
             acc += double(transA ? a.at(p, q, i) : a.at(p, i, q)) *
                    (transB ? b.at(p, j, q) : b.at(p, q, j));
-          expected.buffer[expected.offset + (p * m + i) * expected.ld + j] = float(acc);
+          expected.buffer[expected.offset + (p * m + i) * expected.ld + j] =
+              float(acc);
         }
     if (batch == 1) {
       auto da = a.desc2(), db = b.desc2(), dc = c.desc2();
@@ -109,7 +120,8 @@ TEST_F(CudaGemmTest, ColumnStridedOperandIsAnError) {
   _mlir_ciface_tfm_cuda_sgemm(&da, &db, &dc, 0, 0);
   llvm::Error e = cuda::takeError();
   ASSERT_TRUE(bool(e));
-  EXPECT_NE(llvm::toString(std::move(e)).find("strides [4, 2]"), std::string::npos);
+  EXPECT_NE(llvm::toString(std::move(e)).find("strides [4, 2]"),
+            std::string::npos);
 }
 
 // A transposed view (contiguous columns) is passed to cuBLASLt as it is

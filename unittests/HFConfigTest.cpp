@@ -19,12 +19,9 @@ namespace {
 
 /// The fields every family requires, for a small model.
 json base(const std::string &modelType, int64_t layers = 12) {
-  return json{{"model_type", modelType},
-              {"vocab_size", 100},
-              {"hidden_size", 256},
-              {"intermediate_size", 512},
-              {"num_hidden_layers", layers},
-              {"num_attention_heads", 8}};
+  return json{{"model_type", modelType},     {"vocab_size", 100},
+              {"hidden_size", 256},          {"intermediate_size", 512},
+              {"num_hidden_layers", layers}, {"num_attention_heads", 8}};
 }
 
 /// Qwen2/3 default num_key_value_heads to 32, which base()'s 8 heads cannot
@@ -74,8 +71,8 @@ std::vector<bool> ropeLayers(const ModelSpec &spec) {
 TEST(HFConfigDefaults, Llama) {
   ModelSpec s = parse(base("llama"));
   EXPECT_EQ(s.architecture, "LlamaForCausalLM");
-  EXPECT_EQ(s.numKvHeads, 8);   // None -> num_attention_heads
-  EXPECT_EQ(s.headDim, 32);     // hidden / heads
+  EXPECT_EQ(s.numKvHeads, 8); // None -> num_attention_heads
+  EXPECT_EQ(s.headDim, 32);   // hidden / heads
   EXPECT_EQ(s.rmsNormEps, 1e-6);
   EXPECT_FALSE(s.tiedEmbeddings);
   EXPECT_FALSE(s.qkvBias || s.oBias || s.mlpBias);
@@ -136,8 +133,9 @@ TEST(HFConfigDefaults, Qwen2) {
   ModelSpec s = parse(c);
   EXPECT_EQ(s.numKvHeads, 32);
   c["num_attention_heads"] = 16;
-  EXPECT_EQ(parseError(c.dump()), "config.json: field 'num_key_value_heads': "
-                                  "32 does not divide num_attention_heads = 16");
+  EXPECT_EQ(parseError(c.dump()),
+            "config.json: field 'num_key_value_heads': "
+            "32 does not divide num_attention_heads = 16");
   // q/k/v always biased, o never, no MLP bias.
   s = parse(qwen("qwen2"));
   EXPECT_TRUE(s.qkvBias);
@@ -355,12 +353,10 @@ TEST(HFConfigRope, LegacyTypeKeyAndScalingWins) {
 
 TEST(HFConfigRope, V5RopeParametersHoldTheta) {
   json c = base("llama");
-  c["rope_parameters"] = {{"rope_type", "llama3"},
-                          {"rope_theta", 5e5},
-                          {"factor", 32.0},
-                          {"low_freq_factor", 1.0},
-                          {"high_freq_factor", 4.0},
-                          {"original_max_position_embeddings", 8192}};
+  c["rope_parameters"] = {
+      {"rope_type", "llama3"},   {"rope_theta", 5e5},
+      {"factor", 32.0},          {"low_freq_factor", 1.0},
+      {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
   RopeSpec r = *parse(c).layers[0].rope;
   EXPECT_EQ(r.type, "llama3");
   EXPECT_EQ(r.theta, 5e5);
@@ -382,8 +378,8 @@ TEST(HFConfigRope, YarnAttentionFactor) {
   c["rope_scaling"]["mscale"] = 1.0;
   c["rope_scaling"]["mscale_all_dim"] = 0.5;
   r = *parse(c).layers[0].rope;
-  EXPECT_DOUBLE_EQ(r.attentionFactor, (0.1 * std::log(4.0) + 1.0) /
-                                          (0.05 * std::log(4.0) + 1.0));
+  EXPECT_DOUBLE_EQ(r.attentionFactor,
+                   (0.1 * std::log(4.0) + 1.0) / (0.05 * std::log(4.0) + 1.0));
   // An explicit attention_factor wins.
   c["rope_scaling"]["attention_factor"] = 0.75;
   EXPECT_EQ(parse(c).layers[0].rope->attentionFactor, 0.75);
@@ -448,8 +444,9 @@ TEST(HFConfigErrors, OneLineNamingFileAndField) {
             "config.json: field 'hidden_size': required field is missing");
   c = base("llama");
   c["num_hidden_layers"] = "12";
-  EXPECT_EQ(parseError(c.dump()), "config.json: field 'num_hidden_layers': "
-                                  "must be a positive integer, got string \"12\"");
+  EXPECT_EQ(parseError(c.dump()),
+            "config.json: field 'num_hidden_layers': "
+            "must be a positive integer, got string \"12\"");
   c = base("mistral");
   c["num_key_value_heads"] = nullptr;
   EXPECT_EQ(parseError(c.dump()), "config.json: field 'num_key_value_heads': "
@@ -493,9 +490,9 @@ TEST(HFConfigErrors, NonStrictNumbers) {
 }
 
 TEST(HFConfigErrors, SupportedModelTypes) {
-  std::vector<std::string> expected = {"gemma2", "gemma3_text", "llama",
-                                       "mistral", "olmo2", "phi3",
-                                       "qwen2", "qwen3", "smollm3"};
+  std::vector<std::string> expected = {"gemma2",  "gemma3_text", "llama",
+                                       "mistral", "olmo2",       "phi3",
+                                       "qwen2",   "qwen3",       "smollm3"};
   EXPECT_EQ(supportedModelTypes(), expected);
 }
 

@@ -39,7 +39,8 @@ TEST_F(ParamAttrTest, ExpandsLayerPlaceholder) {
 }
 
 TEST_F(ParamAttrTest, DefaultsAreOmittedWhenPrinted) {
-  Attribute a = parse(R"(#tfm.param<name = "model.norm.weight", kind = "norm">)");
+  Attribute a =
+      parse(R"(#tfm.param<name = "model.norm.weight", kind = "norm">)");
   ASSERT_TRUE(a) << lastError;
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -48,7 +49,8 @@ TEST_F(ParamAttrTest, DefaultsAreOmittedWhenPrinted) {
 }
 
 TEST_F(ParamAttrTest, StackedNeedsPlaceholder) {
-  EXPECT_FALSE(parse(R"(#tfm.param<name = "model.norm.weight", stacked = true>)"));
+  EXPECT_FALSE(
+      parse(R"(#tfm.param<name = "model.norm.weight", stacked = true>)"));
   EXPECT_NE(lastError.find("'{layer}'"), std::string::npos) << lastError;
 }
 
@@ -58,8 +60,8 @@ TEST_F(ParamAttrTest, PlaceholderNeedsStacked) {
 }
 
 TEST_F(ParamAttrTest, FuseNeedsTwoSources) {
-  EXPECT_FALSE(parse(
-      R"(#tfm.param<name = "qkv", mapping = fuse, sources = ["q"]>)"));
+  EXPECT_FALSE(
+      parse(R"(#tfm.param<name = "qkv", mapping = fuse, sources = ["q"]>)"));
   EXPECT_NE(lastError.find("at least two sources"), std::string::npos)
       << lastError;
   EXPECT_TRUE(parse(
@@ -68,9 +70,9 @@ TEST_F(ParamAttrTest, FuseNeedsTwoSources) {
 }
 
 TEST_F(ParamAttrTest, RopeScalingKeepsExactFactors) {
-  auto r = dyn_cast_or_null<RopeScalingAttr>(parse(
-      "#tfm.rope_scaling<kind = yarn, factor = 40.0, original = 4096, "
-      "attention_factor = 1.3465735902799727>"));
+  auto r = dyn_cast_or_null<RopeScalingAttr>(
+      parse("#tfm.rope_scaling<kind = yarn, factor = 40.0, original = 4096, "
+            "attention_factor = 1.3465735902799727>"));
   ASSERT_TRUE(r) << lastError;
   EXPECT_EQ(r.getAttentionFactor().convertToDouble(), 1.3465735902799727);
   EXPECT_EQ(r.getBetaFast().convertToDouble(), 32.0);

@@ -41,7 +41,8 @@ protected:
     ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tfm-step", dir));
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 0.3f);
-    auto add = [&](const std::string &name, std::vector<int64_t> shape, float base) {
+    auto add = [&](const std::string &name, std::vector<int64_t> shape,
+                   float base) {
       int64_t n = 1;
       for (int64_t s : shape)
         n *= s;
@@ -133,21 +134,23 @@ TEST_F(TrainingStepTest, GradientsByNameMatchFiniteDifferences) {
   // Central differences of that loss, for elements of a tied (embedding and
   // lm head), a stacked layer-1 and a norm tensor.
   const float h = 1e-2f;
-  for (auto [name, element] :
-       std::vector<std::pair<std::string, size_t>>{{"model.embed_tokens.weight", 17},
-                                                   {"model.layers.1.mlp.up_proj.weight", 9},
-                                                   {"model.layers.0.input_layernorm.weight", 3},
-                                                   {"model.norm.weight", 5}}) {
+  for (auto [name, element] : std::vector<std::pair<std::string, size_t>>{
+           {"model.embed_tokens.weight", 17},
+           {"model.layers.1.mlp.up_proj.weight", 9},
+           {"model.layers.0.input_layernorm.weight", 3},
+           {"model.norm.weight", 5}}) {
     double loss[2];
     for (int side = 0; side < 2; ++side) {
-      ASSERT_FALSE(bool(forward->bind(checkpoint(name, element, side ? h : -h))));
+      ASSERT_FALSE(
+          bool(forward->bind(checkpoint(name, element, side ? h : -h))));
       auto r = forward->run(batch);
       ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
       loss[side] = *r->loss;
     }
     double fd = (loss[1] - loss[0]) / (2 * h);
     double grad = grads[name]->data[element];
-    EXPECT_NEAR(grad, fd, 1e-3 + 2e-2 * std::abs(fd)) << name << "[" << element << "]";
+    EXPECT_NEAR(grad, fd, 1e-3 + 2e-2 * std::abs(fd))
+        << name << "[" << element << "]";
   }
 }
 
@@ -163,7 +166,8 @@ TEST_F(TrainingStepTest, ErrorsComeBackAsErrors) {
   tensors.erase("model.layers.1.mlp.up_proj.weight");
   llvm::Error missing = train->bind(checkpoint());
   ASSERT_TRUE(bool(missing));
-  EXPECT_NE(llvm::toString(std::move(missing)).find("'model.layers.1.mlp.up_proj.weight'"),
+  EXPECT_NE(llvm::toString(std::move(missing))
+                .find("'model.layers.1.mlp.up_proj.weight'"),
             std::string::npos);
 }
 
@@ -181,7 +185,8 @@ TEST_F(TrainingStepTest, BadBatchesAreRefused) {
   outside.inputIds[3] = 16;
   r = train->run(outside);
   ASSERT_FALSE(bool(r));
-  EXPECT_NE(llvm::toString(r.takeError()).find("outside the vocabulary"), std::string::npos);
+  EXPECT_NE(llvm::toString(r.takeError()).find("outside the vocabulary"),
+            std::string::npos);
 
   TokenBatch ragged = batch;
   ragged.inputIds.pop_back();
@@ -195,7 +200,8 @@ TEST(StepOptionsTest, NamesParseBack) {
     EXPECT_EQ(*parseDevice(deviceName(d)), d);
   auto bad = parseDevice("tpu");
   ASSERT_FALSE(bool(bad));
-  EXPECT_EQ(llvm::toString(bad.takeError()), "--device tpu: expected cpu, cuda or gpu-sim");
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "--device tpu: expected cpu, cuda or gpu-sim");
   EXPECT_EQ(*parsePrecision("bf16"), Precision::bf16);
   auto badDtype = parsePrecision("f16");
   ASSERT_FALSE(bool(badDtype));

@@ -31,8 +31,8 @@ TEST(VerifierTest, BuiltMatmulVerifiesAndRejectsMismatch) {
   auto xT = RankedTensorType::get({dyn, dyn, 64}, f32);
   auto wT = RankedTensorType::get({128, 64}, f32);
   auto yT = RankedTensorType::get({dyn, dyn, 128}, f32);
-  auto fn = func::FuncOp::create(b, loc, "f",
-                                 b.getFunctionType({xT, wT, wT}, {yT}));
+  auto fn =
+      func::FuncOp::create(b, loc, "f", b.getFunctionType({xT, wT, wT}, {yT}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToEnd(entry);
   auto nt = TransposeAttr::get(&ctx, Transpose::nt);

@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfm/Runtime/WeightBinder.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Runtime/Safetensors.h"
-#include "tfm/Runtime/WeightBinder.h"
 
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
@@ -41,11 +41,12 @@ protected:
     t = iota(6, 40);
     llvm::SmallString<128> file(dir);
     llvm::sys::path::append(file, "model.safetensors");
-    ASSERT_FALSE(bool(writeSafetensors(file, {{"q", DType::F32, {2, 3}, q.data()},
-                                              {"k", DType::F32, {1, 3}, k.data()},
-                                              {"l.0.n", DType::F32, {3}, n0.data()},
-                                              {"l.1.n", DType::F32, {3}, n1.data()},
-                                              {"t", DType::F32, {2, 3}, t.data()}})));
+    ASSERT_FALSE(
+        bool(writeSafetensors(file, {{"q", DType::F32, {2, 3}, q.data()},
+                                     {"k", DType::F32, {1, 3}, k.data()},
+                                     {"l.0.n", DType::F32, {3}, n0.data()},
+                                     {"l.1.n", DType::F32, {3}, n1.data()},
+                                     {"t", DType::F32, {2, 3}, t.data()}})));
   }
   void TearDown() override { llvm::sys::fs::remove_directories(dir); }
 
@@ -104,11 +105,14 @@ TEST_F(WeightBinderTest, FuseSplitStackTranspose) {
   std::vector<ParamAttr> params;
   std::vector<std::vector<int64_t>> shapes;
   for (BlockArgument a : f.getArguments()) {
-    params.push_back(f.getArgAttrOfType<ParamAttr>(a.getArgNumber(), kParamAttrName));
+    params.push_back(
+        f.getArgAttrOfType<ParamAttr>(a.getArgNumber(), kParamAttrName));
     shapes.emplace_back(cast<RankedTensorType>(a.getType()).getShape());
   }
-  std::vector<float> gqk(9, 1.0f), gk(3, 5.0f), gn = {1, 2, 3, 4, 5, 6}, gt = {1, 2, 3, 4, 5, 6};
-  auto grads = unbindGradients(params, shapes, {gqk.data(), gk.data(), gn.data(), gt.data()}, *ckpt);
+  std::vector<float> gqk(9, 1.0f), gk(3, 5.0f), gn = {1, 2, 3, 4, 5, 6},
+                                                gt = {1, 2, 3, 4, 5, 6};
+  auto grads = unbindGradients(
+      params, shapes, {gqk.data(), gk.data(), gn.data(), gt.data()}, *ckpt);
   ASSERT_TRUE(bool(grads)) << llvm::toString(grads.takeError());
   std::map<std::string, std::vector<float>> byName;
   for (const NamedGradient &g : *grads)
@@ -132,11 +136,13 @@ TEST_F(WeightBinderTest, FusedSourcesMustFit) {
   // nor [3, 2] fits.
   EXPECT_EQ(bindError(R"mlir(
     func.func @f(%x: tensor<4x3xf32> {tfm.param = #tfm.param<name = "x", mapping = fuse, sources = ["q", "k"], dim = 0>}) { return })mlir",
-                      "fused parameter 'x': sources give 3 rows along dim 0, the model expects 4"),
+                      "fused parameter 'x': sources give 3 rows along dim 0, "
+                      "the model expects 4"),
             "");
   EXPECT_EQ(bindError(R"mlir(
     func.func @g(%x: tensor<3x2xf32> {tfm.param = #tfm.param<name = "x", mapping = fuse, sources = ["q", "k"], dim = 0>}) { return })mlir",
-                      "tensor 'q' has shape [2, 3], which does not fit parameter 'x' [3, 2]"),
+                      "tensor 'q' has shape [2, 3], which does not fit "
+                      "parameter 'x' [3, 2]"),
             "");
 }
 

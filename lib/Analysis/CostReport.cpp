@@ -23,7 +23,8 @@ struct Row {
   OpCost cost;
 };
 
-struct TfmCostReportPass : mlir::tfm::impl::TfmCostReportPassBase<TfmCostReportPass> {
+struct TfmCostReportPass
+    : mlir::tfm::impl::TfmCostReportPassBase<TfmCostReportPass> {
   using TfmCostReportPassBase::TfmCostReportPassBase;
 
   /// Adds `block`'s ops, each executed `times` times, to `rows`; scans
@@ -51,28 +52,34 @@ struct TfmCostReportPass : mlir::tfm::impl::TfmCostReportPassBase<TfmCostReportP
   void runOnOperation() override {
     auto func = getOperation().lookupSymbol<func::FuncOp>(funcName);
     if (!func || func.isExternal()) {
-      getOperation().emitError() << "tfm-cost-report: no function body @" << funcName;
+      getOperation().emitError()
+          << "tfm-cost-report: no function body @" << funcName;
       return signalPassFailure();
     }
     DimResolver dims(batch, seq);
     std::map<std::string, Row> rows;
     collect(func.getBody().front(), 1, dims, rows);
     std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
-    llvm::stable_sort(sorted, [](auto &a, auto &b) { return a.second.cost.flops > b.second.cost.flops; });
+    llvm::stable_sort(sorted, [](auto &a, auto &b) {
+      return a.second.cost.flops > b.second.cost.flops;
+    });
     llvm::raw_ostream &os = llvm::outs();
-    os << "tfm-cost-report @" << funcName << ": batch " << batch << ", seq " << seq << "\n";
-    os << llvm::format("  %-28s %10s %14s %14s %14s\n", "op", "executions", "FLOP",
-                       "bytes read", "bytes written");
+    os << "tfm-cost-report @" << funcName << ": batch " << batch << ", seq "
+       << seq << "\n";
+    os << llvm::format("  %-28s %10s %14s %14s %14s\n", "op", "executions",
+                       "FLOP", "bytes read", "bytes written");
     OpCost total;
     for (auto &[name, row] : sorted) {
-      os << llvm::format("  %-28s %10.0f %14.6e %14.6e %14.6e\n", name.c_str(), row.executions,
-                         row.cost.flops, row.cost.bytesRead, row.cost.bytesWritten);
+      os << llvm::format("  %-28s %10.0f %14.6e %14.6e %14.6e\n", name.c_str(),
+                         row.executions, row.cost.flops, row.cost.bytesRead,
+                         row.cost.bytesWritten);
       total += row.cost;
     }
     double tokens = double(batch) * double(seq);
-    os << llvm::format("  %-28s %10s %14.6e %14.6e %14.6e\n", "total", "", total.flops,
-                       total.bytesRead, total.bytesWritten);
-    os << llvm::format("  per token: %.6e FLOP, %.6e bytes\n", total.flops / tokens,
+    os << llvm::format("  %-28s %10s %14.6e %14.6e %14.6e\n", "total", "",
+                       total.flops, total.bytesRead, total.bytesWritten);
+    os << llvm::format("  per token: %.6e FLOP, %.6e bytes\n",
+                       total.flops / tokens,
                        (total.bytesRead + total.bytesWritten) / tokens);
     markAllAnalysesPreserved();
   }

@@ -34,7 +34,8 @@ OpCost elementwise(Operation *op, const DimResolver &d, double perElement) {
 }
 
 /// (query, key) pairs attention visits for T queries over S keys.
-double visiblePairs(int64_t t, int64_t s, bool causal, std::optional<int64_t> window) {
+double visiblePairs(int64_t t, int64_t s, bool causal,
+                    std::optional<int64_t> window) {
   if (!causal)
     return double(t) * double(s);
   double pairs = 0;
@@ -48,8 +49,8 @@ double visiblePairs(int64_t t, int64_t s, bool causal, std::optional<int64_t> wi
 }
 
 /// QKᵀ (2D), softmax (~5), PV (2Dv) per visible pair and query head.
-double attentionFlops(const DimResolver &d, Value q, Value k, Value v, bool causal,
-                      std::optional<int64_t> window) {
+double attentionFlops(const DimResolver &d, Value q, Value k, Value v,
+                      bool causal, std::optional<int64_t> window) {
   int64_t b = d.dim(q, 0), t = d.dim(q, 1), hq = d.dim(q, 2), dq = d.dim(q, 3);
   int64_t s = d.dim(k, 1), dv = d.dim(v, 3);
   return double(b) * double(hq) * visiblePairs(t, s, causal, window) *
@@ -74,9 +75,15 @@ OpCost cost(EmbeddingOp op, const DimResolver &d) {
   c.bytesWritten = d.bytes(op.getResult());
   return c;
 }
-OpCost cost(RmsNormOp op, const DimResolver &d) { return elementwise(op, d, 4); }
-OpCost cost(LayerNormOp op, const DimResolver &d) { return elementwise(op, d, 8); }
-OpCost cost(FusedResidualRmsNormOp op, const DimResolver &d) { return elementwise(op, d, 5); }
+OpCost cost(RmsNormOp op, const DimResolver &d) {
+  return elementwise(op, d, 4);
+}
+OpCost cost(LayerNormOp op, const DimResolver &d) {
+  return elementwise(op, d, 8);
+}
+OpCost cost(FusedResidualRmsNormOp op, const DimResolver &d) {
+  return elementwise(op, d, 5);
+}
 OpCost cost(MatmulOp op, const DimResolver &d) {
   double f = gemmFlops(d, op.getX(), op.getW(), op.getTranspose());
   if (op.getBias())
@@ -94,30 +101,39 @@ OpCost cost(QkNormOp op, const DimResolver &d) {
 }
 OpCost cost(QkvQkNormRopeOp op, const DimResolver &d) {
   PackedQkvHeads heads = op.getPackedHeads();
-  double qk = d.elements(op.getQkv()) * double(heads.value().start) / double(heads.total());
-  return streaming(op, d, 4 * qk + 3 * qk * double(op.getRotaryDim()) / d.dim(op.getQkv(), 3));
+  double qk = d.elements(op.getQkv()) * double(heads.value().start) /
+              double(heads.total());
+  return streaming(op, d,
+                   4 * qk + 3 * qk * double(op.getRotaryDim()) /
+                                d.dim(op.getQkv(), 3));
 }
 OpCost cost(AttentionOp op, const DimResolver &d) {
   return streaming(op, d,
-                   attentionFlops(d, op.getQ(), op.getK(), op.getV(), op.getCausal(),
-                                  op.getSlidingWindow()));
+                   attentionFlops(d, op.getQ(), op.getK(), op.getV(),
+                                  op.getCausal(), op.getSlidingWindow()));
 }
 OpCost cost(FlashAttentionOp op, const DimResolver &d) {
   // q, k, v are head ranges of qkv: rebuild their shapes for the formula.
   Value qkv = op.getQkv();
   int64_t b = d.dim(qkv, 0), t = d.dim(qkv, 1), dh = d.dim(qkv, 3);
   double pairs = visiblePairs(t, t, op.getCausal(), op.getSlidingWindow());
-  return streaming(op, d, double(b) * double(op.getNumQHeads()) * pairs * double(4 * dh + 5));
+  return streaming(op, d,
+                   double(b) * double(op.getNumQHeads()) * pairs *
+                       double(4 * dh + 5));
 }
 OpCost cost(SwigluOp op, const DimResolver &d) { return elementwise(op, d, 5); }
 OpCost cost(GegluOp op, const DimResolver &d) { return elementwise(op, d, 9); }
 OpCost cost(SiluOp op, const DimResolver &d) { return elementwise(op, d, 4); }
-OpCost cost(GeluTanhOp op, const DimResolver &d) { return elementwise(op, d, 8); }
+OpCost cost(GeluTanhOp op, const DimResolver &d) {
+  return elementwise(op, d, 8);
+}
 OpCost cost(Relu2Op op, const DimResolver &d) { return elementwise(op, d, 2); }
 OpCost cost(AddOp op, const DimResolver &d) { return elementwise(op, d, 1); }
 OpCost cost(MulOp op, const DimResolver &d) { return elementwise(op, d, 1); }
 OpCost cost(ScaleOp op, const DimResolver &d) { return elementwise(op, d, 1); }
-OpCost cost(SoftcapOp op, const DimResolver &d) { return elementwise(op, d, 3); }
+OpCost cost(SoftcapOp op, const DimResolver &d) {
+  return elementwise(op, d, 3);
+}
 OpCost cost(ReshapeOp, const DimResolver &) { return {}; } // a view
 OpCost cost(SplitOp op, const DimResolver &d) { return streaming(op, d, 0); }
 OpCost cost(ConcatOp op, const DimResolver &d) { return streaming(op, d, 0); }
@@ -127,7 +143,8 @@ OpCost cost(CrossEntropyOp op, const DimResolver &d) {
 OpCost cost(FusedLmHeadLossOp op, const DimResolver &d) {
   // Logits stay in registers / cache chunk by chunk: not in the bytes.
   double tokens = d.elements(op.getLabels());
-  double v = double(d.dim(op.getWeight(), 0)), h = double(d.dim(op.getWeight(), 1));
+  double v = double(d.dim(op.getWeight(), 0)),
+         h = double(d.dim(op.getWeight(), 1));
   double f = 2 * tokens * v * h + (op.getSoftcap() ? 7 : 4) * tokens * v;
   return streaming(op, d, f);
 }
@@ -150,8 +167,10 @@ OpCost cost(LayerNormBackwardOp op, const DimResolver &d) {
   return streaming(op, d, 12 * d.elements(op.getX()));
 }
 OpCost cost(MatmulGradWeightOp op, const DimResolver &d) {
-  double n = double(d.dim(op.getDy(), cast<ShapedType>(op.getDy().getType()).getRank() - 1));
-  double k = double(d.dim(op.getX(), cast<ShapedType>(op.getX().getType()).getRank() - 1));
+  double n = double(
+      d.dim(op.getDy(), cast<ShapedType>(op.getDy().getType()).getRank() - 1));
+  double k = double(
+      d.dim(op.getX(), cast<ShapedType>(op.getX().getType()).getRank() - 1));
   double m = d.elements(op.getX()) / k;
   return streaming(op, d, 2 * m * n * k);
 }
@@ -166,18 +185,32 @@ OpCost cost(AttentionBackwardOp op, const DimResolver &d) {
   Value q = op.getQ(), v = op.getV();
   int64_t b = d.dim(q, 0), t = d.dim(q, 1), hq = d.dim(q, 2), dq = d.dim(q, 3);
   int64_t dv = d.dim(v, 3);
-  double pairs = visiblePairs(t, d.dim(op.getK(), 1), op.getCausal(), op.getSlidingWindow());
-  return streaming(op, d, double(b) * double(hq) * pairs * double(6 * dq + 4 * dv + 10));
+  double pairs = visiblePairs(t, d.dim(op.getK(), 1), op.getCausal(),
+                              op.getSlidingWindow());
+  return streaming(
+      op, d, double(b) * double(hq) * pairs * double(6 * dq + 4 * dv + 10));
 }
 OpCost cost(CrossEntropyBackwardOp op, const DimResolver &d) {
   return streaming(op, d, 5 * d.elements(op.getLogits()));
 }
-OpCost cost(SiluBackwardOp op, const DimResolver &d) { return elementwise(op, d, 7); }
-OpCost cost(GeluTanhBackwardOp op, const DimResolver &d) { return elementwise(op, d, 16); }
-OpCost cost(Relu2BackwardOp op, const DimResolver &d) { return elementwise(op, d, 3); }
-OpCost cost(SoftcapBackwardOp op, const DimResolver &d) { return elementwise(op, d, 5); }
-OpCost cost(SwigluBackwardOp op, const DimResolver &d) { return elementwise(op, d, 6); }
-OpCost cost(GegluBackwardOp op, const DimResolver &d) { return elementwise(op, d, 12); }
+OpCost cost(SiluBackwardOp op, const DimResolver &d) {
+  return elementwise(op, d, 7);
+}
+OpCost cost(GeluTanhBackwardOp op, const DimResolver &d) {
+  return elementwise(op, d, 16);
+}
+OpCost cost(Relu2BackwardOp op, const DimResolver &d) {
+  return elementwise(op, d, 3);
+}
+OpCost cost(SoftcapBackwardOp op, const DimResolver &d) {
+  return elementwise(op, d, 5);
+}
+OpCost cost(SwigluBackwardOp op, const DimResolver &d) {
+  return elementwise(op, d, 6);
+}
+OpCost cost(GegluBackwardOp op, const DimResolver &d) {
+  return elementwise(op, d, 12);
+}
 
 /// A scan: each body once per layer that runs it.
 OpCost cost(RepeatOp op, const DimResolver &d) {
@@ -204,8 +237,7 @@ struct CostModel : CostOpInterface::ExternalModel<CostModel<OpTy>, OpTy> {
 
 /// One model per op of the generated list: an op without a `cost` overload
 /// above does not compile.
-template <typename... OpTys>
-void attachToAllOps(MLIRContext *ctx) {
+template <typename... OpTys> void attachToAllOps(MLIRContext *ctx) {
   (OpTys::template attachInterface<CostModel<OpTys>>(*ctx), ...);
 }
 

@@ -15,7 +15,9 @@ public:
   OpAdjoint(BlockDifferentiator &engine, Operation *op)
       : AdjointBuilder(engine.builder, op), engine(engine) {}
   Value primal(Value v) override { return engine.primal(v); }
-  Value resultGrad(unsigned i) override { return engine.gradOf(op->getResult(i)); }
+  Value resultGrad(unsigned i) override {
+    return engine.gradOf(op->getResult(i));
+  }
   void addGrad(unsigned i, Value grad) override {
     if (grad && needsGrad(i))
       engine.accumulate(op->getOperand(i), grad);
@@ -39,14 +41,16 @@ void BlockDifferentiator::accumulate(Value v, Value grad) {
 
 LogicalResult BlockDifferentiator::run(ArrayRef<Operation *> ops) {
   for (Operation *op : llvm::reverse(ops)) {
-    bool anyGrad = llvm::any_of(op->getResults(), [&](Value r) { return bool(gradOf(r)); });
+    bool anyGrad = llvm::any_of(op->getResults(),
+                                [&](Value r) { return bool(gradOf(r)); });
     if (!anyGrad)
       continue;
     auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
     if (!differentiable)
-      return op->emitError() << "'" << op->getName()
-                             << "' has no adjoint rule (DifferentiableOpInterface), but "
-                                "gradients flow through it";
+      return op->emitError()
+             << "'" << op->getName()
+             << "' has no adjoint rule (DifferentiableOpInterface), but "
+                "gradients flow through it";
     OpAdjoint ab(*this, op);
     if (failed(differentiable.buildAdjoint(ab)))
       return failure();

@@ -79,7 +79,8 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
       if (!inserted)
         return kb.placeholders[it->second]->getResult(0);
       unsigned s = 0;
-      while (s < slotTypes.size() && (slotTypes[s] != v.getType() || usedSlots.count(s)))
+      while (s < slotTypes.size() &&
+             (slotTypes[s] != v.getType() || usedSlots.count(s)))
         ++s;
       if (s == slotTypes.size())
         slotTypes.push_back(v.getType());
@@ -87,15 +88,17 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
       it->second = s;
       OpBuilder atStart(fwd.getContext());
       atStart.setInsertionPointToStart(block);
-      kb.placeholders[s] = UnrealizedConversionCastOp::create(atStart, loc, TypeRange{v.getType()},
-                                                              ValueRange{});
+      kb.placeholders[s] = UnrealizedConversionCastOp::create(
+          atStart, loc, TypeRange{v.getType()}, ValueRange{});
       return kb.placeholders[s]->getResult(0);
     };
     auto primalOf = [&](Value v) -> Value {
       if (v.getParentRegion() != &region)
         return v; // defined above the repeat: available as is
-      if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getArgNumber() >= numCarried)
-        return block->getArgument(arg.getArgNumber()); // this layer's weight slice
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && arg.getArgNumber() >= numCarried)
+        return block->getArgument(
+            arg.getArgNumber()); // this layer's weight slice
       return slotFor(v); // the layer input or a value computed in the layer
     };
 
@@ -114,12 +117,15 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
     for (Operation *op : ops)
       for (Value operand : op->getOperands())
         if (operand.getParentRegion() != &region && diff.gradOf(operand))
-          return op->emitError("gradients of values captured by a tfm.repeat body are not "
-                               "supported; pass them as carried values");
+          return op->emitError(
+              "gradients of values captured by a tfm.repeat body are not "
+              "supported; pass them as carried values");
     SmallVector<Value> outs;
     for (unsigned i = 0; i < numCarried + numWeights; ++i) {
       Value g = diff.gradOf(fb.getArgument(i));
-      outs.push_back(g ? g : ZerosLikeOp::create(b, loc, block->getArgument(i)).getResult());
+      outs.push_back(
+          g ? g
+            : ZerosLikeOp::create(b, loc, block->getArgument(i)).getResult());
     }
     YieldOp::create(b, loc, outs);
   }
@@ -140,9 +146,10 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   SmallVector<Type> fwdTypes(fwd.getResultTypes());
   for (Type t : slotTypes)
     fwdTypes.push_back(prependLayers(t, numLayers));
-  auto newFwd = RepeatOp::create(fb, loc, fwdTypes, fwd.getInits(), fwd.getWeights(),
-                                 fwd.getNumLayersAttr(), fwd.getScheduleAttr(),
-                                 fwd.getKindNamesAttr(), fwd.getReverseAttr(), numKinds);
+  auto newFwd =
+      RepeatOp::create(fb, loc, fwdTypes, fwd.getInits(), fwd.getWeights(),
+                       fwd.getNumLayersAttr(), fwd.getScheduleAttr(),
+                       fwd.getKindNamesAttr(), fwd.getReverseAttr(), numKinds);
   for (unsigned k = 0; k < numKinds; ++k) {
     Region &dst = newFwd.getKinds()[k];
     dst.takeBody(fwd.getKinds()[k]);
@@ -172,11 +179,13 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
         auto t = cast<RankedTensorType>(type);
         Value source;
         for (Value arg : body.getArguments().take_front(numCarried))
-          if (!source && cast<RankedTensorType>(arg.getType()).getNumDynamicDims() >=
-                             t.getNumDynamicDims())
+          if (!source &&
+              cast<RankedTensorType>(arg.getType()).getNumDynamicDims() >=
+                  t.getNumDynamicDims())
             source = arg;
         if (!source)
-          return fwd.emitError() << "cannot size a placeholder for saved slot " << type;
+          return fwd.emitError()
+                 << "cannot size a placeholder for saved slot " << type;
         auto st = cast<RankedTensorType>(source.getType());
         SmallVector<Value> dyn;
         for (int64_t d = 0, c = 0; d < t.getRank(); ++d) {

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RepeatAdjoint.h"
 #include "tfm/Autodiff/TfmAdjoints.h"
+#include "RepeatAdjoint.h"
 #include "tfm/Autodiff/BlockDifferentiator.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Interfaces/DifferentiableOpInterface.h"
@@ -21,9 +21,11 @@ namespace {
 
 /// Statistic results (rstd, mean, lse) carry no gradient in tfm models;
 /// refuse rather than silently drop one.
-LogicalResult noGradThrough(AdjointBuilder &ab, unsigned result, StringRef what) {
+LogicalResult noGradThrough(AdjointBuilder &ab, unsigned result,
+                            StringRef what) {
   if (ab.resultGrad(result))
-    return ab.op->emitError() << "the gradient of " << what << " is not supported";
+    return ab.op->emitError()
+           << "the gradient of " << what << " is not supported";
   return success();
 }
 
@@ -37,25 +39,27 @@ TransposeAttr transposeAttr(AdjointBuilder &ab, Transpose t) {
 
 LogicalResult adjoint(EmbeddingOp op, AdjointBuilder &ab) {
   Value dy = ab.resultGrad(0);
-  ab.addGrad(1, EmbeddingBackwardOp::create(ab.builder, ab.getLoc(), op.getTable().getType(),
-                                            dy, ab.operand(0)));
+  ab.addGrad(1, EmbeddingBackwardOp::create(ab.builder, ab.getLoc(),
+                                            op.getTable().getType(), dy,
+                                            ab.operand(0)));
   return success();
 }
 
 LogicalResult adjoint(RmsNormOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 1, "rstd")))
     return failure();
-  auto bw = RmsNormBackwardOp::create(ab.builder, ab.getLoc(), op.getX().getType(),
-                                      op.getWeight().getType(), ab.resultGrad(0), ab.operand(0),
-                                      ab.operand(1), ab.primal(op.getRstd()),
-                                      op.getUnitOffsetAttr());
+  auto bw = RmsNormBackwardOp::create(
+      ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
+      ab.resultGrad(0), ab.operand(0), ab.operand(1), ab.primal(op.getRstd()),
+      op.getUnitOffsetAttr());
   ab.addGrad(0, bw.getDx());
   ab.addGrad(1, bw.getDweight());
   return success();
 }
 
 LogicalResult adjoint(LayerNormOp op, AdjointBuilder &ab) {
-  if (failed(noGradThrough(ab, 1, "mean")) || failed(noGradThrough(ab, 2, "rstd")))
+  if (failed(noGradThrough(ab, 1, "mean")) ||
+      failed(noGradThrough(ab, 2, "rstd")))
     return failure();
   auto bw = LayerNormBackwardOp::create(
       ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
@@ -74,11 +78,12 @@ LogicalResult adjoint(FusedResidualRmsNormOp op, AdjointBuilder &ab) {
   // d(residual_out) in total = its own gradient + the norm's input gradient.
   Value total = ab.resultGrad(1);
   if (Value dy = ab.resultGrad(0)) {
-    auto bw = RmsNormBackwardOp::create(ab.builder, ab.getLoc(), op.getX().getType(),
-                                        op.getWeight().getType(), dy,
-                                        ab.primal(op.getResidualOut()), ab.operand(2),
-                                        ab.primal(op.getRstd()), op.getUnitOffsetAttr());
-    total = total ? AddOp::create(ab.builder, ab.getLoc(), total, bw.getDx()).getResult()
+    auto bw = RmsNormBackwardOp::create(
+        ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
+        dy, ab.primal(op.getResidualOut()), ab.operand(2),
+        ab.primal(op.getRstd()), op.getUnitOffsetAttr());
+    total = total ? AddOp::create(ab.builder, ab.getLoc(), total, bw.getDx())
+                        .getResult()
                   : bw.getDx();
     ab.addGrad(2, bw.getDweight());
   }
@@ -93,50 +98,57 @@ LogicalResult adjoint(MatmulOp op, AdjointBuilder &ab) {
   Transpose t = op.getTranspose();
   // nt: y = x·wᵀ, dx = dy·w (w read as [N, K], i.e. nn); nn: dx = dy·wᵀ (nt).
   Transpose flipped = t == Transpose::nt ? Transpose::nn : Transpose::nt;
-  ab.addGrad(0, MatmulOp::create(ab.builder, loc, op.getX().getType(), dy, ab.operand(1), Value(),
+  ab.addGrad(0, MatmulOp::create(ab.builder, loc, op.getX().getType(), dy,
+                                 ab.operand(1), Value(),
                                  transposeAttr(ab, flipped)));
-  ab.addGrad(1, MatmulGradWeightOp::create(ab.builder, loc, op.getW().getType(), dy,
-                                           ab.operand(0), transposeAttr(ab, t)));
+  ab.addGrad(1, MatmulGradWeightOp::create(ab.builder, loc, op.getW().getType(),
+                                           dy, ab.operand(0),
+                                           transposeAttr(ab, t)));
   if (op.getBias())
-    ab.addGrad(2, SumLeadingOp::create(ab.builder, loc, op.getBias().getType(), dy));
+    ab.addGrad(
+        2, SumLeadingOp::create(ab.builder, loc, op.getBias().getType(), dy));
   return success();
 }
 
-Value ropeBackward(AdjointBuilder &ab, Value dy, Value positions, FloatAttr theta,
-                   IntegerAttr rotaryDim, RopeScalingAttr scaling) {
-  return RopeBackwardOp::create(ab.builder, ab.getLoc(), dy.getType(), dy, positions, theta,
-                                rotaryDim, scaling);
+Value ropeBackward(AdjointBuilder &ab, Value dy, Value positions,
+                   FloatAttr theta, IntegerAttr rotaryDim,
+                   RopeScalingAttr scaling) {
+  return RopeBackwardOp::create(ab.builder, ab.getLoc(), dy.getType(), dy,
+                                positions, theta, rotaryDim, scaling);
 }
 
 LogicalResult adjoint(RopeOp op, AdjointBuilder &ab) {
-  ab.addGrad(0, ropeBackward(ab, ab.resultGrad(0), ab.operand(1), op.getThetaAttr(),
-                             op.getRotaryDimAttr(), op.getScalingAttr()));
+  ab.addGrad(0, ropeBackward(ab, ab.resultGrad(0), ab.operand(1),
+                             op.getThetaAttr(), op.getRotaryDimAttr(),
+                             op.getScalingAttr()));
   return success();
 }
 
 /// RMSNorm gradient over the last dimension, or over the last two
 /// (flattened) for whole-projection q/k norms.
-std::pair<Value, Value> normBackward(AdjointBuilder &ab, Value dy, Value x, Value w, Value rstd,
-                                     UnitAttr unitOffset, bool flatten) {
+std::pair<Value, Value> normBackward(AdjointBuilder &ab, Value dy, Value x,
+                                     Value w, Value rstd, UnitAttr unitOffset,
+                                     bool flatten) {
   Location loc = ab.getLoc();
   if (!flatten) {
-    auto bw = RmsNormBackwardOp::create(ab.builder, loc, x.getType(), w.getType(), dy, x, w,
-                                        rstd, unitOffset);
+    auto bw = RmsNormBackwardOp::create(
+        ab.builder, loc, x.getType(), w.getType(), dy, x, w, rstd, unitOffset);
     return {bw.getDx(), bw.getDweight()};
   }
   auto t = cast<RankedTensorType>(x.getType());
-  auto flat = RankedTensorType::get({t.getDimSize(0), t.getDimSize(1),
-                                     t.getDimSize(2) * t.getDimSize(3)},
-                                    t.getElementType());
+  auto flat = RankedTensorType::get(
+      {t.getDimSize(0), t.getDimSize(1), t.getDimSize(2) * t.getDimSize(3)},
+      t.getElementType());
   Value xf = ReshapeOp::create(ab.builder, loc, flat, x);
   Value dyf = ReshapeOp::create(ab.builder, loc, flat, dy);
-  auto bw = RmsNormBackwardOp::create(ab.builder, loc, flat, w.getType(), dyf, xf, w, rstd,
-                                      unitOffset);
+  auto bw = RmsNormBackwardOp::create(ab.builder, loc, flat, w.getType(), dyf,
+                                      xf, w, rstd, unitOffset);
   return {ReshapeOp::create(ab.builder, loc, t, bw.getDx()), bw.getDweight()};
 }
 
 LogicalResult adjoint(QkNormOp op, AdjointBuilder &ab) {
-  if (failed(noGradThrough(ab, 2, "q_rstd")) || failed(noGradThrough(ab, 3, "k_rstd")))
+  if (failed(noGradThrough(ab, 2, "q_rstd")) ||
+      failed(noGradThrough(ab, 3, "k_rstd")))
     return failure();
   bool flatten = op.getMode() == QkNormMode::whole;
   for (unsigned i : {0u, 1u}) {
@@ -144,8 +156,8 @@ LogicalResult adjoint(QkNormOp op, AdjointBuilder &ab) {
     if (!dy)
       continue;
     auto [dx, dw] = normBackward(ab, dy, ab.operand(i), ab.operand(2 + i),
-                                 ab.primal(op->getResult(2 + i)), op.getUnitOffsetAttr(),
-                                 flatten);
+                                 ab.primal(op->getResult(2 + i)),
+                                 op.getUnitOffsetAttr(), flatten);
     ab.addGrad(i, dx);
     ab.addGrad(2 + i, dw);
   }
@@ -153,7 +165,8 @@ LogicalResult adjoint(QkNormOp op, AdjointBuilder &ab) {
 }
 
 /// Slices the heads `range` of packed [B, T, H, D].
-Value headSlice(OpBuilder &b, Location loc, Value packed, PackedQkvHeads::Range range) {
+Value headSlice(OpBuilder &b, Location loc, Value packed,
+                PackedQkvHeads::Range range) {
   auto [start, count] = range;
   auto t = cast<RankedTensorType>(packed.getType());
   int64_t total = t.getDimSize(2);
@@ -165,8 +178,9 @@ Value headSlice(OpBuilder &b, Location loc, Value packed, PackedQkvHeads::Range 
   if (start + count < total)
     sizes.push_back(total - start - count);
   for (int64_t s : sizes)
-    types.push_back(RankedTensorType::get({t.getDimSize(0), t.getDimSize(1), s, t.getDimSize(3)},
-                                          t.getElementType()));
+    types.push_back(RankedTensorType::get(
+        {t.getDimSize(0), t.getDimSize(1), s, t.getDimSize(3)},
+        t.getElementType()));
   if (types.size() == 1)
     return packed;
   auto split = SplitOp::create(b, loc, types, packed, b.getI64IntegerAttr(2));
@@ -178,31 +192,37 @@ Value concatHeads(OpBuilder &b, Location loc, Type type, ValueRange parts) {
 }
 
 LogicalResult adjoint(QkvQkNormRopeOp op, AdjointBuilder &ab) {
-  if (failed(noGradThrough(ab, 1, "q_rstd")) || failed(noGradThrough(ab, 2, "k_rstd")))
+  if (failed(noGradThrough(ab, 1, "q_rstd")) ||
+      failed(noGradThrough(ab, 2, "k_rstd")))
     return failure();
   OpBuilder &b = ab.builder;
   Location loc = ab.getLoc();
   PackedQkvHeads heads = op.getPackedHeads();
   Value dy = ab.resultGrad(0), qkv = ab.operand(0);
-  Value dq = headSlice(b, loc, dy, heads.query()), dk = headSlice(b, loc, dy, heads.key()),
+  Value dq = headSlice(b, loc, dy, heads.query()),
+        dk = headSlice(b, loc, dy, heads.key()),
         dv = headSlice(b, loc, dy, heads.value());
-  Value q = headSlice(b, loc, qkv, heads.query()), k = headSlice(b, loc, qkv, heads.key());
+  Value q = headSlice(b, loc, qkv, heads.query()),
+        k = headSlice(b, loc, qkv, heads.key());
   auto rope = [&](Value g) {
-    return ropeBackward(ab, g, ab.operand(3), op.getThetaAttr(), op.getRotaryDimAttr(),
-                        op.getScalingAttr());
+    return ropeBackward(ab, g, ab.operand(3), op.getThetaAttr(),
+                        op.getRotaryDimAttr(), op.getScalingAttr());
   };
-  auto [dqIn, dwq] = normBackward(ab, rope(dq), q, ab.operand(1), ab.primal(op.getQRstd()),
-                                  op.getUnitOffsetAttr(), false);
-  auto [dkIn, dwk] = normBackward(ab, rope(dk), k, ab.operand(2), ab.primal(op.getKRstd()),
-                                  op.getUnitOffsetAttr(), false);
+  auto [dqIn, dwq] =
+      normBackward(ab, rope(dq), q, ab.operand(1), ab.primal(op.getQRstd()),
+                   op.getUnitOffsetAttr(), false);
+  auto [dkIn, dwk] =
+      normBackward(ab, rope(dk), k, ab.operand(2), ab.primal(op.getKRstd()),
+                   op.getUnitOffsetAttr(), false);
   ab.addGrad(0, concatHeads(b, loc, qkv.getType(), {dqIn, dkIn, dv}));
   ab.addGrad(1, dwq);
   ab.addGrad(2, dwk);
   return success();
 }
 
-AttentionBackwardOp attentionBackward(AdjointBuilder &ab, Value dout, Value q, Value k, Value v,
-                                      Value sinks, FloatAttr scale, UnitAttr causal,
+AttentionBackwardOp attentionBackward(AdjointBuilder &ab, Value dout, Value q,
+                                      Value k, Value v, Value sinks,
+                                      FloatAttr scale, UnitAttr causal,
                                       IntegerAttr window, FloatAttr softcap) {
   Type dsinksType = sinks ? sinks.getType() : Type();
   SmallVector<Type> types = {q.getType(), k.getType(), v.getType()};
@@ -212,15 +232,17 @@ AttentionBackwardOp attentionBackward(AdjointBuilder &ab, Value dout, Value q, V
   if (sinks)
     operands.push_back(sinks);
   OperationState state(ab.getLoc(), AttentionBackwardOp::getOperationName());
-  AttentionBackwardOp::build(ab.builder, state, q.getType(), k.getType(), v.getType(),
-                             dsinksType, dout, q, k, v, sinks, scale, causal, window, softcap);
+  AttentionBackwardOp::build(ab.builder, state, q.getType(), k.getType(),
+                             v.getType(), dsinksType, dout, q, k, v, sinks,
+                             scale, causal, window, softcap);
   return cast<AttentionBackwardOp>(ab.builder.create(state));
 }
 
 LogicalResult adjoint(AttentionOp op, AdjointBuilder &ab) {
   Value sinks = op.getSinks() ? ab.operand(3) : Value();
-  auto bw = attentionBackward(ab, ab.resultGrad(0), ab.operand(0), ab.operand(1), ab.operand(2),
-                              sinks, op.getScaleAttr(), op.getCausalAttr(),
+  auto bw = attentionBackward(ab, ab.resultGrad(0), ab.operand(0),
+                              ab.operand(1), ab.operand(2), sinks,
+                              op.getScaleAttr(), op.getCausalAttr(),
                               op.getSlidingWindowAttr(), op.getSoftcapAttr());
   ab.addGrad(0, bw.getDq());
   ab.addGrad(1, bw.getDk());
@@ -238,12 +260,13 @@ LogicalResult adjoint(FlashAttentionOp op, AdjointBuilder &ab) {
   PackedQkvHeads heads = op.getPackedHeads();
   Value qkv = ab.operand(0);
   Value sinks = op.getSinks() ? ab.operand(1) : Value();
-  auto bw = attentionBackward(ab, ab.resultGrad(0), headSlice(b, loc, qkv, heads.query()),
-                              headSlice(b, loc, qkv, heads.key()),
-                              headSlice(b, loc, qkv, heads.value()), sinks, op.getScaleAttr(),
-                              op.getCausalAttr(), op.getSlidingWindowAttr(),
-                              op.getSoftcapAttr());
-  ab.addGrad(0, concatHeads(b, loc, qkv.getType(), {bw.getDq(), bw.getDk(), bw.getDv()}));
+  auto bw = attentionBackward(
+      ab, ab.resultGrad(0), headSlice(b, loc, qkv, heads.query()),
+      headSlice(b, loc, qkv, heads.key()),
+      headSlice(b, loc, qkv, heads.value()), sinks, op.getScaleAttr(),
+      op.getCausalAttr(), op.getSlidingWindowAttr(), op.getSoftcapAttr());
+  ab.addGrad(0, concatHeads(b, loc, qkv.getType(),
+                            {bw.getDq(), bw.getDk(), bw.getDv()}));
   if (sinks)
     ab.addGrad(1, bw.getDsinks());
   return success();
@@ -251,7 +274,8 @@ LogicalResult adjoint(FlashAttentionOp op, AdjointBuilder &ab) {
 
 template <typename BackwardOp>
 LogicalResult gluAdjoint(Operation *op, AdjointBuilder &ab) {
-  ab.addGrad(0, BackwardOp::create(ab.builder, ab.getLoc(), op->getOperand(0).getType(),
+  ab.addGrad(0, BackwardOp::create(ab.builder, ab.getLoc(),
+                                   op->getOperand(0).getType(),
                                    ab.resultGrad(0), ab.operand(0)));
   return success();
 }
@@ -264,18 +288,24 @@ LogicalResult adjoint(GegluOp op, AdjointBuilder &ab) {
 
 template <typename BackwardOp>
 LogicalResult unaryAdjoint(Operation *op, AdjointBuilder &ab) {
-  ab.addGrad(0, BackwardOp::create(ab.builder, ab.getLoc(), ab.resultGrad(0), ab.operand(0)));
+  ab.addGrad(0, BackwardOp::create(ab.builder, ab.getLoc(), ab.resultGrad(0),
+                                   ab.operand(0)));
   return success();
 }
-LogicalResult adjoint(SiluOp op, AdjointBuilder &ab) { return unaryAdjoint<SiluBackwardOp>(op, ab); }
+LogicalResult adjoint(SiluOp op, AdjointBuilder &ab) {
+  return unaryAdjoint<SiluBackwardOp>(op, ab);
+}
 LogicalResult adjoint(GeluTanhOp op, AdjointBuilder &ab) {
   return unaryAdjoint<GeluTanhBackwardOp>(op, ab);
 }
-LogicalResult adjoint(Relu2Op op, AdjointBuilder &ab) { return unaryAdjoint<Relu2BackwardOp>(op, ab); }
+LogicalResult adjoint(Relu2Op op, AdjointBuilder &ab) {
+  return unaryAdjoint<Relu2BackwardOp>(op, ab);
+}
 
 LogicalResult adjoint(SoftcapOp op, AdjointBuilder &ab) {
-  ab.addGrad(0, SoftcapBackwardOp::create(ab.builder, ab.getLoc(), ab.resultGrad(0),
-                                          ab.operand(0), op.getCapAttr()));
+  ab.addGrad(0, SoftcapBackwardOp::create(ab.builder, ab.getLoc(),
+                                          ab.resultGrad(0), ab.operand(0),
+                                          op.getCapAttr()));
   return success();
 }
 
@@ -293,12 +323,14 @@ LogicalResult adjoint(MulOp op, AdjointBuilder &ab) {
 }
 
 LogicalResult adjoint(ScaleOp op, AdjointBuilder &ab) {
-  ab.addGrad(0, ScaleOp::create(ab.builder, ab.getLoc(), ab.resultGrad(0), op.getFactorAttr()));
+  ab.addGrad(0, ScaleOp::create(ab.builder, ab.getLoc(), ab.resultGrad(0),
+                                op.getFactorAttr()));
   return success();
 }
 
 LogicalResult adjoint(ReshapeOp op, AdjointBuilder &ab) {
-  ab.addGrad(0, ReshapeOp::create(ab.builder, ab.getLoc(), op.getX().getType(), ab.resultGrad(0)));
+  ab.addGrad(0, ReshapeOp::create(ab.builder, ab.getLoc(), op.getX().getType(),
+                                  ab.resultGrad(0)));
   return success();
 }
 
@@ -306,23 +338,25 @@ LogicalResult adjoint(SplitOp op, AdjointBuilder &ab) {
   SmallVector<Value> parts;
   for (unsigned i = 0; i < op->getNumResults(); ++i)
     parts.push_back(ab.resultGradOrZeros(i));
-  ab.addGrad(0, ConcatOp::create(ab.builder, ab.getLoc(), op.getX().getType(), parts,
-                                 op.getDimAttr()));
+  ab.addGrad(0, ConcatOp::create(ab.builder, ab.getLoc(), op.getX().getType(),
+                                 parts, op.getDimAttr()));
   return success();
 }
 
 LogicalResult adjoint(ConcatOp op, AdjointBuilder &ab) {
-  auto split = SplitOp::create(ab.builder, ab.getLoc(), op.getInputs().getTypes(),
-                               ab.resultGrad(0), op.getDimAttr());
+  auto split =
+      SplitOp::create(ab.builder, ab.getLoc(), op.getInputs().getTypes(),
+                      ab.resultGrad(0), op.getDimAttr());
   for (unsigned i = 0; i < op.getInputs().size(); ++i)
     ab.addGrad(i, split.getResult(i));
   return success();
 }
 
 LogicalResult adjoint(CrossEntropyOp op, AdjointBuilder &ab) {
-  ab.addGrad(0, CrossEntropyBackwardOp::create(ab.builder, ab.getLoc(), op.getLogits().getType(),
-                                               ab.resultGrad(0), ab.operand(0), ab.operand(1),
-                                               op.getIgnoreIndexAttr()));
+  ab.addGrad(0, CrossEntropyBackwardOp::create(
+                    ab.builder, ab.getLoc(), op.getLogits().getType(),
+                    ab.resultGrad(0), ab.operand(0), ab.operand(1),
+                    op.getIgnoreIndexAttr()));
   return success();
 }
 
@@ -334,16 +368,18 @@ LogicalResult adjoint(FusedLmHeadLossOp op, AdjointBuilder &ab) {
   Value h = ab.operand(0), w = ab.operand(1);
   auto ht = cast<RankedTensorType>(h.getType());
   auto wt = cast<RankedTensorType>(w.getType());
-  auto logitsType = RankedTensorType::get({ht.getDimSize(0), ht.getDimSize(1), wt.getDimSize(0)},
-                                          ht.getElementType());
+  auto logitsType = RankedTensorType::get(
+      {ht.getDimSize(0), ht.getDimSize(1), wt.getDimSize(0)},
+      ht.getElementType());
   // Recompute the logits chunk by chunk in fused lowerings; here, whole.
   Value logits = MatmulOp::create(b, loc, logitsType, h, w, Value(),
                                   transposeAttr(ab, Transpose::nt));
   Value capped = logits;
   if (op.getSoftcapAttr())
     capped = SoftcapOp::create(b, loc, logits, op.getSoftcapAttr());
-  Value dl = CrossEntropyBackwardOp::create(b, loc, logitsType, ab.resultGrad(0), capped,
-                                            ab.operand(2), op.getIgnoreIndexAttr());
+  Value dl = CrossEntropyBackwardOp::create(
+      b, loc, logitsType, ab.resultGrad(0), capped, ab.operand(2),
+      op.getIgnoreIndexAttr());
   if (op.getSoftcapAttr())
     dl = SoftcapBackwardOp::create(b, loc, dl, logits, op.getSoftcapAttr());
   ab.addGrad(0, MatmulOp::create(b, loc, h.getType(), dl, w, Value(),
@@ -369,8 +405,7 @@ struct AdjointModel
   }
 };
 
-template <typename OpTy>
-void attachIfDifferentiable(MLIRContext *ctx) {
+template <typename OpTy> void attachIfDifferentiable(MLIRContext *ctx) {
   if constexpr (!OpTy::template hasTrait<OpTrait::tfm::NotDifferentiable>())
     OpTy::template attachInterface<AdjointModel<OpTy>>(*ctx);
 }
@@ -378,8 +413,7 @@ void attachIfDifferentiable(MLIRContext *ctx) {
 /// Attaches a model to every op of the generated list that is not marked
 /// Tfm_NotDifferentiable: an op without an `adjoint` overload above does
 /// not compile.
-template <typename... OpTys>
-void attachToAllOps(MLIRContext *ctx) {
+template <typename... OpTys> void attachToAllOps(MLIRContext *ctx) {
   (attachIfDifferentiable<OpTys>(ctx), ...);
 }
 

@@ -73,26 +73,29 @@ struct TfmAutodiffPass : mlir::tfm::impl::TfmAutodiffPassBase<TfmAutodiffPass> {
 
     SmallVector<Value> results(ret.getOperands());
     SmallVector<Type> resultTypes(f.getResultTypes());
-    SmallVector<DictionaryAttr> resultAttrs(results.size(), b.getDictionaryAttr({}));
+    SmallVector<DictionaryAttr> resultAttrs(results.size(),
+                                            b.getDictionaryAttr({}));
     for (unsigned i = 0; i < numArgs; ++i) {
       BlockArgument arg = body.getArgument(i);
       if (!isFloatTensor(arg.getType()))
         continue;
-      if (auto param = f.getArgAttrOfType<ParamAttr>(i, kParamAttrName); param && param.getFrozen())
+      if (auto param = f.getArgAttrOfType<ParamAttr>(i, kParamAttrName);
+          param && param.getFrozen())
         continue;
       Value g = diff.gradOf(arg);
       if (!g)
         g = ZerosLikeOp::create(b, f.getLoc(), arg);
       results.push_back(g);
       resultTypes.push_back(arg.getType());
-      resultAttrs.push_back(
-          b.getDictionaryAttr(b.getNamedAttr(kGradOfAttrName, b.getI64IntegerAttr(i))));
+      resultAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr(kGradOfAttrName, b.getI64IntegerAttr(i))));
     }
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
     SmallVector<DictionaryAttr> argAttrs;
     for (unsigned i = 0; i < argTypes.size(); ++i)
-      argAttrs.push_back(i < numArgs ? f.getArgAttrDict(i) : b.getDictionaryAttr({}));
+      argAttrs.push_back(i < numArgs ? f.getArgAttrDict(i)
+                                     : b.getDictionaryAttr({}));
     f.setType(b.getFunctionType(argTypes, resultTypes));
     f.setAllArgAttrs(argAttrs);
     f.setAllResultAttrs(resultAttrs);

@@ -26,9 +26,10 @@
 #include <cstring>
 #include <set>
 
-extern "C" void _mlir_ciface_tfm_rt_sgemm(void *a, void *b, void *c, int32_t transA,
-                                          int32_t transB);
-extern "C" void _mlir_ciface_tfm_rt_sgemm_batched(void *a, void *b, void *c, int32_t transA,
+extern "C" void _mlir_ciface_tfm_rt_sgemm(void *a, void *b, void *c,
+                                          int32_t transA, int32_t transB);
+extern "C" void _mlir_ciface_tfm_rt_sgemm_batched(void *a, void *b, void *c,
+                                                  int32_t transA,
                                                   int32_t transB);
 
 using namespace mlir;
@@ -55,8 +56,8 @@ llvm::Expected<Device> mlir::tfm::parseDevice(llvm::StringRef name) {
   return err("--device " + name + ": expected cpu, cuda or gpu-sim");
 }
 
-llvm::Expected<std::unique_ptr<CompiledFunction>> CompiledFunction::prepare(ModuleOp module,
-                                                            llvm::StringRef funcName) {
+llvm::Expected<std::unique_ptr<CompiledFunction>>
+CompiledFunction::prepare(ModuleOp module, llvm::StringRef funcName) {
   auto func = module.lookupSymbol<func::FuncOp>(funcName);
   if (!func)
     return err("no function @" + funcName);
@@ -70,8 +71,8 @@ llvm::Expected<std::unique_ptr<CompiledFunction>> CompiledFunction::prepare(Modu
 }
 
 /// Runs `build`'s pipeline on `module`, collecting diagnostics for the error.
-static llvm::Error runPipeline(ModuleOp module,
-                               llvm::function_ref<void(OpPassManager &)> build) {
+static llvm::Error
+runPipeline(ModuleOp module, llvm::function_ref<void(OpPassManager &)> build) {
   MLIRContext *ctx = module.getContext();
   DiagnosticCollector diagnostics(ctx);
   PassManager pm(ctx);
@@ -112,9 +113,9 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef funcName,
 }
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
-CompiledFunction::compileWithPipeline(ModuleOp module, llvm::StringRef funcName,
-                              llvm::function_ref<void(OpPassManager &)> buildPipeline,
-                              bool gpu) {
+CompiledFunction::compileWithPipeline(
+    ModuleOp module, llvm::StringRef funcName,
+    llvm::function_ref<void(OpPassManager &)> buildPipeline, bool gpu) {
   auto model = prepare(module, funcName);
   if (!model)
     return model.takeError();
@@ -129,14 +130,16 @@ CompiledFunction::compileWithPipeline(ModuleOp module, llvm::StringRef funcName,
 llvm::Error CompiledFunction::jit(ModuleOp module) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  // The transformer is a function_ref: keep its target alive (an ExecutionEngine option holds only a reference).
+  // The transformer is a function_ref: keep its target alive (an
+  // ExecutionEngine option holds only a reference).
   auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
                                             /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
   auto created = ExecutionEngine::create(module, engineOptions);
   if (!created)
-    return err("JIT compilation failed: " + llvm::toString(created.takeError()));
+    return err("JIT compilation failed: " +
+               llvm::toString(created.takeError()));
   bool useCuda = gpu;
   (*created)->registerSymbols([useCuda](llvm::orc::MangleAndInterner interner) {
     if (useCuda)
@@ -149,8 +152,9 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
         llvm::orc::ExecutorAddr::fromPtr(&_mlir_ciface_tfm_rt_sgemm_batched),
         llvm::JITSymbolFlags::Exported};
     // Bufferization emits copies of dynamically shaped memrefs as calls.
-    symbols[interner("memrefCopy")] = {llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
-                                       llvm::JITSymbolFlags::Exported};
+    symbols[interner("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   // Global constructors: the GPU module's PTX is loaded here.
@@ -160,12 +164,14 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
       return e;
   // Materialise (LLVM codegen) now, so run() measures only the step.
   if (auto fn = (*created)->lookupPacked(entry); !fn)
-    return err("JIT lookup of " + entry + " failed: " + llvm::toString(fn.takeError()));
+    return err("JIT lookup of " + entry +
+               " failed: " + llvm::toString(fn.takeError()));
   engine = std::move(*created);
   return llvm::Error::success();
 }
 
-llvm::Expected<std::vector<HostArray>> CompiledFunction::run(llvm::ArrayRef<Arg> args) {
+llvm::Expected<std::vector<HostArray>>
+CompiledFunction::run(llvm::ArrayRef<Arg> args) {
   if (args.size() != argTypes.size())
     return err("expected " + llvm::Twine(argTypes.size()) + " arguments, got " +
                llvm::Twine(args.size()));
@@ -180,12 +186,14 @@ llvm::Expected<std::vector<HostArray>> CompiledFunction::run(llvm::ArrayRef<Arg>
     RankedTensorType t = argTypes[i];
     const Arg &a = args[i];
     if (int64_t(a.shape.size()) != t.getRank())
-      return err("argument #" + llvm::Twine(i) + " has rank " + llvm::Twine(a.shape.size()) +
-                 ", expected " + llvm::Twine(t.getRank()));
+      return err("argument #" + llvm::Twine(i) + " has rank " +
+                 llvm::Twine(a.shape.size()) + ", expected " +
+                 llvm::Twine(t.getRank()));
     for (int64_t d = 0; d < t.getRank(); ++d)
       if (!t.isDynamicDim(d) && t.getDimSize(d) != a.shape[d])
-        return err("argument #" + llvm::Twine(i) + " dimension " + llvm::Twine(d) + " is " +
-                   llvm::Twine(a.shape[d]) + ", expected " + llvm::Twine(t.getDimSize(d)));
+        return err("argument #" + llvm::Twine(i) + " dimension " +
+                   llvm::Twine(d) + " is " + llvm::Twine(a.shape[d]) +
+                   ", expected " + llvm::Twine(t.getDimSize(d)));
     std::vector<int64_t> desc;
     const void *data = a.data;
     if (gpu) {
@@ -263,7 +271,8 @@ llvm::Expected<std::vector<HostArray>> CompiledFunction::run(llvm::ArrayRef<Arg>
     Type elem = t.getElementType();
     bool isF64 = elem.isF64();
     if (!isF64 && !elem.isF32() && !elem.isBF16())
-      return err("only f32, f64 and bf16 (returned as f32) results are supported");
+      return err(
+          "only f32, f64 and bf16 (returned as f32) results are supported");
     if (isF64)
       arr.f64.resize(n);
     else
@@ -277,7 +286,8 @@ llvm::Expected<std::vector<HostArray>> CompiledFunction::run(llvm::ArrayRef<Arg>
       if (isF64) {
         arr.f64[i] = reinterpret_cast<const double *>(aligned)[off];
       } else if (elem.isBF16()) {
-        arr.f32[i] = bf16BitsToFloat(reinterpret_cast<const uint16_t *>(aligned)[off]);
+        arr.f32[i] =
+            bf16BitsToFloat(reinterpret_cast<const uint16_t *>(aligned)[off]);
       } else {
         arr.f32[i] = reinterpret_cast<const float *>(aligned)[off];
       }

@@ -58,8 +58,7 @@ mlir::tfm::compareSteps(const StepResult &result, const StepResult &reference,
   for (size_t g = 0; g < result.parameterGradients.size(); ++g)
     if (result.parameterGradients[g].shape !=
         reference.parameterGradients[g].shape)
-      return makeError("gradient #" + llvm::Twine(g) +
-                       " has different shapes");
+      return makeError("gradient #" + llvm::Twine(g) + " has different shapes");
   bool bf16 = precision == Precision::bf16;
   StepComparison c;
   const std::vector<float> &logits = result.logits.f32,
@@ -74,11 +73,37 @@ mlir::tfm::compareSteps(const StepResult &result, const StepResult &reference,
   double rel = bf16 ? 5e-2 : 1e-4;
   for (size_t g = 0; g < result.parameterGradients.size(); ++g) {
     const std::vector<float> &ref = reference.parameterGradients[g].f32;
-    c.gradients = std::max(
-        c.gradients, worstRatio(result.parameterGradients[g].f32, ref,
-                                rel * maxAbs(ref) + 1e-30, 0));
+    c.gradients =
+        std::max(c.gradients, worstRatio(result.parameterGradients[g].f32, ref,
+                                         rel * maxAbs(ref) + 1e-30, 0));
   }
   return c;
+}
+
+llvm::Expected<StepComparison>
+mlir::tfm::compareWithCpu(const TrainingStep &step,
+                          llvm::StringRef checkpointDir,
+                          const TokenBatch &batch, const StepResult &result) {
+  StepOptions options = step.getOptions();
+  options.compile = {Device::cpu, options.compile.useBlas, ""};
+  auto reference = [&]() -> llvm::Expected<StepResult> {
+    auto cpu = TrainingStep::create(step.getSpec(), options);
+    if (!cpu)
+      return cpu.takeError();
+    auto checkpoint = Checkpoint::open(checkpointDir);
+    if (!checkpoint)
+      return checkpoint.takeError();
+    if (llvm::Error e = (*cpu)->bind(std::move(*checkpoint)))
+      return std::move(e);
+    return (*cpu)->run(batch);
+  }();
+  if (!reference)
+    return makeError("CPU reference: " + llvm::toString(reference.takeError()));
+  auto compared = compareSteps(result, *reference, options.precision);
+  if (!compared)
+    return makeError("GPU and CPU results differ: " +
+                     llvm::toString(compared.takeError()));
+  return compared;
 }
 
 std::string StepComparison::summary() const {

@@ -46,8 +46,8 @@ mlir::tfm::readArguments(llvm::StringRef path,
     const TensorView &view = it->second;
     if (!matches(types[i].getElementType(), view.dtype))
       return makeError(path + ": tensor '" + name + "' has dtype " +
-                       dtypeName(view.dtype) + ", argument #" +
-                       llvm::Twine(i) + " is not of that type");
+                       dtypeName(view.dtype) + ", argument #" + llvm::Twine(i) +
+                       " is not of that type");
     storage.emplace_back(view.data, view.data + view.numBytes);
     args.push_back({storage.back().data(), view.shape});
   }

@@ -14,8 +14,9 @@ using json = nlohmann::json;
 static llvm::Error err(const llvm::Twine &msg) { return makeError(msg); }
 
 /// Reads one [batch][seq] integer matrix from `field`.
-static llvm::Error readMatrix(const json &root, llvm::StringRef path, const char *field,
-                              int64_t vocab, bool allowIgnore, TokenBatch &out,
+static llvm::Error readMatrix(const json &root, llvm::StringRef path,
+                              const char *field, int64_t vocab,
+                              bool allowIgnore, TokenBatch &out,
                               std::vector<int64_t> &dest) {
   const json &rows = root[field];
   std::string where = (path + ": field '" + field + "'").str();
@@ -24,19 +25,23 @@ static llvm::Error readMatrix(const json &root, llvm::StringRef path, const char
   int64_t b = 0;
   for (const json &row : rows) {
     if (!row.is_array() || row.empty())
-      return err(where + ": row " + llvm::Twine(b) + " must be a non-empty list of integers");
+      return err(where + ": row " + llvm::Twine(b) +
+                 " must be a non-empty list of integers");
     if (out.seq == 0)
       out.seq = int64_t(row.size());
     if (int64_t(row.size()) != out.seq)
       return err(where + ": ragged rows: row " + llvm::Twine(b) + " has " +
-                 llvm::Twine(row.size()) + " tokens, row 0 has " + llvm::Twine(out.seq));
+                 llvm::Twine(row.size()) + " tokens, row 0 has " +
+                 llvm::Twine(out.seq));
     for (const json &t : row) {
       if (!t.is_number_integer())
-        return err(where + ": row " + llvm::Twine(b) + " has a non-integer " + t.dump());
+        return err(where + ": row " + llvm::Twine(b) + " has a non-integer " +
+                   t.dump());
       int64_t v = t.get<int64_t>();
       if ((v < 0 || v >= vocab) && !(allowIgnore && v == -100))
-        return err(where + ": token " + llvm::Twine(v) + " in row " + llvm::Twine(b) +
-                   " is outside the vocabulary [0, " + llvm::Twine(vocab) + ")" +
+        return err(where + ": token " + llvm::Twine(v) + " in row " +
+                   llvm::Twine(b) + " is outside the vocabulary [0, " +
+                   llvm::Twine(vocab) + ")" +
                    (allowIgnore ? " and is not -100" : ""));
       dest.push_back(v);
     }
@@ -50,7 +55,8 @@ static llvm::Error readMatrix(const json &root, llvm::StringRef path, const char
   return llvm::Error::success();
 }
 
-llvm::Expected<TokenBatch> mlir::tfm::readTokenFile(llvm::StringRef path, int64_t vocab) {
+llvm::Expected<TokenBatch> mlir::tfm::readTokenFile(llvm::StringRef path,
+                                                    int64_t vocab) {
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buf)
     return err(path + ": cannot read: " + buf.getError().message());
@@ -63,10 +69,12 @@ llvm::Expected<TokenBatch> mlir::tfm::readTokenFile(llvm::StringRef path, int64_
   if (!root.is_object() || !root.contains("input_ids"))
     return err(path + ": field 'input_ids': required field is missing");
   TokenBatch batch;
-  if (auto e = readMatrix(root, path, "input_ids", vocab, false, batch, batch.inputIds))
+  if (auto e = readMatrix(root, path, "input_ids", vocab, false, batch,
+                          batch.inputIds))
     return std::move(e);
   if (root.contains("labels") && !root["labels"].is_null())
-    if (auto e = readMatrix(root, path, "labels", vocab, true, batch, batch.labels))
+    if (auto e =
+            readMatrix(root, path, "labels", vocab, true, batch, batch.labels))
       return std::move(e);
   return batch;
 }

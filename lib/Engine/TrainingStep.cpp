@@ -20,6 +20,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <chrono>
 
 using namespace mlir;
@@ -73,8 +76,8 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
   auto forward = s.imported->lookupSymbol<func::FuncOp>(kForwardFuncName);
   for (BlockArgument arg : forward.getArguments()) {
     s.argShapes.emplace_back(cast<RankedTensorType>(arg.getType()).getShape());
-    s.argParams.push_back(
-        forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName));
+    s.argParams.push_back(forward.getArgAttrOfType<ParamAttr>(
+        arg.getArgNumber(), kParamAttrName));
   }
 
   // Compilation lowers in place: compile a clone.
@@ -88,7 +91,8 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
     entry = *vjp;
     auto vjpFunc = module->lookupSymbol<func::FuncOp>(entry);
     for (unsigned r = 0; r < vjpFunc.getNumResults(); ++r)
-      if (auto of = vjpFunc.getResultAttrOfType<IntegerAttr>(r, kGradOfAttrName))
+      if (auto of =
+              vjpFunc.getResultAttrOfType<IntegerAttr>(r, kGradOfAttrName))
         s.gradResults.push_back({r, unsigned(of.getInt())});
   }
   auto compiled = CompiledFunction::compile(*module, entry, options.compile);
@@ -175,4 +179,24 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
     out.parameterGradients.push_back(std::move((*results)[r]));
   }
   return out;
+}
+
+std::string mlir::tfm::describeStep(const TrainingStep &step,
+                                    const TokenBatch &batch,
+                                    const StepResult &result, double runMs) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  const ModelSpec &spec = step.getSpec();
+  bool gradients = step.getOptions().gradients;
+  os << spec.architecture << ": " << batch.batch << "x" << batch.seq
+     << " tokens, logits [" << batch.batch << ", " << batch.seq << ", "
+     << spec.vocabSize << "]";
+  if (result.loss)
+    os << ", loss " << llvm::format("%.6f", *result.loss);
+  if (gradients)
+    os << ", " << result.gradients.size() << " gradients";
+  os << " on " << deviceName(step.getOptions().compile.device) << " (compile "
+     << llvm::format("%.0f", step.getCompileMs()) << " ms, "
+     << (gradients ? "step " : "run ") << llvm::format("%.1f", runMs) << " ms)";
+  return text;
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Import/HFConfig.h"
+#include "tfm/Support/Error.h"
 
 #include "FamilyRules.h"
 #include "JsonFields.h"
@@ -108,9 +109,7 @@ std::vector<std::string> mlir::tfm::supportedModelTypes() {
 
 llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
                                                    llvm::StringRef source) {
-  auto fail = [&](const llvm::Twine &msg) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-  };
+  auto fail = [&](const llvm::Twine &msg) { return makeError(msg); };
   if (text.trim().empty())
     return fail(source + ": empty file, expected a JSON object");
   json root;
@@ -374,8 +373,6 @@ llvm::Expected<ModelSpec> mlir::tfm::readHFConfig(llvm::StringRef path) {
   }
   auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
   if (!buffer)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        file + ": cannot read: " + buffer.getError().message());
+    return makeError(file + ": cannot read: " + buffer.getError().message());
   return parseHFConfig((*buffer)->getBuffer(), file);
 }

@@ -43,7 +43,8 @@ private:
   void addLayerParam(StringRef role, StringRef suffix, StringRef kind,
                      ArrayRef<int64_t> shape) {
     roles[role.str()] = layerParams.size();
-    layerParams.push_back({suffix.str(), kind.str(), SmallVector<int64_t>(shape)});
+    layerParams.push_back(
+        {suffix.str(), kind.str(), SmallVector<int64_t>(shape)});
   }
   bool hasRole(StringRef role) const { return roles.count(role.str()); }
   /// The per-layer slice of a parameter inside a layer body (null if absent).
@@ -77,9 +78,9 @@ private:
   }
   Value rmsnorm(Value x, Value w) {
     auto xt = cast<RankedTensorType>(x.getType());
-    auto op = RmsNormOp::create(b, loc, xt, stat(xt.getShape().drop_back()), x,
-                                w, b.getF64FloatAttr(spec.rmsNormEps),
-                                unitOffset());
+    auto op =
+        RmsNormOp::create(b, loc, xt, stat(xt.getShape().drop_back()), x, w,
+                          b.getF64FloatAttr(spec.rmsNormEps), unitOffset());
     return op.getY();
   }
   Value reshape(Value x, ArrayRef<int64_t> trailing) {
@@ -215,8 +216,8 @@ Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
         b, loc, q.getType(), k.getType(), statOf(hq), statOf(hkv), q, k,
         param(w, "q_norm"), param(w, "k_norm"),
         b.getF64FloatAttr(spec.rmsNormEps),
-        QkNormModeAttr::get(&ctx, perHead ? QkNormMode::per_head
-                                          : QkNormMode::whole),
+        QkNormModeAttr::get(&ctx,
+                            perHead ? QkNormMode::per_head : QkNormMode::whole),
         unitOffset());
     q = norm.getQOut();
     k = norm.getKOut();
@@ -292,8 +293,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
           b.getNamedAttr("hidden_size", b.getI64IntegerAttr(spec.hiddenSize)),
           b.getNamedAttr("vocab_size", b.getI64IntegerAttr(spec.vocabSize)),
           b.getNamedAttr("num_layers", b.getI64IntegerAttr(spec.numLayers)),
-          b.getNamedAttr("tied_embeddings",
-                         b.getBoolAttr(spec.tiedEmbeddings)),
+          b.getNamedAttr("tied_embeddings", b.getBoolAttr(spec.tiedEmbeddings)),
       }));
   b.setInsertionPointToEnd(module->getBody());
 
@@ -314,8 +314,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   ArrayAttr tied;
   if (spec.tiedEmbeddings)
     tied = b.getStrArrayAttr({"lm_head.weight"});
-  size_t embedArg = addParam(RankedTensorType::get({vocab, h}, elem),
-                             plain("model.embed_tokens.weight", "embedding", tied));
+  size_t embedArg =
+      addParam(RankedTensorType::get({vocab, h}, elem),
+               plain("model.embed_tokens.weight", "embedding", tied));
   size_t firstLayerArg = argTypes.size();
   for (const LayerParam &p : layerParams) {
     SmallVector<int64_t> shape{L};
@@ -334,9 +335,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 
   auto logitsType = act({vocab});
   auto lossType = stat({});
-  auto func = func::FuncOp::create(
-      b, loc, kForwardFuncName,
-      b.getFunctionType(argTypes, {logitsType, lossType}));
+  auto func =
+      func::FuncOp::create(b, loc, kForwardFuncName,
+                           b.getFunctionType(argTypes, {logitsType, lossType}));
   func.setAllArgAttrs(argAttrs);
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToEnd(entry);
@@ -354,7 +355,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   std::vector<const LayerSpec *> kinds;
   SmallVector<int64_t> schedule;
   for (const LayerSpec &layer : spec.layers) {
-    auto it = llvm::find_if(kinds, [&](const LayerSpec *k) { return *k == layer; });
+    auto it =
+        llvm::find_if(kinds, [&](const LayerSpec *k) { return *k == layer; });
     schedule.push_back(it - kinds.begin());
     if (it == kinds.end())
       kinds.push_back(&layer);
@@ -374,19 +376,21 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   SmallVector<Location> blockLocs{loc};
   for (Value s : stacked) {
     auto t = cast<RankedTensorType>(s.getType());
-    blockTypes.push_back(RankedTensorType::get(t.getShape().drop_front(), elem));
+    blockTypes.push_back(
+        RankedTensorType::get(t.getShape().drop_front(), elem));
     blockLocs.push_back(loc);
   }
   for (auto [region, kind] : llvm::zip(repeat.getKinds(), kinds)) {
     Block *body = b.createBlock(&region, {}, blockTypes, blockLocs);
-    Value out = layerBody(body->getArgument(0), body->getArguments().drop_front(),
-                          positions, *kind);
+    Value out = layerBody(body->getArgument(0),
+                          body->getArguments().drop_front(), positions, *kind);
     YieldOp::create(b, loc, out);
   }
   b.setInsertionPointAfter(repeat);
 
   Value normed = rmsnorm(repeat.getResult(0), entry->getArgument(normArg));
-  Value logits = matmul(normed, entry->getArgument(headArg ? *headArg : embedArg));
+  Value logits =
+      matmul(normed, entry->getArgument(headArg ? *headArg : embedArg));
   if (spec.finalSoftcap)
     logits = SoftcapOp::create(b, loc, logits,
                                b.getF64FloatAttr(*spec.finalSoftcap));

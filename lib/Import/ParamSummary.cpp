@@ -22,8 +22,8 @@ FailureOr<ParamSummary> mlir::tfm::summarizeParams(ModuleOp module,
     return module.emitError() << "no function @" << funcName;
   ParamSummary summary;
   for (BlockArgument arg : func.getArguments()) {
-    auto param = func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
-                                                  kParamAttrName);
+    auto param =
+        func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
     if (!param)
       continue;
     auto type = cast<RankedTensorType>(arg.getType());
@@ -32,7 +32,8 @@ FailureOr<ParamSummary> mlir::tfm::summarizeParams(ModuleOp module,
       if (llvm::MulOverflow(n, d, n))
         return func.emitError() << "parameter '" << param.getName()
                                 << "' has more elements than int64 holds";
-    std::string kind = param.getKind().empty() ? "other" : param.getKind().str();
+    std::string kind =
+        param.getKind().empty() ? "other" : param.getKind().str();
     if (llvm::AddOverflow(summary.total, n, summary.total) ||
         llvm::AddOverflow(summary.byKind[kind], n, summary.byKind[kind]))
       return func.emitError() << "parameter count overflows int64";

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RopeConfig.h"
+#include "tfm/Support/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -127,9 +128,7 @@ RopeSpec readRope(Fields &top, const json &rp, llvm::StringRef where,
 
 llvm::Expected<ModelRope>
 hf::readModelRope(Fields &f, const FamilyRules &family, int64_t headDim) {
-  auto fail = [&](const llvm::Twine &msg) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-  };
+  auto fail = [&](const llvm::Twine &msg) { return makeError(msg); };
   const std::string &source = f.source;
   const json &root = f.obj;
   int64_t maxPositions =

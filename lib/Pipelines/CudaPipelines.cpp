@@ -65,7 +65,7 @@ bool isSmName(StringRef chip) {
 } // namespace
 
 void mlir::tfm::buildTfmLowerToLinalgCudaPipeline(OpPassManager &pm,
-                                                   int64_t lanes) {
+                                                  int64_t lanes) {
   // Attention first: its flash kernels replace the tfm ops, so the linalg
   // lowering never materialises a score matrix.
   TfmAttentionToGpuPassOptions attention;

@@ -12,23 +12,29 @@
 using namespace mlir;
 
 namespace {
-struct CudaPipelineCLOptions : public PassPipelineOptions<CudaPipelineCLOptions> {
-  Option<std::string> chip{*this, "chip", llvm::cl::desc("Target SM, e.g. sm_80 or sm_90"),
+struct CudaPipelineCLOptions
+    : public PassPipelineOptions<CudaPipelineCLOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("Target SM, e.g. sm_80 or sm_90"),
                            llvm::cl::init("sm_90")};
-  Option<std::string> features{*this, "features",
-                               llvm::cl::desc("PTX features (+ptx80 or newer for sm_90)"),
-                               llvm::cl::init("+ptx80")};
-  Option<std::string> format{*this, "format",
-                             llvm::cl::desc("gpu-module-to-binary format: isa (PTX text), "
-                                            "bin (cubin via ptxas), fatbin"),
-                             llvm::cl::init("isa")};
-  Option<std::string> toolkit{*this, "toolkit",
-                              llvm::cl::desc("CUDA toolkit (libdevice, ptxas); default "
-                                             "$CUDA_HOME or /usr/local/cuda"),
-                              llvm::cl::init("")};
-  Option<std::string> func{*this, "func",
-                           llvm::cl::desc("Function to differentiate (tfm-train-cuda)"),
-                           llvm::cl::init("forward")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (+ptx80 or newer for sm_90)"),
+      llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("gpu-module-to-binary format: isa (PTX text), "
+                     "bin (cubin via ptxas), fatbin"),
+      llvm::cl::init("isa")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit (libdevice, ptxas); default "
+                     "$CUDA_HOME or /usr/local/cuda"),
+      llvm::cl::init("")};
+  Option<std::string> func{
+      *this, "func",
+      llvm::cl::desc("Function to differentiate (tfm-train-cuda)"),
+      llvm::cl::init("forward")};
 
   tfm::CudaPipelineOptions get() const {
     tfm::CudaPipelineOptions o;
@@ -54,14 +60,15 @@ void tfm::registerTfmPipelines() {
       "tfm-lower-cpu-to-llvm",
       "Lower loops and memrefs to the LLVM dialect (CPU stage 3)",
       buildTfmLowerCpuToLlvmPipeline);
-  PassPipelineRegistration<>("tfm-train-cpu",
-                             "The training step of @forward (loss and gradients, "
-                             "tfm-autodiff) compiled for the CPU down to LLVM",
-                             [](OpPassManager &pm) {
-                               CpuPipelineOptions options;
-                               options.autodiffFunc = "forward";
-                               buildTfmTrainCpuPipeline(pm, options);
-                             });
+  PassPipelineRegistration<>(
+      "tfm-train-cpu",
+      "The training step of @forward (loss and gradients, "
+      "tfm-autodiff) compiled for the CPU down to LLVM",
+      [](OpPassManager &pm) {
+        CpuPipelineOptions options;
+        options.autodiffFunc = "forward";
+        buildTfmTrainCpuPipeline(pm, options);
+      });
   PassPipelineRegistration<>(
       "tfm-lower-to-linalg-cuda",
       "Flash-attention kernels, then tfm-lower-to-linalg (GPU stage 1)",

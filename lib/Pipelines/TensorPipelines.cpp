@@ -49,8 +49,7 @@ void tfm::detail::addDeallocation(OpPassManager &pm) {
 }
 
 namespace {
-struct OptionErrorPass
-    : PassWrapper<OptionErrorPass, OperationPass<ModuleOp>> {
+struct OptionErrorPass : PassWrapper<OptionErrorPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OptionErrorPass)
   explicit OptionErrorPass(std::string message) : message(std::move(message)) {}
   StringRef getArgument() const override { return "tfm-option-error"; }

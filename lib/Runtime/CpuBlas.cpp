@@ -30,11 +30,12 @@ extern "C" void _mlir_ciface_tfm_rt_sgemm(Memref2D *a, Memref2D *b, Memref2D *c,
   if (a->rowContiguous() && b->rowContiguous() && c->rowContiguous()) {
     // Leading dimensions must be at least the row length even for one row.
     auto ld = [](const Memref2D *x) {
-      return x->sizes[0] <= 1 ? (x->sizes[1] > 0 ? x->sizes[1] : 1) : x->strides[0];
+      return x->sizes[0] <= 1 ? (x->sizes[1] > 0 ? x->sizes[1] : 1)
+                              : x->strides[0];
     };
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, int(m),
-                int(n), int(k), 1.0f, a->data(), int(ld(a)), b->data(), int(ld(b)), 1.0f,
+                transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
+                1.0f, a->data(), int(ld(a)), b->data(), int(ld(b)), 1.0f,
                 c->data(), int(ld(c)));
     return;
   }
@@ -63,14 +64,18 @@ struct Memref3D {
 
 /// Batch slice i of a rank-3 descriptor as a rank-2 one.
 Memref2D slice(const Memref3D &m, int64_t i) {
-  return {m.allocated, m.aligned, m.offset + i * m.strides[0], {m.sizes[1], m.sizes[2]},
+  return {m.allocated,
+          m.aligned,
+          m.offset + i * m.strides[0],
+          {m.sizes[1], m.sizes[2]},
           {m.strides[1], m.strides[2]}};
 }
 } // namespace
 
 /// C[i] += op(A[i])·op(B[i]) for every batch index i.
-extern "C" void _mlir_ciface_tfm_rt_sgemm_batched(Memref3D *a, Memref3D *b, Memref3D *c,
-                                                  int32_t transA, int32_t transB) {
+extern "C" void _mlir_ciface_tfm_rt_sgemm_batched(Memref3D *a, Memref3D *b,
+                                                  Memref3D *c, int32_t transA,
+                                                  int32_t transB) {
   for (int64_t i = 0; i < c->sizes[0]; ++i) {
     Memref2D ai = slice(*a, i), bi = slice(*b, i), ci = slice(*c, i);
     _mlir_ciface_tfm_rt_sgemm(&ai, &bi, &ci, transA, transB);

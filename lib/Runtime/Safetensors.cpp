@@ -30,9 +30,9 @@ struct DTypeInfo {
   size_t size;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {"F64", DType::F64, 8}, {"F32", DType::F32, 4}, {"F16", DType::F16, 2},
+    {"F64", DType::F64, 8},   {"F32", DType::F32, 4}, {"F16", DType::F16, 2},
     {"BF16", DType::BF16, 2}, {"I64", DType::I64, 8}, {"I32", DType::I32, 4},
-    {"I16", DType::I16, 2}, {"I8", DType::I8, 1}, {"U8", DType::U8, 1},
+    {"I16", DType::I16, 2},   {"I8", DType::I8, 1},   {"U8", DType::U8, 1},
     {"BOOL", DType::BOOL, 1}};
 
 float halfToFloat(uint16_t h) {
@@ -143,18 +143,20 @@ SafetensorsFile::open(llvm::StringRef path) {
   try {
     // The JSON library keeps one of two equal keys; a header naming a
     // tensor twice is lying, so refuse it.
-    header = json::parse(bytes.substr(8, headerLen),
-                         [&](int depth, json::parse_event_t event, json &parsed) {
-                           if (depth == 1 && event == json::parse_event_t::key &&
-                               !names.insert(parsed.get<std::string>()).second)
-                             duplicate = parsed.get<std::string>();
-                           return true;
-                         });
+    header =
+        json::parse(bytes.substr(8, headerLen),
+                    [&](int depth, json::parse_event_t event, json &parsed) {
+                      if (depth == 1 && event == json::parse_event_t::key &&
+                          !names.insert(parsed.get<std::string>()).second)
+                        duplicate = parsed.get<std::string>();
+                      return true;
+                    });
   } catch (const json::parse_error &e) {
     return err(path + ": header is not valid JSON: " + e.what());
   }
   if (!duplicate.empty())
-    return err(path + ": tensor '" + duplicate + "' appears twice in the header");
+    return err(path + ": tensor '" + duplicate +
+               "' appears twice in the header");
   if (!header.is_object())
     return err(path + ": header must be a JSON object");
   uint64_t dataLen = bytes.size() - 8 - headerLen;
@@ -204,8 +206,8 @@ SafetensorsFile::open(llvm::StringRef path) {
     uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
     if (begin > end || end > dataLen)
       return err(where + ": data_offsets [" + llvm::Twine(begin) + ", " +
-                 llvm::Twine(end) + "] lie outside the " + llvm::Twine(dataLen) +
-                 "-byte data section");
+                 llvm::Twine(end) + "] lie outside the " +
+                 llvm::Twine(dataLen) + "-byte data section");
     if (numBytes != end - begin)
       return err(where + ": shape × dtype size = " + llvm::Twine(numBytes) +
                  " bytes, but data_offsets span " + llvm::Twine(end - begin));
@@ -240,7 +242,8 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
     } catch (const json::parse_error &e) {
       return err(index + ": not valid JSON: " + e.what());
     }
-    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+    if (!j.is_object() || !j.contains("weight_map") ||
+        !j["weight_map"].is_object())
       return err(index + ": field 'weight_map': must be an object");
     std::set<std::string> shards;
     for (auto &[name, shard] : j["weight_map"].items()) {

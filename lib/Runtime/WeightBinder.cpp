@@ -1,8 +1,8 @@
 //===- WeightBinder.cpp - checkpoint tensors to model arguments -----------===//
 
 #include "tfm/Runtime/WeightBinder.h"
-#include "tfm/Support/Error.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -14,7 +14,11 @@ using namespace mlir::tfm;
 static llvm::Error err(const llvm::Twine &msg) { return makeError(msg); }
 
 static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
-  return "[" + llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), ", ") + "]";
+  return "[" +
+         llvm::join(llvm::map_range(
+                        shape, [](int64_t d) { return std::to_string(d); }),
+                    ", ") +
+         "]";
 }
 
 namespace {
@@ -25,7 +29,8 @@ public:
   explicit Binder(const Checkpoint &ckpt) : ckpt(ckpt) {}
 
   /// The tensor `name` (or a tied alias); null, with `missing` set, if absent.
-  const TensorView *lookup(const std::string &name, ArrayRef<std::string> aliases) {
+  const TensorView *lookup(const std::string &name,
+                           ArrayRef<std::string> aliases) {
     if (const TensorView *t = ckpt.find(name)) {
       used.insert(name);
       return t;
@@ -35,20 +40,23 @@ public:
         used.insert(a);
         return t;
       }
-    missing = "checkpoint has no tensor '" + name + "'" +
-              (aliases.empty() ? "" : " (nor its tied alias '" + aliases[0] + "')");
+    missing =
+        "checkpoint has no tensor '" + name + "'" +
+        (aliases.empty() ? "" : " (nor its tied alias '" + aliases[0] + "')");
     return nullptr;
   }
 
   llvm::Error expectShape(const TensorView &t, ArrayRef<int64_t> shape) {
     if (ArrayRef<int64_t>(t.shape) != shape)
-      return err(t.file + ": tensor '" + t.name + "' has shape " + shapeString(t.shape) +
-                 ", the model expects " + shapeString(shape));
+      return err(t.file + ": tensor '" + t.name + "' has shape " +
+                 shapeString(t.shape) + ", the model expects " +
+                 shapeString(shape));
     return llvm::Error::success();
   }
 
   /// Fills `out` (row-major `shape`) for one layer's names.
-  llvm::Error build(ParamAttr param, int64_t layer, ArrayRef<int64_t> shape, float *out) {
+  llvm::Error build(ParamAttr param, int64_t layer, ArrayRef<int64_t> shape,
+                    float *out) {
     auto layerName = [&](StringRef templ) {
       std::string s = templ.str();
       size_t pos = s.find(kLayerPlaceholder.str());
@@ -71,7 +79,8 @@ public:
     }
     case ParamMapping::transpose: {
       if (shape.size() != 2)
-        return err("transposed parameter '" + param.getName() + "' must be a matrix");
+        return err("transposed parameter '" + param.getName() +
+                   "' must be a matrix");
       const TensorView *t = lookup(layerName(param.getName()), aliases);
       if (!t)
         return err(missing);
@@ -98,19 +107,23 @@ public:
       std::vector<const TensorView *> sources;
       int64_t rows = 0;
       for (Attribute src : param.getSources()) {
-        const TensorView *t = lookup(layerName(cast<StringAttr>(src).getValue()).c_str(), {});
+        const TensorView *t =
+            lookup(layerName(cast<StringAttr>(src).getValue()).c_str(), {});
         if (!t)
           return err(missing);
         bool ok = t->shape.size() == shape.size();
         for (size_t i = 0; ok && i < shape.size(); ++i)
           ok = int64_t(i) == dim || t->shape[i] == shape[i];
         if (!ok)
-          return err(t->file + ": tensor '" + t->name + "' has shape " + shapeString(t->shape) +
-                     ", which does not fit parameter '" + param.getName() + "' " +
-                     shapeString(shape) + " along dim " + llvm::Twine(dim));
+          return err(t->file + ": tensor '" + t->name + "' has shape " +
+                     shapeString(t->shape) +
+                     ", which does not fit parameter '" + param.getName() +
+                     "' " + shapeString(shape) + " along dim " +
+                     llvm::Twine(dim));
         if (!fuse && param.getOffset() + shape[dim] > t->shape[dim])
-          return err(t->file + ": tensor '" + t->name + "' has " + llvm::Twine(t->shape[dim]) +
-                     " rows along dim " + llvm::Twine(dim) + ", the split needs " +
+          return err(t->file + ": tensor '" + t->name + "' has " +
+                     llvm::Twine(t->shape[dim]) + " rows along dim " +
+                     llvm::Twine(dim) + ", the split needs " +
                      llvm::Twine(param.getOffset() + shape[dim]));
         rows += t->shape[dim];
         sources.push_back(t);
@@ -139,7 +152,8 @@ public:
       return llvm::Error::success();
     }
     case ParamMapping::stacked_experts:
-      return err("parameter '" + param.getName() + "': stacked_experts binding is not supported yet");
+      return err("parameter '" + param.getName() +
+                 "': stacked_experts binding is not supported yet");
     }
     return llvm::Error::success();
   }
@@ -157,20 +171,23 @@ mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
   std::vector<std::vector<float>> buffers(func.getNumArguments());
   std::set<std::string> aliases;
   for (BlockArgument arg : func.getArguments()) {
-    auto param = func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
+    auto param =
+        func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
     if (!param)
       continue;
     auto type = cast<ShapedType>(arg.getType());
     ArrayRef<int64_t> shape = type.getShape();
     int64_t layers = param.getStacked() ? shape[0] : 1;
-    ArrayRef<int64_t> perLayer = param.getStacked() ? shape.drop_front() : shape;
+    ArrayRef<int64_t> perLayer =
+        param.getStacked() ? shape.drop_front() : shape;
     int64_t perLayerElems = 1;
     for (int64_t d : perLayer)
       perLayerElems *= d;
     std::vector<float> &buf = buffers[arg.getArgNumber()];
     buf.resize(size_t(perLayerElems * layers));
     for (int64_t l = 0; l < layers; ++l)
-      if (auto e = binder.build(param, l, perLayer, buf.data() + l * perLayerElems))
+      if (auto e =
+              binder.build(param, l, perLayer, buf.data() + l * perLayerElems))
         return std::move(e);
     if (ArrayAttr tied = param.getTied())
       for (Attribute a : tied)
@@ -193,7 +210,8 @@ mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
 llvm::Expected<std::vector<NamedGradient>>
 mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
                            llvm::ArrayRef<std::vector<int64_t>> shapes,
-                           llvm::ArrayRef<const float *> grads, const Checkpoint &checkpoint) {
+                           llvm::ArrayRef<const float *> grads,
+                           const Checkpoint &checkpoint) {
   std::map<std::string, NamedGradient> out;
   auto storedShape = [&](const std::string &name) -> std::vector<int64_t> {
     const TensorView *t = checkpoint.find(name);
@@ -201,7 +219,8 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
   };
   /// Adds `count` rows (of `inner` elements, along `dim` with `outer`
   /// blocks) from `src` into the named gradient, creating it if needed.
-  auto target = [&](const std::string &name, ArrayRef<int64_t> shape) -> NamedGradient & {
+  auto target = [&](const std::string &name,
+                    ArrayRef<int64_t> shape) -> NamedGradient & {
     NamedGradient &g = out[name];
     if (g.name.empty()) {
       g.name = name;
@@ -219,7 +238,8 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
       continue;
     ArrayRef<int64_t> shape = shapes[i];
     int64_t layers = param.getStacked() ? shape[0] : 1;
-    ArrayRef<int64_t> perLayer = param.getStacked() ? shape.drop_front() : shape;
+    ArrayRef<int64_t> perLayer =
+        param.getStacked() ? shape.drop_front() : shape;
     int64_t perLayerElems = 1;
     for (int64_t d : perLayer)
       perLayerElems *= d;
@@ -247,7 +267,8 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
           written = true;
         }
         if (!written)
-          return err("no checkpoint tensor to write the gradient of '" + names[0] + "' under");
+          return err("no checkpoint tensor to write the gradient of '" +
+                     names[0] + "' under");
         break;
       }
       case ParamMapping::transpose: {
@@ -278,12 +299,14 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
           if (fits && fuse)
             fits = offset + srcShape[dim] <= perLayer[dim];
           if (!fits)
-            return err("checkpoint tensor '" + n + "' does not match the parameter '" +
-                       param.getName() + "'");
+            return err("checkpoint tensor '" + n +
+                       "' does not match the parameter '" + param.getName() +
+                       "'");
           NamedGradient &t = target(n, srcShape);
           int64_t srcRows = srcShape[dim];
           int64_t count = fuse ? srcRows : perLayer[dim];
-          int64_t srcStart = fuse ? 0 : param.getOffset(), paramStart = fuse ? offset : 0;
+          int64_t srcStart = fuse ? 0 : param.getOffset(),
+                  paramStart = fuse ? offset : 0;
           for (int64_t o = 0; o < outer; ++o)
             for (int64_t r = 0; r < count; ++r)
               for (int64_t e = 0; e < inner; ++e)

@@ -9,7 +9,8 @@
 // from a real GPU (bench/gpu-check.sh).
 //
 // At exit it prints one line to stderr when TFM_MOCK_CUDA_REPORT is set:
-//   mock-cuda: <modules> modules, <kernels> kernels, <launches> launches, <errors> errors
+//   mock-cuda: <modules> modules, <kernels> kernels, <launches> launches,
+//   <errors> errors
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,8 +35,9 @@ struct Stats {
   int modules = 0, kernels = 0, launches = 0, errors = 0;
   ~Stats() {
     if (std::getenv("TFM_MOCK_CUDA_REPORT"))
-      std::fprintf(stderr, "mock-cuda: %d modules, %d kernels, %d launches, %d errors\n",
-                   modules, kernels, launches, errors);
+      std::fprintf(
+          stderr, "mock-cuda: %d modules, %d kernels, %d launches, %d errors\n",
+          modules, kernels, launches, errors);
   }
 } stats;
 
@@ -101,10 +103,13 @@ CUresult cuMemGetInfo(size_t *free, size_t *total) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes) {
-  *p = reinterpret_cast<CUdeviceptr>(std::aligned_alloc(256, (bytes + 255) / 256 * 256));
+  *p = reinterpret_cast<CUdeviceptr>(
+      std::aligned_alloc(256, (bytes + 255) / 256 * 256));
   return *p ? CUDA_SUCCESS : error(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc");
 }
-CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned) { return cuMemAlloc(p, bytes); }
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned) {
+  return cuMemAlloc(p, bytes);
+}
 CUresult cuMemFree(CUdeviceptr p) {
   std::free(reinterpret_cast<void *>(p));
   return CUDA_SUCCESS;
@@ -113,7 +118,8 @@ CUresult cuModuleLoadData(CUmodule *m, const void *image) {
   *m = reinterpret_cast<CUmodule>(parsePtx(static_cast<const char *>(image)));
   return CUDA_SUCCESS;
 }
-CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned, CUjit_option *, void **) {
+CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned,
+                            CUjit_option *, void **) {
   return cuModuleLoadData(m, image);
 }
 CUresult cuModuleUnload(CUmodule m) {
@@ -128,18 +134,20 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
   *f = reinterpret_cast<CUfunction>(&it->second);
   return CUDA_SUCCESS;
 }
-CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, unsigned smem, CUstream, void **params,
-                        void **extra) {
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                        CUstream, void **params, void **extra) {
   const Kernel *k = reinterpret_cast<const Kernel *>(f);
   if (!k)
     return error(CUDA_ERROR_INVALID_HANDLE, "cuLaunchKernel: null function");
   if (!gx || !gy || !gz || !bx || !by || !bz || gy > 65535 || gz > 65535)
     return error(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel: bad grid");
   if (size_t(bx) * by * bz > 1024)
-    return error(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel: more than 1024 threads per block");
+    return error(CUDA_ERROR_INVALID_VALUE,
+                 "cuLaunchKernel: more than 1024 threads per block");
   if (smem > 48 * 1024 || extra)
-    return error(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel: unexpected smem/extra");
+    return error(CUDA_ERROR_INVALID_VALUE,
+                 "cuLaunchKernel: unexpected smem/extra");
   if (k->params && !params)
     return error(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel: no parameters");
   for (int i = 0; i < k->params; ++i)

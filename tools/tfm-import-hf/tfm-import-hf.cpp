@@ -29,9 +29,9 @@ using namespace mlir::tfm;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory toolOptions("tfm-import-hf options");
-static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                                      cl::desc("<config.json | checkpoint dir>"),
-                                      cl::cat(toolOptions));
+static cl::opt<std::string>
+    inputPath(cl::Positional, cl::Required,
+              cl::desc("<config.json | checkpoint dir>"), cl::cat(toolOptions));
 static cl::opt<std::string> outputPath("o", cl::desc("Output .mlir file"),
                                        cl::value_desc("file"),
                                        cl::cat(toolOptions));
@@ -51,8 +51,8 @@ static int fail(const llvm::Twine &message) {
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::HideUnrelatedOptions(toolOptions);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Import a Hugging Face causal-LM config as tfm IR\n");
+  cl::ParseCommandLineOptions(
+      argc, argv, "Import a Hugging Face causal-LM config as tfm IR\n");
   if (dtype != "f32" && dtype != "bf16")
     return fail("--dtype must be f32 or bf16, got '" + dtype + "'");
 

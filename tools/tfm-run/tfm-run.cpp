@@ -1,20 +1,12 @@
 //===- tfm-run.cpp - run a compiled training step on an HF checkpoint -----===//
 //
 //   tfm-run DIR --tokens TOKENS.json --output OUT.safetensors [--grads]
-//
-// Imports DIR/config.json, compiles the step, binds DIR's safetensors
-// through the weight map and writes f32 `logits` [B, T, V], `loss` when
-// labels are given and, with --grads, `grad/<hf-name>` for every checkpoint
-// tensor. Errors name the file, field or tensor; on any error nothing is
-// written.
-//
 //   tfm-run --mlir FILE --func F [--autodiff] --inputs IN --output OUT ...
 //
-// Kernel mode: runs one function of a tfm .mlir file (or, with --autodiff,
-// its vector-Jacobian product F_vjp) on arg0, arg1, ... of each --inputs
-// file, writing result0, result1, ... to the matching --output.
-//
-// Everything but the command line is the engine library (tfm/Engine).
+// The command line of the engine library (tfm/Engine, docs/cli.md):
+// checkpoint mode writes `logits`, `loss` and `grad/<hf-name>`; kernel mode
+// runs one function of a .mlir file (or its F_vjp) on `arg<i>` tensors and
+// writes `result<i>`. On any error nothing is written.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,64 +32,72 @@ using namespace mlir::tfm;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory toolOptions("tfm-run options");
-static cl::opt<std::string> checkpointDir(cl::Positional, cl::desc("<HF checkpoint folder>"),
+static cl::opt<std::string> checkpointDir(cl::Positional,
+                                          cl::desc("<HF checkpoint folder>"),
                                           cl::cat(toolOptions));
-static cl::opt<std::string> tokensPath("tokens", cl::desc("JSON file with input_ids (and labels)"),
-                                       cl::value_desc("file"), cl::cat(toolOptions));
-static cl::opt<bool> withGrads("grads",
-                               cl::desc("Also compute and write grad/<hf-name> for every "
-                                        "checkpoint tensor (needs labels)"),
-                               cl::cat(toolOptions));
-static cl::list<std::string> outputPaths("output", cl::OneOrMore,
-                                         cl::desc("Output .safetensors file(s)"),
-                                         cl::value_desc("file"), cl::cat(toolOptions));
-static cl::opt<std::string> mlirPath("mlir",
-                                     cl::desc("Kernel mode: run a function of this tfm .mlir "
-                                              "file on --inputs"),
-                                     cl::value_desc("file"), cl::cat(toolOptions));
-static cl::opt<std::string> funcName("func", cl::desc("Function to run with --mlir"),
+static cl::opt<std::string>
+    tokensPath("tokens", cl::desc("JSON file with input_ids (and labels)"),
+               cl::value_desc("file"), cl::cat(toolOptions));
+static cl::opt<bool>
+    withGrads("grads",
+              cl::desc("Also compute and write grad/<hf-name> for every "
+                       "checkpoint tensor (needs labels)"),
+              cl::cat(toolOptions));
+static cl::list<std::string>
+    outputPaths("output", cl::OneOrMore,
+                cl::desc("Output .safetensors file(s)"), cl::value_desc("file"),
+                cl::cat(toolOptions));
+static cl::opt<std::string>
+    mlirPath("mlir", cl::desc("Kernel mode: run a function of this .mlir file"),
+             cl::value_desc("file"), cl::cat(toolOptions));
+static cl::opt<std::string> funcName("func",
+                                     cl::desc("Function to run with --mlir"),
                                      cl::init("main"), cl::cat(toolOptions));
-static cl::opt<bool> autodiff("autodiff",
-                              cl::desc("With --mlir: run the vector-Jacobian product F_vjp "
-                                       "(cotangents of every result follow the arguments)"),
-                              cl::cat(toolOptions));
-static cl::list<std::string> inputPaths("inputs",
-                                        cl::desc("With --mlir: safetensors with arg0, arg1, "
-                                                 "...; one per --output"),
-                                        cl::value_desc("file"), cl::cat(toolOptions));
-static cl::opt<std::string> deviceFlag("device",
-                                       cl::desc("Where to run: cpu, or cuda (GPU 0 through the "
-                                                "CUDA driver and cuBLASLt; docs/gpu.md); "
-                                                "gpu-sim (testing) runs the GPU path's kernels "
-                                                "as CPU loops"),
-                                       cl::init("cpu"), cl::cat(toolOptions));
+static cl::opt<bool>
+    autodiff("autodiff",
+             cl::desc("With --mlir: run the vector-Jacobian product F_vjp "
+                      "(cotangents of every result follow the arguments)"),
+             cl::cat(toolOptions));
+static cl::list<std::string>
+    inputPaths("inputs",
+               cl::desc("With --mlir: arg0, arg1, ... (one per --output)"),
+               cl::value_desc("file"), cl::cat(toolOptions));
+static cl::opt<std::string>
+    deviceFlag("device",
+               cl::desc("Where to run: cpu, cuda (GPU 0; docs/gpu.md) or "
+                        "gpu-sim (testing: the GPU kernels as CPU loops)"),
+               cl::init("cpu"), cl::cat(toolOptions));
 static cl::opt<bool> checkAgainstCpu(
     "check-against-cpu",
-    cl::desc("With --device cuda (or gpu-sim): also run the step on the CPU and compare "
-             "logits, loss and gradients (f32 tolerances; with --dtype bf16, 1e-2 "
-             "relative, gradients 5e-2; exit 1 if they differ)"),
+    cl::desc("With --device cuda (or gpu-sim): also run the step on the CPU "
+             "and compare logits, loss and gradients (f32 tolerances; with "
+             "--dtype bf16, 1e-2 relative, gradients 5e-2; exit 1 if they "
+             "differ)"),
     cl::cat(toolOptions));
-static cl::opt<std::string> dtypeFlag("dtype",
-                                      cl::desc("Parameter and activation type of the "
-                                               "compiled model: f32 or bf16 (statistics "
-                                               "and the loss stay f32)"),
-                                      cl::init("f32"), cl::cat(toolOptions));
-static cl::opt<std::string> cudaChip("chip",
-                                     cl::desc("With --device cuda: target SM (default: the "
-                                              "device's own, e.g. sm_90)"),
-                                     cl::init(""), cl::cat(toolOptions));
+static cl::opt<std::string>
+    dtypeFlag("dtype",
+              cl::desc("Parameter and activation type: f32 or bf16 "
+                       "(statistics and the loss stay f32)"),
+              cl::init("f32"), cl::cat(toolOptions));
+static cl::opt<std::string>
+    cudaChip("chip",
+             cl::desc("With --device cuda: target SM (default: the "
+                      "device's own, e.g. sm_90)"),
+             cl::init(""), cl::cat(toolOptions));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary line"),
                            cl::cat(toolOptions));
-static cl::opt<unsigned> repeat("repeat",
-                                cl::desc("Run the step this many times and report the "
-                                         "fastest (benchmarks)"),
-                                cl::init(1), cl::cat(toolOptions));
+static cl::opt<unsigned>
+    repeat("repeat",
+           cl::desc("Run this many times, report the fastest (benchmarks)"),
+           cl::init(1), cl::cat(toolOptions));
 static cl::opt<bool> noBlas("no-blas",
                             cl::desc("Compile GEMMs to loops instead of "
                                      "OpenBLAS calls (benchmarks)"),
                             cl::cat(toolOptions));
 
-static int fail(const llvm::Twine &message) { return reportToolError("tfm-run", message); }
+static int fail(const llvm::Twine &message) {
+  return reportToolError("tfm-run", message);
+}
 
 /// Calls `run` --repeat times; keeps the last result and the fastest time.
 template <typename Run>
@@ -125,7 +125,8 @@ static int runKernel(CompileOptions compile) {
     return fail(mlirPath + ": cannot parse");
   std::string entry = funcName;
   if (autodiff) {
-    llvm::Expected<std::string> vjp = differentiate(*module, funcName, /*seedAllResults=*/true);
+    llvm::Expected<std::string> vjp =
+        differentiate(*module, funcName, /*seedAllResults=*/true);
     if (!vjp)
       return fail(mlirPath + ": " + llvm::toString(vjp.takeError()));
     entry = *vjp;
@@ -137,7 +138,8 @@ static int runKernel(CompileOptions compile) {
     return fail(llvm::toString(compiled.takeError()));
   for (size_t i = 0; i < inputPaths.size(); ++i) {
     ArgumentStorage storage;
-    auto args = readArguments(inputPaths[i], (*compiled)->getArgumentTypes(), storage);
+    auto args =
+        readArguments(inputPaths[i], (*compiled)->getArgumentTypes(), storage);
     if (!args)
       return fail(llvm::toString(args.takeError()));
     double ms;
@@ -147,7 +149,8 @@ static int runKernel(CompileOptions compile) {
     if (auto e = writeResults(outputPaths[i], *results))
       return fail(llvm::toString(std::move(e)));
     if (!quiet)
-      llvm::outs() << "@" << entry << ": run " << llvm::format("%.3f", ms) << " ms\n";
+      llvm::outs() << "@" << entry << ": run " << llvm::format("%.3f", ms)
+                   << " ms\n";
   }
   return 0;
 }
@@ -161,53 +164,40 @@ static int runCheckpoint(StepOptions options) {
   llvm::Expected<ModelSpec> spec = readHFConfig(checkpointDir);
   if (!spec)
     return fail(llvm::toString(spec.takeError()));
-  llvm::Expected<TokenBatch> tokens = readTokenFile(tokensPath, spec->vocabSize);
+  llvm::Expected<TokenBatch> tokens =
+      readTokenFile(tokensPath, spec->vocabSize);
   if (!tokens)
     return fail(llvm::toString(tokens.takeError()));
   if (withGrads && tokens->labels.empty())
-    return fail(tokensPath + ": field 'labels': --grads needs labels (the loss to differentiate)");
+    return fail(
+        tokensPath +
+        ": field 'labels': --grads needs labels (the loss to differentiate)");
   llvm::Expected<Checkpoint> checkpoint = Checkpoint::open(checkpointDir);
   if (!checkpoint)
     return fail(llvm::toString(checkpoint.takeError()));
   if (checkAgainstCpu && options.compile.device == Device::cpu)
-    return fail("--check-against-cpu compares a --device cuda (or gpu-sim) run with the CPU");
+    return fail("--check-against-cpu compares a --device cuda (or gpu-sim) run "
+                "with the CPU");
   llvm::Expected<Precision> precision = parsePrecision(dtypeFlag);
   if (!precision)
     return fail(llvm::toString(precision.takeError()));
   options.precision = *precision;
   options.gradients = withGrads;
 
-  // Compiles the step for `compile`, binds the checkpoint and runs it.
-  auto runStep = [&](const CompileOptions &compile, std::unique_ptr<TrainingStep> &step,
-                     double &ms) -> llvm::Expected<StepResult> {
-    StepOptions stepOptions = options;
-    stepOptions.compile = compile;
-    auto created = TrainingStep::create(*spec, stepOptions);
-    if (!created)
-      return created.takeError();
-    step = std::move(*created);
-    if (auto e = step->bind(std::move(*checkpoint)))
-      return std::move(e);
-    return timed([&] { return step->run(*tokens); }, ms);
-  };
-  std::unique_ptr<TrainingStep> step;
+  auto step = TrainingStep::create(*spec, options);
+  if (!step)
+    return fail(llvm::toString(step.takeError()));
+  if (auto e = (*step)->bind(std::move(*checkpoint)))
+    return fail(llvm::toString(std::move(e)));
   double ms;
-  auto result = runStep(options.compile, step, ms);
+  auto result = timed([&] { return (*step)->run(*tokens); }, ms);
   if (!result)
     return fail(llvm::toString(result.takeError()));
   std::string comparison;
   if (checkAgainstCpu) {
-    checkpoint = Checkpoint::open(checkpointDir);
-    if (!checkpoint)
-      return fail(llvm::toString(checkpoint.takeError()));
-    std::unique_ptr<TrainingStep> cpuStep;
-    double cpuMs;
-    auto reference = runStep(CompileOptions{Device::cpu, !noBlas, ""}, cpuStep, cpuMs);
-    if (!reference)
-      return fail("CPU reference: " + llvm::toString(reference.takeError()));
-    auto compared = compareSteps(*result, *reference, options.precision);
+    auto compared = compareWithCpu(**step, checkpointDir, *tokens, *result);
     if (!compared)
-      return fail("GPU and CPU results differ: " + llvm::toString(compared.takeError()));
+      return fail(llvm::toString(compared.takeError()));
     comparison = compared->summary();
     if (!compared->ok())
       return fail("GPU and CPU results differ: " + comparison);
@@ -216,21 +206,13 @@ static int runCheckpoint(StepOptions options) {
     return fail(llvm::toString(std::move(e)));
   if (quiet)
     return 0;
-  llvm::outs() << spec->architecture << ": " << tokens->batch << "x" << tokens->seq
-               << " tokens, logits [" << tokens->batch << ", " << tokens->seq << ", "
-               << spec->vocabSize << "]";
-  if (result->loss)
-    llvm::outs() << ", loss " << llvm::format("%.6f", *result->loss);
-  if (withGrads)
-    llvm::outs() << ", " << result->gradients.size() << " gradients";
-  llvm::outs() << " on " << deviceName(options.compile.device) << " (compile "
-               << llvm::format("%.0f", step->getCompileMs()) << " ms, "
-               << (withGrads ? "step " : "run ") << llvm::format("%.1f", ms) << " ms) -> "
+  llvm::outs() << describeStep(**step, *tokens, *result, ms) << " -> "
                << outputPath << "\n";
   if (options.compile.device == Device::cuda)
     llvm::outs() << "cuda: " << cuda::deviceDescription() << ", arena peak "
-                 << llvm::format("%.1f", cuda::arenaPeakBytes() / 1048576.0) << " MiB, "
-                 << cuda::arenaBytesInUse() << " bytes still allocated after the step\n";
+                 << llvm::format("%.1f", cuda::arenaPeakBytes() / 1048576.0)
+                 << " MiB, " << cuda::arenaBytesInUse()
+                 << " bytes still allocated after the step\n";
   if (checkAgainstCpu)
     llvm::outs() << "check against cpu: " << comparison << "\n";
   return 0;
@@ -239,19 +221,23 @@ static int runCheckpoint(StepOptions options) {
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::HideUnrelatedOptions(toolOptions);
-  cl::ParseCommandLineOptions(argc, argv, "Run a tfm-compiled step on an HF checkpoint\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Run a tfm-compiled step on an HF checkpoint\n");
   llvm::Expected<Device> device = parseDevice(deviceFlag);
   if (!device)
     return fail(llvm::toString(device.takeError()));
   StepOptions options;
   options.compile = {*device, /*useBlas=*/!noBlas, cudaChip};
   if (!mlirPath.empty()) {
-    if (checkAgainstCpu || withGrads || dtypeFlag != "f32" || !checkpointDir.empty())
-      return fail("--mlir (kernel mode) takes no checkpoint, --grads, --dtype or "
-                  "--check-against-cpu");
+    if (checkAgainstCpu || withGrads || dtypeFlag != "f32" ||
+        !checkpointDir.empty())
+      return fail(
+          "--mlir (kernel mode) takes no checkpoint, --grads, --dtype or "
+          "--check-against-cpu");
     return runKernel(options.compile);
   }
   if (checkpointDir.empty() || tokensPath.empty())
-    return fail("expected a checkpoint folder and --tokens (or --mlir FILE --inputs FILE)");
+    return fail("expected a checkpoint folder and --tokens (or --mlir FILE "
+                "--inputs FILE)");
   return runCheckpoint(options);
 }

@@ -1,4 +1,5 @@
-//===- CompiledFunction.h - compile and run one function (CPU/CUDA) -*- C++ -*-===//
+//===- CompiledFunction.h - compile and run one function (CPU/CUDA) -*- C++
+//-*-===//
 //
 // The host code of both paths runs in the MLIR JIT. On the CPU it is the
 // whole function; with CUDA it launches the kernels of the module's

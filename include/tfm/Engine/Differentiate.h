@@ -1,4 +1,5 @@
-//===- Differentiate.h - add the vector-Jacobian product of a function -*- C++ -*-===//
+//===- Differentiate.h - add the vector-Jacobian product of a function -*- C++
+//-*-===//
 
 #ifndef TFM_ENGINE_DIFFERENTIATE_H
 #define TFM_ENGINE_DIFFERENTIATE_H

@@ -1,4 +1,5 @@
-//===- TrainingStep.h - the compiled training step of an HF model -*- C++ -*-===//
+//===- TrainingStep.h - the compiled training step of an HF model -*- C++
+//-*-===//
 //
 // The library API every front end sits on (tfm-run, the Python package, the
 // C API): import a model from its config, compile its step for a device and
@@ -112,6 +113,21 @@ struct StepComparison {
 llvm::Expected<StepComparison> compareSteps(const StepResult &result,
                                             const StepResult &reference,
                                             Precision precision);
+
+/// Compiles `step`'s model for the CPU with the same options, binds the
+/// checkpoint in `checkpointDir`, runs `batch` and compares `result` (the
+/// step's own) with it. Errors: "CPU reference: ..." when the CPU step
+/// fails, "GPU and CPU results differ: ..." when the results do not match
+/// in structure.
+llvm::Expected<StepComparison> compareWithCpu(const TrainingStep &step,
+                                              llvm::StringRef checkpointDir,
+                                              const TokenBatch &batch,
+                                              const StepResult &result);
+
+/// One line for people: "LlamaForCausalLM: 2x16 tokens, logits [2, 16, 512],
+/// loss 6.280294, 38 gradients on cpu (compile 1212 ms, step 7.7 ms)".
+std::string describeStep(const TrainingStep &step, const TokenBatch &batch,
+                         const StepResult &result, double runMs);
 
 } // namespace mlir::tfm
 

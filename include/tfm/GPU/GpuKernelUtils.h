@@ -16,7 +16,8 @@ namespace mlir::tfm::gpukernel {
 
 /// The digits of `index` in the mixed radix `sizes`, last dimension fastest
 /// (sizes[0] bounds the leading digit and is not read).
-SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value index, ArrayRef<Value> sizes);
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value index,
+                               ArrayRef<Value> sizes);
 
 /// A thread of a row launch.
 struct RowThread {
@@ -32,7 +33,8 @@ struct RowThread {
 
 /// `scf.if rows > 0 { gpu.launch }` with `lanes` threads per row and
 /// `rowsPerBlock` rows per block; `body` is built inside the launch.
-void launchRows(OpBuilder &b, Location loc, Value rows, int64_t lanes, int64_t rowsPerBlock,
+void launchRows(OpBuilder &b, Location loc, Value rows, int64_t lanes,
+                int64_t rowsPerBlock,
                 function_ref<void(const RowThread &)> body);
 
 } // namespace mlir::tfm::gpukernel

@@ -21,7 +21,9 @@ struct OpCost {
     bytesWritten += o.bytesWritten;
     return *this;
   }
-  OpCost scaled(double n) const { return {flops * n, bytesRead * n, bytesWritten * n}; }
+  OpCost scaled(double n) const {
+    return {flops * n, bytesRead * n, bytesWritten * n};
+  }
 };
 
 /// Concrete sizes for dynamic dimensions. tfm's dynamic dimensions are, in

@@ -11,7 +11,8 @@ namespace mlir::tfm {
 /// What an adjoint rule sees while it builds the gradients of one op.
 class AdjointBuilder {
 public:
-  AdjointBuilder(OpBuilder &builder, Operation *op) : builder(builder), op(op) {}
+  AdjointBuilder(OpBuilder &builder, Operation *op)
+      : builder(builder), op(op) {}
   virtual ~AdjointBuilder() = default;
 
   OpBuilder &builder;

@@ -38,22 +38,28 @@ struct CudaPipelineOptions {
   std::string features = "+ptx80";
   /// isa: PTX text in gpu.binary; bin: cubin through ptxas; fatbin.
   std::string format = "isa";
-  /// CUDA toolkit for libdevice and ptxas (empty: $CUDA_HOME or /usr/local/cuda).
+  /// CUDA toolkit for libdevice and ptxas (empty: $CUDA_HOME or
+  /// /usr/local/cuda).
   std::string toolkit;
   /// Run tfm-autodiff on this function first (empty: forward only).
   std::string autodiffFunc;
 };
 
-void buildTfmLowerToLinalgCudaPipeline(OpPassManager &pm, int64_t attentionLanes = 32);
+void buildTfmLowerToLinalgCudaPipeline(OpPassManager &pm,
+                                       int64_t attentionLanes = 32);
 void buildTfmBufferizeCudaPipeline(OpPassManager &pm);
 /// `lanes`: threads per reduced row (32, or 1 for simulation); `outline`:
 /// kernels into the gpu.module, or (simulation) launches run as CPU loops.
-void buildTfmMapToGpuPipeline(OpPassManager &pm, int64_t lanes = 32, bool outline = true);
-void buildTfmLowerGpuToLlvmPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
-void buildTfmTrainCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
+void buildTfmMapToGpuPipeline(OpPassManager &pm, int64_t lanes = 32,
+                              bool outline = true);
+void buildTfmLowerGpuToLlvmPipeline(OpPassManager &pm,
+                                    const CudaPipelineOptions &options);
+void buildTfmTrainCudaPipeline(OpPassManager &pm,
+                               const CudaPipelineOptions &options);
 /// Testing: the GPU path's kernel formation with every launch run as CPU
 /// loops (tfm-gpu-launch-to-loops); warp reductions stay linalg loops.
-void buildTfmTrainGpuSimPipeline(OpPassManager &pm, const std::string &autodiffFunc);
+void buildTfmTrainGpuSimPipeline(OpPassManager &pm,
+                                 const std::string &autodiffFunc);
 
 /// Registers the pipelines above with their names (CPU and GPU); the
 /// library builds them through the functions instead.

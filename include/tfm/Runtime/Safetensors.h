@@ -43,7 +43,8 @@ struct TensorView {
 /// One mapped .safetensors file.
 class SafetensorsFile {
 public:
-  static llvm::Expected<std::unique_ptr<SafetensorsFile>> open(llvm::StringRef path);
+  static llvm::Expected<std::unique_ptr<SafetensorsFile>>
+  open(llvm::StringRef path);
   const std::map<std::string, TensorView> &tensors() const { return views; }
 
 private:
@@ -75,7 +76,8 @@ struct TensorOut {
 
 /// Writes a .safetensors file atomically (temporary file, then rename), so a
 /// failure leaves no partial output.
-llvm::Error writeSafetensors(llvm::StringRef path, const std::vector<TensorOut> &tensors);
+llvm::Error writeSafetensors(llvm::StringRef path,
+                             const std::vector<TensorOut> &tensors);
 
 } // namespace mlir::tfm
 

@@ -28,7 +28,6 @@ using namespace mlir;
 
 namespace {
 
-
 MemRefType anyStrided(MLIRContext *ctx, unsigned rank) {
   int64_t dyn = ShapedType::kDynamic;
   SmallVector<int64_t> shape(rank, dyn);
@@ -42,15 +41,17 @@ func::FuncOp declareGemm(ModuleOp module, StringRef name, unsigned rank) {
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   MemRefType m = anyStrided(module.getContext(), rank);
-  auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                b.getFunctionType({m, m, m, b.getI32Type(), b.getI32Type()}, {}));
+  auto f = func::FuncOp::create(
+      b, module.getLoc(), name,
+      b.getFunctionType({m, m, m, b.getI32Type(), b.getI32Type()}, {}));
   f.setPrivate();
   f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   return f;
 }
 
 /// Replaces a GEMM-like linalg op on f32 memrefs with a call of `callee`.
-LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee, bool transA, bool transB,
+LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee,
+                              bool transA, bool transB,
                               PatternRewriter &rewriter) {
   if (!op.hasPureBufferSemantics())
     return rewriter.notifyMatchFailure(op, "needs memref operands");
@@ -58,12 +59,16 @@ LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee, bool tra
     if (!cast<MemRefType>(v.getType()).getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "only f32");
   Location loc = op.getLoc();
-  MemRefType m = anyStrided(rewriter.getContext(), cast<MemRefType>(op->getOperand(0).getType()).getRank());
+  MemRefType m =
+      anyStrided(rewriter.getContext(),
+                 cast<MemRefType>(op->getOperand(0).getType()).getRank());
   SmallVector<Value> args;
   for (Value v : op->getOperands())
     args.push_back(memref::CastOp::create(rewriter, loc, m, v));
-  args.push_back(arith::ConstantIntOp::create(rewriter, loc, transA ? 1 : 0, 32));
-  args.push_back(arith::ConstantIntOp::create(rewriter, loc, transB ? 1 : 0, 32));
+  args.push_back(
+      arith::ConstantIntOp::create(rewriter, loc, transA ? 1 : 0, 32));
+  args.push_back(
+      arith::ConstantIntOp::create(rewriter, loc, transB ? 1 : 0, 32));
   func::CallOp::create(rewriter, loc, callee, args);
   rewriter.eraseOp(op);
   return success();
@@ -72,12 +77,16 @@ LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee, bool tra
 struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
   MatmulToSgemm(MLIRContext *ctx, ModuleOp module, std::string callee)
       : OpRewritePattern(ctx), module(module), callee(std::move(callee)) {}
-  LogicalResult matchAndRewrite(linalg::MatmulOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(linalg::MatmulOp op,
+                                PatternRewriter &rewriter) const override {
     bool transA = isa<linalg::MatmulTransposeAOp>(op.getOperation());
     bool transB = isa<linalg::MatmulTransposeBOp>(op.getOperation());
-    if (!transA && !transB && !linalg::MatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
-      return rewriter.notifyMatchFailure(op, "only plain and transposed-A/B matmuls");
-    return replaceWithCall(op, declareGemm(module, callee, 2), transA, transB, rewriter);
+    if (!transA && !transB &&
+        !linalg::MatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
+      return rewriter.notifyMatchFailure(
+          op, "only plain and transposed-A/B matmuls");
+    return replaceWithCall(op, declareGemm(module, callee, 2), transA, transB,
+                           rewriter);
   }
   ModuleOp module;
   std::string callee;
@@ -87,28 +96,35 @@ struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
 struct BatchMatmulToSgemm : OpRewritePattern<linalg::BatchMatmulOp> {
   BatchMatmulToSgemm(MLIRContext *ctx, ModuleOp module, std::string callee)
       : OpRewritePattern(ctx), module(module), callee(std::move(callee)) {}
-  LogicalResult matchAndRewrite(linalg::BatchMatmulOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(linalg::BatchMatmulOp op,
+                                PatternRewriter &rewriter) const override {
     bool transA = isa<linalg::BatchMatmulTransposeAOp>(op.getOperation());
     bool transB = isa<linalg::BatchMatmulTransposeBOp>(op.getOperation());
-    if (!transA && !transB && !linalg::BatchMatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
-      return rewriter.notifyMatchFailure(op, "only plain and transposed-A/B batch matmuls");
-    return replaceWithCall(op, declareGemm(module, callee, 3), transA, transB, rewriter);
+    if (!transA && !transB &&
+        !linalg::BatchMatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
+      return rewriter.notifyMatchFailure(
+          op, "only plain and transposed-A/B batch matmuls");
+    return replaceWithCall(op, declareGemm(module, callee, 3), transA, transB,
+                           rewriter);
   }
   ModuleOp module;
   std::string callee;
 };
 
 struct TfmLinalgMatmulToBlasPass
-    : mlir::tfm::impl::TfmLinalgMatmulToBlasPassBase<TfmLinalgMatmulToBlasPass> {
+    : mlir::tfm::impl::TfmLinalgMatmulToBlasPassBase<
+          TfmLinalgMatmulToBlasPass> {
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<memref::MemRefDialect, func::FuncDialect, arith::ArithDialect>();
+    registry.insert<memref::MemRefDialect, func::FuncDialect,
+                    arith::ArithDialect>();
   }
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RewritePatternSet patterns(&getContext());
     patterns.add<MatmulToSgemm>(&getContext(), module, prefix + "_sgemm");
-    patterns.add<BatchMatmulToSgemm>(&getContext(), module, prefix + "_sgemm_batched");
+    patterns.add<BatchMatmulToSgemm>(&getContext(), module,
+                                     prefix + "_sgemm_batched");
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       signalPassFailure();
   }

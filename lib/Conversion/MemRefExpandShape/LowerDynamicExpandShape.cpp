@@ -23,7 +23,8 @@ struct ExpandShapeToReinterpretCast : OpRewritePattern<memref::ExpandShapeOp> {
     if (!src.getLayout().isIdentity() || !dst.getLayout().isIdentity())
       return rewriter.notifyMatchFailure(op, "needs identity layouts");
     bool buggy = llvm::any_of(op.getReassociationIndices(), [&](auto group) {
-      return llvm::count_if(group, [&](int64_t d) { return dst.isDynamicDim(d); }) > 1;
+      return llvm::count_if(group,
+                            [&](int64_t d) { return dst.isDynamicDim(d); }) > 1;
     });
     if (!buggy)
       return rewriter.notifyMatchFailure(op, "upstream handles this expansion");
@@ -52,7 +53,8 @@ struct ExpandShapeToReinterpretCast : OpRewritePattern<memref::ExpandShapeOp> {
 };
 
 struct TfmLowerDynamicExpandShapePass
-    : mlir::tfm::impl::TfmLowerDynamicExpandShapePassBase<TfmLowerDynamicExpandShapePass> {
+    : mlir::tfm::impl::TfmLowerDynamicExpandShapePassBase<
+          TfmLowerDynamicExpandShapePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandShapeToReinterpretCast>(&getContext());

@@ -27,8 +27,9 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
     const AttentionParams *p = &params;
     OpBuilder &b = rewriter;
     Location loc = op.getLoc();
-    Value dout = readBuffer(b, loc, op.getDout()), q = readBuffer(b, loc, op.getQ()),
-          k = readBuffer(b, loc, op.getK()), v = readBuffer(b, loc, op.getV());
+    Value dout = readBuffer(b, loc, op.getDout()),
+          q = readBuffer(b, loc, op.getQ()), k = readBuffer(b, loc, op.getK()),
+          v = readBuffer(b, loc, op.getV());
     Value sinks = op.getSinks() ? readBuffer(b, loc, op.getSinks()) : Value();
     Value batch = tensor::DimOp::create(b, loc, op.getQ(), 0);
     Value queries = tensor::DimOp::create(b, loc, op.getQ(), 1);
@@ -36,155 +37,183 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
     auto dqType = cast<RankedTensorType>(op.getDq().getType());
     auto dkType = cast<RankedTensorType>(op.getDk().getType());
     auto dvType = cast<RankedTensorType>(op.getDv().getType());
-    Value dq = allocLike(b, loc, dqType, op.getQ()), dk = allocLike(b, loc, dkType, op.getK()),
+    Value dq = allocLike(b, loc, dqType, op.getQ()),
+          dk = allocLike(b, loc, dkType, op.getK()),
           dv = allocLike(b, loc, dvType, op.getV());
-    auto c = [&](int64_t x) { return arith::ConstantIndexOp::create(b, loc, x).getResult(); };
-    Value qRows = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, batch, c(p->hq)),
-                                        queries);
-    Value kRows = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, batch, c(p->hkv)),
-                                        keys);
+    auto c = [&](int64_t x) {
+      return arith::ConstantIndexOp::create(b, loc, x).getResult();
+    };
+    Value qRows = arith::MulIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, batch, c(p->hq)), queries);
+    Value kRows = arith::MulIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, batch, c(p->hkv)), keys);
     // Per query row: max, sum, delta = dout . out, and the sink term.
     auto scratchType = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
-    Value mBuf = memref::AllocOp::create(b, loc, scratchType, ValueRange{qRows});
-    Value lBuf = memref::AllocOp::create(b, loc, scratchType, ValueRange{qRows});
-    Value deltaBuf = memref::AllocOp::create(b, loc, scratchType, ValueRange{qRows});
+    Value mBuf =
+        memref::AllocOp::create(b, loc, scratchType, ValueRange{qRows});
+    Value lBuf =
+        memref::AllocOp::create(b, loc, scratchType, ValueRange{qRows});
+    Value deltaBuf =
+        memref::AllocOp::create(b, loc, scratchType, ValueRange{qRows});
     Value sinkBuf =
-        sinks ? memref::AllocOp::create(b, loc, scratchType, ValueRange{qRows}).getResult() : Value();
+        sinks ? memref::AllocOp::create(b, loc, scratchType, ValueRange{qRows})
+                    .getResult()
+              : Value();
     int64_t group = p->hq / p->hkv;
 
     // A: dq, and the row statistics.
-    launchRows(b, loc, qRows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
-      OpBuilder &kbb = kb.b;
-      auto [bi, h, i] = decodeRow(kb, row, queries, p->hq);
-      Value kvh = arith::DivUIOp::create(kbb, loc, h, kb.idx(group));
-      SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p->d / lanes);
-      SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p->dv / lanes);
-      RowState st = forwardPass(kb, qs, k, v, bi, i, kvh, keys, *p, /*withOutput=*/true);
-      Value sinkE = sinks ? foldSink(kb, st, sinks, h) : Value();
-      // delta = dout . out, out = acc / l.
-      Value partial = kb.f32(0);
-      for (auto [a, g] : llvm::zip(st.acc, dos))
-        partial = math::FmaOp::create(kbb, loc, kb.div(a, st.l), g, partial);
-      Value delta = kb.laneSum(partial);
-      auto [lo, hi] = kb.keyRange(i, keys, *p);
-      SmallVector<Value> init(p->d / lanes, kb.f32(0));
-      auto loop = scf::ForOp::create(kbb, loc, lo, hi, kb.idx(1), init);
-      {
-        OpBuilder::InsertionGuard g(kbb);
-        kbb.setInsertionPointToStart(loop.getBody());
-        Value j = loop.getInductionVar();
-        Value t;
-        Value s = kb.score(kb.dot(qs, k, bi, j, kvh), *p, &t);
-        Value prob = kb.div(kb.exp(kb.sub(s, st.m)), st.l);
-        Value dp = kb.dot(dos, v, bi, j, kvh);
-        Value ds = kb.mul(prob, kb.sub(dp, delta));
-        if (p->softcap)
-          ds = kb.mul(ds, kb.sub(kb.f32(1), kb.mul(t, t)));
-        SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p->d / lanes);
-        SmallVector<Value> next;
-        for (auto [acc, kv] : llvm::zip(loop.getRegionIterArgs(), ks))
-          next.push_back(math::FmaOp::create(kbb, loc, ds, kv, acc));
-        scf::YieldOp::create(kbb, loc, next);
-      }
-      SmallVector<Value> dqs;
-      for (Value a : loop.getResults())
-        dqs.push_back(kb.mul(a, kb.f32(p->scale)));
-      // Every lane of the row holds the same statistics and stores them: the
-      // same value to the same address, and no lane-0 branch (fewer
-      // convergence points for ptxas, which otherwise spills on sm_80).
-      ifActive(kbb, loc, active, [&] {
-        kb.storeSlice(dqs, dq, bi, i, h);
-        memref::StoreOp::create(kbb, loc, st.m, mBuf, row);
-        memref::StoreOp::create(kbb, loc, st.l, lBuf, row);
-        memref::StoreOp::create(kbb, loc, delta, deltaBuf, row);
-        if (sinks)
-          memref::StoreOp::create(kbb, loc, kb.sub(kb.f32(0), kb.mul(kb.div(sinkE, st.l), delta)),
-                                  sinkBuf, row);
-      });
-    });
+    launchRows(
+        b, loc, qRows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
+          OpBuilder &kbb = kb.b;
+          auto [bi, h, i] = decodeRow(kb, row, queries, p->hq);
+          Value kvh = arith::DivUIOp::create(kbb, loc, h, kb.idx(group));
+          SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p->d / lanes);
+          SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p->dv / lanes);
+          RowState st = forwardPass(kb, qs, k, v, bi, i, kvh, keys, *p,
+                                    /*withOutput=*/true);
+          Value sinkE = sinks ? foldSink(kb, st, sinks, h) : Value();
+          // delta = dout . out, out = acc / l.
+          Value partial = kb.f32(0);
+          for (auto [a, g] : llvm::zip(st.acc, dos))
+            partial =
+                math::FmaOp::create(kbb, loc, kb.div(a, st.l), g, partial);
+          Value delta = kb.laneSum(partial);
+          auto [lo, hi] = kb.keyRange(i, keys, *p);
+          SmallVector<Value> init(p->d / lanes, kb.f32(0));
+          auto loop = scf::ForOp::create(kbb, loc, lo, hi, kb.idx(1), init);
+          {
+            OpBuilder::InsertionGuard g(kbb);
+            kbb.setInsertionPointToStart(loop.getBody());
+            Value j = loop.getInductionVar();
+            Value t;
+            Value s = kb.score(kb.dot(qs, k, bi, j, kvh), *p, &t);
+            Value prob = kb.div(kb.exp(kb.sub(s, st.m)), st.l);
+            Value dp = kb.dot(dos, v, bi, j, kvh);
+            Value ds = kb.mul(prob, kb.sub(dp, delta));
+            if (p->softcap)
+              ds = kb.mul(ds, kb.sub(kb.f32(1), kb.mul(t, t)));
+            SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p->d / lanes);
+            SmallVector<Value> next;
+            for (auto [acc, kv] : llvm::zip(loop.getRegionIterArgs(), ks))
+              next.push_back(math::FmaOp::create(kbb, loc, ds, kv, acc));
+            scf::YieldOp::create(kbb, loc, next);
+          }
+          SmallVector<Value> dqs;
+          for (Value a : loop.getResults())
+            dqs.push_back(kb.mul(a, kb.f32(p->scale)));
+          // Every lane of the row holds the same statistics and stores them:
+          // the same value to the same address, and no lane-0 branch (fewer
+          // convergence points for ptxas, which otherwise spills on sm_80).
+          ifActive(kbb, loc, active, [&] {
+            kb.storeSlice(dqs, dq, bi, i, h);
+            memref::StoreOp::create(kbb, loc, st.m, mBuf, row);
+            memref::StoreOp::create(kbb, loc, st.l, lBuf, row);
+            memref::StoreOp::create(kbb, loc, delta, deltaBuf, row);
+            if (sinks)
+              memref::StoreOp::create(
+                  kbb, loc,
+                  kb.sub(kb.f32(0), kb.mul(kb.div(sinkE, st.l), delta)),
+                  sinkBuf, row);
+          });
+        });
 
     // B: dk and dv, one key row per lane group, over its query heads.
-    launchRows(b, loc, kRows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
-      OpBuilder &kbb = kb.b;
-      auto [bi, kvh, j] = decodeRow(kb, row, keys, p->hkv);
-      SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p->d / lanes);
-      SmallVector<Value> vs = kb.loadSlice(v, bi, j, kvh, p->dv / lanes);
-      auto [lo, hi] = kb.queryRange(j, queries, *p);
-      SmallVector<Value> init(p->d / lanes + p->dv / lanes, kb.f32(0));
-      // One loop over (query head of the group, query) pairs: with a constant
-      // group size, nested loops would be fully unrolled and spill.
-      Value count = kb.imax(arith::SubIOp::create(kbb, loc, hi, lo), kb.idx(0));
-      Value pairs = kb.imul(count, kb.idx(group));
-      auto loop = scf::ForOp::create(kbb, loc, kb.idx(0), pairs, kb.idx(1), init);
-      {
-        OpBuilder::InsertionGuard g(kbb);
-        kbb.setInsertionPointToStart(loop.getBody());
-        Value t = loop.getInductionVar();
-        Value h = kb.iadd(kb.imul(kvh, kb.idx(group)), arith::DivUIOp::create(kbb, loc, t, count));
-        Value i = kb.iadd(lo, arith::RemUIOp::create(kbb, loc, t, count));
-        Value qrow = kb.iadd(kb.imul(kb.iadd(kb.imul(bi, kb.idx(p->hq)), h), queries), i);
-        Value m = memref::LoadOp::create(kbb, loc, mBuf, qrow);
-        Value l = memref::LoadOp::create(kbb, loc, lBuf, qrow);
-        Value delta = memref::LoadOp::create(kbb, loc, deltaBuf, qrow);
-        SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p->d / lanes);
-        SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p->dv / lanes);
-        Value tanhS;
-        Value partial = kb.f32(0);
-        for (auto [x, y] : llvm::zip(qs, ks))
-          partial = math::FmaOp::create(kbb, loc, x, y, partial);
-        Value s = kb.score(kb.laneSum(partial), *p, &tanhS);
-        Value prob = kb.div(kb.exp(kb.sub(s, m)), l);
-        Value dpPartial = kb.f32(0);
-        for (auto [x, y] : llvm::zip(dos, vs))
-          dpPartial = math::FmaOp::create(kbb, loc, x, y, dpPartial);
-        Value ds = kb.mul(prob, kb.sub(kb.laneSum(dpPartial), delta));
-        if (p->softcap)
-          ds = kb.mul(ds, kb.sub(kb.f32(1), kb.mul(tanhS, tanhS)));
-        ValueRange acc = loop.getRegionIterArgs();
-        int64_t nk = p->d / lanes;
-        SmallVector<Value> next;
-        for (int64_t c = 0; c < nk; ++c)
-          next.push_back(math::FmaOp::create(kbb, loc, ds, qs[c], acc[c]));
-        for (int64_t c = 0; c < p->dv / lanes; ++c)
-          next.push_back(math::FmaOp::create(kbb, loc, prob, dos[c], acc[nk + c]));
-        scf::YieldOp::create(kbb, loc, next);
-      }
-      auto heads = loop; // results: dk accumulators, then dv
-      int64_t nk = p->d / lanes;
-      SmallVector<Value> dks, dvs;
-      for (int64_t c = 0; c < nk; ++c)
-        dks.push_back(kb.mul(heads.getResult(c), kb.f32(p->scale)));
-      for (int64_t c = 0; c < p->dv / lanes; ++c)
-        dvs.push_back(heads.getResult(nk + c));
-      ifActive(kbb, loc, active, [&] {
-        kb.storeSlice(dks, dk, bi, j, kvh);
-        kb.storeSlice(dvs, dv, bi, j, kvh);
-      });
-    });
+    launchRows(
+        b, loc, kRows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
+          OpBuilder &kbb = kb.b;
+          auto [bi, kvh, j] = decodeRow(kb, row, keys, p->hkv);
+          SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p->d / lanes);
+          SmallVector<Value> vs = kb.loadSlice(v, bi, j, kvh, p->dv / lanes);
+          auto [lo, hi] = kb.queryRange(j, queries, *p);
+          SmallVector<Value> init(p->d / lanes + p->dv / lanes, kb.f32(0));
+          // One loop over (query head of the group, query) pairs: with a
+          // constant group size, nested loops would be fully unrolled and
+          // spill.
+          Value count =
+              kb.imax(arith::SubIOp::create(kbb, loc, hi, lo), kb.idx(0));
+          Value pairs = kb.imul(count, kb.idx(group));
+          auto loop =
+              scf::ForOp::create(kbb, loc, kb.idx(0), pairs, kb.idx(1), init);
+          {
+            OpBuilder::InsertionGuard g(kbb);
+            kbb.setInsertionPointToStart(loop.getBody());
+            Value t = loop.getInductionVar();
+            Value h = kb.iadd(kb.imul(kvh, kb.idx(group)),
+                              arith::DivUIOp::create(kbb, loc, t, count));
+            Value i = kb.iadd(lo, arith::RemUIOp::create(kbb, loc, t, count));
+            Value qrow = kb.iadd(
+                kb.imul(kb.iadd(kb.imul(bi, kb.idx(p->hq)), h), queries), i);
+            Value m = memref::LoadOp::create(kbb, loc, mBuf, qrow);
+            Value l = memref::LoadOp::create(kbb, loc, lBuf, qrow);
+            Value delta = memref::LoadOp::create(kbb, loc, deltaBuf, qrow);
+            SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p->d / lanes);
+            SmallVector<Value> dos =
+                kb.loadSlice(dout, bi, i, h, p->dv / lanes);
+            Value tanhS;
+            Value partial = kb.f32(0);
+            for (auto [x, y] : llvm::zip(qs, ks))
+              partial = math::FmaOp::create(kbb, loc, x, y, partial);
+            Value s = kb.score(kb.laneSum(partial), *p, &tanhS);
+            Value prob = kb.div(kb.exp(kb.sub(s, m)), l);
+            Value dpPartial = kb.f32(0);
+            for (auto [x, y] : llvm::zip(dos, vs))
+              dpPartial = math::FmaOp::create(kbb, loc, x, y, dpPartial);
+            Value ds = kb.mul(prob, kb.sub(kb.laneSum(dpPartial), delta));
+            if (p->softcap)
+              ds = kb.mul(ds, kb.sub(kb.f32(1), kb.mul(tanhS, tanhS)));
+            ValueRange acc = loop.getRegionIterArgs();
+            int64_t nk = p->d / lanes;
+            SmallVector<Value> next;
+            for (int64_t c = 0; c < nk; ++c)
+              next.push_back(math::FmaOp::create(kbb, loc, ds, qs[c], acc[c]));
+            for (int64_t c = 0; c < p->dv / lanes; ++c)
+              next.push_back(
+                  math::FmaOp::create(kbb, loc, prob, dos[c], acc[nk + c]));
+            scf::YieldOp::create(kbb, loc, next);
+          }
+          auto heads = loop; // results: dk accumulators, then dv
+          int64_t nk = p->d / lanes;
+          SmallVector<Value> dks, dvs;
+          for (int64_t c = 0; c < nk; ++c)
+            dks.push_back(kb.mul(heads.getResult(c), kb.f32(p->scale)));
+          for (int64_t c = 0; c < p->dv / lanes; ++c)
+            dvs.push_back(heads.getResult(nk + c));
+          ifActive(kbb, loc, active, [&] {
+            kb.storeSlice(dks, dk, bi, j, kvh);
+            kb.storeSlice(dvs, dv, bi, j, kvh);
+          });
+        });
 
-    SmallVector<Value> results = {asTensor(b, loc, dqType, dq), asTensor(b, loc, dkType, dk),
+    SmallVector<Value> results = {asTensor(b, loc, dqType, dq),
+                                  asTensor(b, loc, dkType, dk),
                                   asTensor(b, loc, dvType, dv)};
     if (sinks) {
       // C: dsinks[h] = sum over (b, i) of the sink terms; one thread per head.
       auto dsType = cast<RankedTensorType>(op.getDsinks().getType());
       Value ds = memref::AllocOp::create(
           b, loc, MemRefType::get(dsType.getShape(), dsType.getElementType()));
-      launchRows(b, loc, c(p->hq), 1, [&](KernelBuilder &kb, Value h, Value active) {
-        OpBuilder &kbb = kb.b;
-        Value n = kb.imul(batch, queries);
-        auto loop = scf::ForOp::create(kbb, loc, kb.idx(0), n, kb.idx(1), ValueRange{kb.f32(0)});
-        {
-          OpBuilder::InsertionGuard g(kbb);
-          kbb.setInsertionPointToStart(loop.getBody());
-          Value r = loop.getInductionVar();
-          Value bi = arith::DivUIOp::create(kbb, loc, r, queries);
-          Value i = arith::RemUIOp::create(kbb, loc, r, queries);
-          Value qrow = kb.iadd(kb.imul(kb.iadd(kb.imul(bi, kb.idx(p->hq)), h), queries), i);
-          Value term = memref::LoadOp::create(kbb, loc, sinkBuf, qrow);
-          scf::YieldOp::create(kbb, loc, ValueRange{kb.add(loop.getRegionIterArgs()[0], term)});
-        }
-        ifActive(kbb, loc, active, [&] { kb.store(loop.getResult(0), ds, ValueRange{h}); });
-      });
+      launchRows(
+          b, loc, c(p->hq), 1, [&](KernelBuilder &kb, Value h, Value active) {
+            OpBuilder &kbb = kb.b;
+            Value n = kb.imul(batch, queries);
+            auto loop = scf::ForOp::create(kbb, loc, kb.idx(0), n, kb.idx(1),
+                                           ValueRange{kb.f32(0)});
+            {
+              OpBuilder::InsertionGuard g(kbb);
+              kbb.setInsertionPointToStart(loop.getBody());
+              Value r = loop.getInductionVar();
+              Value bi = arith::DivUIOp::create(kbb, loc, r, queries);
+              Value i = arith::RemUIOp::create(kbb, loc, r, queries);
+              Value qrow = kb.iadd(
+                  kb.imul(kb.iadd(kb.imul(bi, kb.idx(p->hq)), h), queries), i);
+              Value term = memref::LoadOp::create(kbb, loc, sinkBuf, qrow);
+              scf::YieldOp::create(
+                  kbb, loc,
+                  ValueRange{kb.add(loop.getRegionIterArgs()[0], term)});
+            }
+            ifActive(kbb, loc, active,
+                     [&] { kb.store(loop.getResult(0), ds, ValueRange{h}); });
+          });
       results.push_back(asTensor(b, loc, dsType, ds));
     }
     return results;

@@ -44,8 +44,9 @@ struct ConvertFlashAttention : KernelPattern<FlashAttentionOp> {
           rewriter.getIndexAttr(range.start), rewriter.getIndexAttr(0)};
       SmallVector<OpFoldResult> sizes;
       for (int64_t d = 0; d < 4; ++d)
-        sizes.push_back(d == 2 ? OpFoldResult(rewriter.getIndexAttr(range.count))
-                               : tensor::getMixedSize(rewriter, loc, qkv, d));
+        sizes.push_back(d == 2
+                            ? OpFoldResult(rewriter.getIndexAttr(range.count))
+                            : tensor::getMixedSize(rewriter, loc, qkv, d));
       SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
       return tensor::ExtractSliceOp::create(rewriter, loc, qkv, offsets, sizes,
                                             strides);

@@ -15,8 +15,9 @@ namespace gpukernel = mlir::tfm::gpukernel;
 
 /// gpukernel::launchRows with kWarpsPerBlock rows per block; `body` gets
 /// the kernel builder, the (clamped) row and whether it is in range.
-void attention::launchRows(OpBuilder &b, Location loc, Value rows, int64_t lanes,
-                function_ref<void(KernelBuilder &, Value row, Value active)> body) {
+void attention::launchRows(
+    OpBuilder &b, Location loc, Value rows, int64_t lanes,
+    function_ref<void(KernelBuilder &, Value row, Value active)> body) {
   gpukernel::launchRows(b, loc, rows, lanes, kWarpsPerBlock,
                         [&](const gpukernel::RowThread &t) {
                           KernelBuilder kb{b, loc, lanes, t.lane};
@@ -25,7 +26,8 @@ void attention::launchRows(OpBuilder &b, Location loc, Value rows, int64_t lanes
 }
 
 /// scf.if active { ... } inside a kernel.
-void attention::ifActive(OpBuilder &b, Location loc, Value active, function_ref<void()> then) {
+void attention::ifActive(OpBuilder &b, Location loc, Value active,
+                         function_ref<void()> then) {
   auto op = scf::IfOp::create(b, loc, active, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&op.getThenRegion().front());
@@ -33,16 +35,21 @@ void attention::ifActive(OpBuilder &b, Location loc, Value active, function_ref<
 }
 
 /// Decodes `row` = ((b * heads) + h) * len + pos.
-std::tuple<Value, Value, Value> attention::decodeRow(KernelBuilder &k, Value row, Value len, int64_t heads) {
-  SmallVector<Value> d = gpukernel::delinearize(k.b, k.loc, row, {Value(), k.idx(heads), len});
+std::tuple<Value, Value, Value>
+attention::decodeRow(KernelBuilder &k, Value row, Value len, int64_t heads) {
+  SmallVector<Value> d =
+      gpukernel::delinearize(k.b, k.loc, row, {Value(), k.idx(heads), len});
   return {d[0], d[1], d[2]};
 }
 
-RowState attention::forwardPass(KernelBuilder &k, ArrayRef<Value> q, Value kMem, Value vMem, Value bi,
-                     Value i, Value kvh, Value keys, const AttentionParams &p, bool withOutput) {
+RowState attention::forwardPass(KernelBuilder &k, ArrayRef<Value> q, Value kMem,
+                                Value vMem, Value bi, Value i, Value kvh,
+                                Value keys, const AttentionParams &p,
+                                bool withOutput) {
   OpBuilder &b = k.b;
   auto [lo, hi] = k.keyRange(i, keys, p);
-  SmallVector<Value> init = {k.f32(-std::numeric_limits<double>::infinity()), k.f32(0)};
+  SmallVector<Value> init = {k.f32(-std::numeric_limits<double>::infinity()),
+                             k.f32(0)};
   int64_t nv = withOutput ? p.dv / k.lanes : 0;
   for (int64_t c = 0; c < nv; ++c)
     init.push_back(k.f32(0));
@@ -56,11 +63,13 @@ RowState attention::forwardPass(KernelBuilder &k, ArrayRef<Value> q, Value kMem,
     Value m = k.max(it[0], s);
     Value alpha = k.exp(k.sub(it[0], m));
     Value e = k.exp(k.sub(s, m));
-    SmallVector<Value> next = {m, math::FmaOp::create(b, k.loc, it[1], alpha, e)};
+    SmallVector<Value> next = {m,
+                               math::FmaOp::create(b, k.loc, it[1], alpha, e)};
     if (withOutput) {
       SmallVector<Value> v = k.loadSlice(vMem, bi, j, kvh, nv);
       for (int64_t c = 0; c < nv; ++c)
-        next.push_back(math::FmaOp::create(b, k.loc, e, v[c], k.mul(it[2 + c], alpha)));
+        next.push_back(
+            math::FmaOp::create(b, k.loc, e, v[c], k.mul(it[2 + c], alpha)));
     }
     scf::YieldOp::create(b, k.loc, next);
   }
@@ -72,7 +81,8 @@ RowState attention::forwardPass(KernelBuilder &k, ArrayRef<Value> q, Value kMem,
 
 /// Folds the sink logit into (m, l, acc); returns the sink's probability
 /// numerator exp(sink - m) (before division by l).
-Value attention::foldSink(KernelBuilder &k, RowState &st, Value sinksMem, Value h) {
+Value attention::foldSink(KernelBuilder &k, RowState &st, Value sinksMem,
+                          Value h) {
   Value sink = k.load(sinksMem, ValueRange{h});
   Value m = k.max(st.m, sink);
   Value alpha = k.exp(k.sub(st.m, m));
@@ -93,21 +103,25 @@ static MemRefType anyStrided(ShapedType t) {
 
 Value attention::readBuffer(OpBuilder &b, Location loc, Value tensor) {
   return bufferization::ToBufferOp::create(
-      b, loc, anyStrided(cast<ShapedType>(tensor.getType())), tensor, /*read_only=*/true);
+      b, loc, anyStrided(cast<ShapedType>(tensor.getType())), tensor,
+      /*read_only=*/true);
 }
 
 /// A fresh buffer shaped like `like` (dynamic sizes taken from `from`).
-Value attention::allocLike(OpBuilder &b, Location loc, RankedTensorType type, Value from) {
+Value attention::allocLike(OpBuilder &b, Location loc, RankedTensorType type,
+                           Value from) {
   SmallVector<Value> dyn;
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.isDynamicDim(d))
       dyn.push_back(tensor::DimOp::create(b, loc, from, d));
-  return memref::AllocOp::create(b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-                                 dyn);
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), dyn);
 }
 
-Value attention::asTensor(OpBuilder &b, Location loc, RankedTensorType type, Value buffer) {
-  return bufferization::ToTensorOp::create(b, loc, type, buffer, /*restrict=*/true,
+Value attention::asTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                          Value buffer) {
+  return bufferization::ToTensorOp::create(b, loc, type, buffer,
+                                           /*restrict=*/true,
                                            /*writable=*/true);
 }
 
@@ -120,8 +134,14 @@ paramsOf(Type q, Type k, Type v, int64_t lanes, double scale, bool causal,
   for (RankedTensorType t : {qt, kt, vt})
     if (!isa<Float32Type, BFloat16Type, Float16Type>(t.getElementType()))
       return std::nullopt;
-  AttentionParams p{scale, causal, window, std::nullopt, qt.getDimSize(2), kt.getDimSize(2),
-                    qt.getDimSize(3), vt.getDimSize(3)};
+  AttentionParams p{scale,
+                    causal,
+                    window,
+                    std::nullopt,
+                    qt.getDimSize(2),
+                    kt.getDimSize(2),
+                    qt.getDimSize(3),
+                    vt.getDimSize(3)};
   if (softcap)
     p.softcap = softcap->convertToDouble();
   if (p.d % lanes || p.dv % lanes || p.hq % p.hkv)
@@ -129,13 +149,15 @@ paramsOf(Type q, Type k, Type v, int64_t lanes, double scale, bool causal,
   return p;
 }
 
-std::optional<AttentionParams> attention::getKernelParams(AttentionOp op, int64_t lanes) {
-  return paramsOf(op.getQ().getType(), op.getK().getType(), op.getV().getType(), lanes,
-                  op.getScale().convertToDouble(), op.getCausal(), op.getSlidingWindow(),
-                  op.getSoftcap());
+std::optional<AttentionParams> attention::getKernelParams(AttentionOp op,
+                                                          int64_t lanes) {
+  return paramsOf(op.getQ().getType(), op.getK().getType(), op.getV().getType(),
+                  lanes, op.getScale().convertToDouble(), op.getCausal(),
+                  op.getSlidingWindow(), op.getSoftcap());
 }
 
-std::optional<AttentionParams> attention::getKernelParams(FlashAttentionOp op, int64_t lanes) {
+std::optional<AttentionParams> attention::getKernelParams(FlashAttentionOp op,
+                                                          int64_t lanes) {
   // q, k and v are head slices of the packed operand.
   auto qkv = cast<RankedTensorType>(op.getQkv().getType());
   if (qkv.getDimSize(3) % lanes)
@@ -146,27 +168,32 @@ std::optional<AttentionParams> attention::getKernelParams(FlashAttentionOp op, i
         {qkv.getDimSize(0), qkv.getDimSize(1), range.count, qkv.getDimSize(3)},
         qkv.getElementType());
   };
-  return paramsOf(sliceType(heads.query()), sliceType(heads.key()), sliceType(heads.value()),
-                  lanes, op.getScale().convertToDouble(), op.getCausal(), op.getSlidingWindow(),
-                  op.getSoftcap());
+  return paramsOf(sliceType(heads.query()), sliceType(heads.key()),
+                  sliceType(heads.value()), lanes,
+                  op.getScale().convertToDouble(), op.getCausal(),
+                  op.getSlidingWindow(), op.getSoftcap());
 }
 
-std::optional<AttentionParams> attention::getKernelParams(AttentionBackwardOp op,
-                                                          int64_t lanes) {
+std::optional<AttentionParams>
+attention::getKernelParams(AttentionBackwardOp op, int64_t lanes) {
   if (!isa<Float32Type, BFloat16Type, Float16Type>(
           cast<RankedTensorType>(op.getDout().getType()).getElementType()))
     return std::nullopt;
-  return paramsOf(op.getQ().getType(), op.getK().getType(), op.getV().getType(), lanes,
-                  op.getScale().convertToDouble(), op.getCausal(), op.getSlidingWindow(),
-                  op.getSoftcap());
+  return paramsOf(op.getQ().getType(), op.getK().getType(), op.getV().getType(),
+                  lanes, op.getScale().convertToDouble(), op.getCausal(),
+                  op.getSlidingWindow(), op.getSoftcap());
 }
 
 /// The forward kernel on tensors q, k, v (, sinks); `lseType` non-null also
 /// produces lse [B, Hq, T] = m + ln l.
-SmallVector<Value> attention::buildForward(OpBuilder &b, Location loc, Value qT, Value kT, Value vT,
-                                Value sinksT, const AttentionParams &p, int64_t lanes,
-                                RankedTensorType outType, RankedTensorType lseType) {
-  Value q = readBuffer(b, loc, qT), k = readBuffer(b, loc, kT), v = readBuffer(b, loc, vT);
+SmallVector<Value> attention::buildForward(OpBuilder &b, Location loc, Value qT,
+                                           Value kT, Value vT, Value sinksT,
+                                           const AttentionParams &p,
+                                           int64_t lanes,
+                                           RankedTensorType outType,
+                                           RankedTensorType lseType) {
+  Value q = readBuffer(b, loc, qT), k = readBuffer(b, loc, kT),
+        v = readBuffer(b, loc, vT);
   Value sinks = sinksT ? readBuffer(b, loc, sinksT) : Value();
   Value batch = tensor::DimOp::create(b, loc, qT, 0);
   Value queries = tensor::DimOp::create(b, loc, qT, 1);
@@ -175,32 +202,39 @@ SmallVector<Value> attention::buildForward(OpBuilder &b, Location loc, Value qT,
   Value lse;
   if (lseType) {
     SmallVector<Value> dyn;
-    for (auto [d, from] : llvm::enumerate(SmallVector<Value>{batch, Value(), queries}))
+    for (auto [d, from] :
+         llvm::enumerate(SmallVector<Value>{batch, Value(), queries}))
       if (lseType.isDynamicDim(d))
         dyn.push_back(from);
     lse = memref::AllocOp::create(
-        b, loc, MemRefType::get(lseType.getShape(), lseType.getElementType()), dyn);
+        b, loc, MemRefType::get(lseType.getShape(), lseType.getElementType()),
+        dyn);
   }
   Value rows = arith::MulIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, batch, arith::ConstantIndexOp::create(b, loc, p.hq)),
+      b, loc,
+      arith::MulIOp::create(b, loc, batch,
+                            arith::ConstantIndexOp::create(b, loc, p.hq)),
       queries);
   int64_t group = p.hq / p.hkv;
-  launchRows(b, loc, rows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
-    auto [bi, h, i] = decodeRow(kb, row, queries, p.hq);
-    Value kvh = arith::DivUIOp::create(kb.b, loc, h, kb.idx(group));
-    SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p.d / lanes);
-    RowState st = forwardPass(kb, qs, k, v, bi, i, kvh, keys, p, /*withOutput=*/true);
-    if (sinks)
-      foldSink(kb, st, sinks, h);
-    SmallVector<Value> o;
-    for (Value a : st.acc)
-      o.push_back(kb.div(a, st.l));
-    ifActive(kb.b, loc, active, [&] {
-      kb.storeSlice(o, out, bi, i, h);
-      if (lse)
-        kb.store(kb.add(st.m, math::LogOp::create(kb.b, loc, st.l)), lse, ValueRange{bi, h, i});
-    });
-  });
+  launchRows(
+      b, loc, rows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
+        auto [bi, h, i] = decodeRow(kb, row, queries, p.hq);
+        Value kvh = arith::DivUIOp::create(kb.b, loc, h, kb.idx(group));
+        SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p.d / lanes);
+        RowState st =
+            forwardPass(kb, qs, k, v, bi, i, kvh, keys, p, /*withOutput=*/true);
+        if (sinks)
+          foldSink(kb, st, sinks, h);
+        SmallVector<Value> o;
+        for (Value a : st.acc)
+          o.push_back(kb.div(a, st.l));
+        ifActive(kb.b, loc, active, [&] {
+          kb.storeSlice(o, out, bi, i, h);
+          if (lse)
+            kb.store(kb.add(st.m, math::LogOp::create(kb.b, loc, st.l)), lse,
+                     ValueRange{bi, h, i});
+        });
+      });
   SmallVector<Value> results = {asTensor(b, loc, outType, out)};
   if (lse)
     results.push_back(asTensor(b, loc, lseType, lse));

@@ -25,7 +25,6 @@ namespace mlir::tfm::attention {
 /// Rows (warps) per block of every attention launch.
 inline constexpr int64_t kWarpsPerBlock = 4;
 
-
 struct AttentionParams {
   double scale;
   bool causal;
@@ -43,13 +42,17 @@ struct KernelBuilder {
   Value lane; // this thread's lane in its row group
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(double v) { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v))); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+  }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value max(Value x, Value y) { return arith::MaximumFOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
   Value iadd(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value imul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value imin(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
@@ -61,7 +64,9 @@ struct KernelBuilder {
   /// Loads as f32 (bf16/f16 storage is widened; arithmetic is f32).
   Value load(Value mem, ValueRange at) {
     Value v = memref::LoadOp::create(b, loc, mem, at);
-    return v.getType().isF32() ? v : arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return v.getType().isF32()
+               ? v
+               : arith::ExtFOp::create(b, loc, b.getF32Type(), v);
   }
   /// Stores an f32 value, rounded to the buffer's element type.
   void store(Value v, Value mem, ValueRange at) {
@@ -72,13 +77,15 @@ struct KernelBuilder {
   }
 
   /// This lane's elements of row `mem[b, pos, head, :]` (n = dim / lanes).
-  SmallVector<Value> loadSlice(Value mem, Value bi, Value pos, Value head, int64_t n) {
+  SmallVector<Value> loadSlice(Value mem, Value bi, Value pos, Value head,
+                               int64_t n) {
     SmallVector<Value> out;
     for (int64_t c = 0; c < n; ++c)
       out.push_back(load(mem, ValueRange{bi, pos, head, dimIndex(c)}));
     return out;
   }
-  void storeSlice(ArrayRef<Value> values, Value mem, Value bi, Value pos, Value head) {
+  void storeSlice(ArrayRef<Value> values, Value mem, Value bi, Value pos,
+                  Value head) {
     for (auto [c, v] : llvm::enumerate(values))
       store(v, mem, ValueRange{bi, pos, head, dimIndex(c)});
   }
@@ -86,8 +93,9 @@ struct KernelBuilder {
   /// Σ over lanes (every lane gets the total).
   Value laneSum(Value partial) {
     for (int64_t offset = lanes / 2; offset > 0; offset /= 2) {
-      auto other = gpu::ShuffleOp::create(b, loc, partial, int32_t(offset), int32_t(lanes),
-                                          gpu::ShuffleMode::XOR);
+      auto other =
+          gpu::ShuffleOp::create(b, loc, partial, int32_t(offset),
+                                 int32_t(lanes), gpu::ShuffleMode::XOR);
       partial = add(partial, other.getShuffleResult());
     }
     return partial;
@@ -103,7 +111,8 @@ struct KernelBuilder {
   }
 
   /// The score from a raw dot product; `tanhOut` gets t (softcap only).
-  Value score(Value rawDot, const AttentionParams &p, Value *tanhOut = nullptr) {
+  Value score(Value rawDot, const AttentionParams &p,
+              Value *tanhOut = nullptr) {
     Value s = mul(rawDot, f32(p.scale));
     if (!p.softcap)
       return s;
@@ -114,7 +123,8 @@ struct KernelBuilder {
   }
 
   /// Keys visible from query i: [lo, hi).
-  std::pair<Value, Value> keyRange(Value i, Value keys, const AttentionParams &p) {
+  std::pair<Value, Value> keyRange(Value i, Value keys,
+                                   const AttentionParams &p) {
     if (!p.causal)
       return {idx(0), keys};
     Value hi = imin(keys, iadd(i, idx(1)));
@@ -125,7 +135,8 @@ struct KernelBuilder {
   }
 
   /// Queries that see key j: [lo, hi).
-  std::pair<Value, Value> queryRange(Value j, Value queries, const AttentionParams &p) {
+  std::pair<Value, Value> queryRange(Value j, Value queries,
+                                     const AttentionParams &p) {
     if (!p.causal)
       return {idx(0), queries};
     Value lo = imin(j, queries);
@@ -141,19 +152,24 @@ struct KernelBuilder {
 /// multiple of `lanes`, query heads not a multiple of key heads). Reads only
 /// types and attributes.
 std::optional<AttentionParams> getKernelParams(AttentionOp op, int64_t lanes);
-std::optional<AttentionParams> getKernelParams(FlashAttentionOp op, int64_t lanes);
-std::optional<AttentionParams> getKernelParams(AttentionBackwardOp op, int64_t lanes);
+std::optional<AttentionParams> getKernelParams(FlashAttentionOp op,
+                                               int64_t lanes);
+std::optional<AttentionParams> getKernelParams(AttentionBackwardOp op,
+                                               int64_t lanes);
 
 /// gpukernel::launchRows with kWarpsPerBlock rows per block; `body` gets
 /// the kernel builder, the (clamped) row and whether it is in range.
-void launchRows(OpBuilder &b, Location loc, Value rows, int64_t lanes,
-                function_ref<void(KernelBuilder &, Value row, Value active)> body);
+void launchRows(
+    OpBuilder &b, Location loc, Value rows, int64_t lanes,
+    function_ref<void(KernelBuilder &, Value row, Value active)> body);
 
 /// scf.if active { ... } inside a kernel.
-void ifActive(OpBuilder &b, Location loc, Value active, function_ref<void()> then);
+void ifActive(OpBuilder &b, Location loc, Value active,
+              function_ref<void()> then);
 
 /// Decodes `row` = ((b * heads) + h) * len + pos.
-std::tuple<Value, Value, Value> decodeRow(KernelBuilder &k, Value row, Value len, int64_t heads);
+std::tuple<Value, Value, Value> decodeRow(KernelBuilder &k, Value row,
+                                          Value len, int64_t heads);
 
 /// The forward recurrence of one query row: running max, sum and (if
 /// `withOutput`) the rescaled output accumulators.
@@ -161,8 +177,9 @@ struct RowState {
   Value m, l;
   SmallVector<Value> acc;
 };
-RowState forwardPass(KernelBuilder &k, ArrayRef<Value> q, Value kMem, Value vMem, Value bi,
-                     Value i, Value kvh, Value keys, const AttentionParams &p, bool withOutput);
+RowState forwardPass(KernelBuilder &k, ArrayRef<Value> q, Value kMem,
+                     Value vMem, Value bi, Value i, Value kvh, Value keys,
+                     const AttentionParams &p, bool withOutput);
 
 /// Folds the sink logit into (m, l, acc); returns the sink's probability
 /// numerator exp(sink - m) (before division by l).
@@ -177,14 +194,15 @@ Value asTensor(OpBuilder &b, Location loc, RankedTensorType type, Value buffer);
 
 /// The forward kernel on tensors q, k, v (, sinks); `lseType` non-null also
 /// produces lse [B, Hq, T] = m + ln l.
-SmallVector<Value> buildForward(OpBuilder &b, Location loc, Value qT, Value kT, Value vT,
-                                Value sinksT, const AttentionParams &p, int64_t lanes,
-                                RankedTensorType outType, RankedTensorType lseType);
+SmallVector<Value> buildForward(OpBuilder &b, Location loc, Value qT, Value kT,
+                                Value vT, Value sinksT,
+                                const AttentionParams &p, int64_t lanes,
+                                RankedTensorType outType,
+                                RankedTensorType lseType);
 
 /// A conversion pattern building kernels with `lanes` threads per row; it
 /// converts exactly the ops getKernelParams accepts.
-template <typename OpTy>
-struct KernelPattern : OpConversionPattern<OpTy> {
+template <typename OpTy> struct KernelPattern : OpConversionPattern<OpTy> {
   KernelPattern(MLIRContext *ctx, int64_t lanes)
       : OpConversionPattern<OpTy>(ctx), lanes(lanes) {}
 
@@ -193,15 +211,16 @@ struct KernelPattern : OpConversionPattern<OpTy> {
                   ConversionPatternRewriter &rewriter) const final {
     std::optional<AttentionParams> p = getKernelParams(op, lanes);
     if (!p)
-      return rewriter.notifyMatchFailure(op, "not a supported attention kernel");
+      return rewriter.notifyMatchFailure(op,
+                                         "not a supported attention kernel");
     rewriter.replaceOp(op, build(op, adaptor, *p, rewriter));
     return success();
   }
 
   /// The kernels' results, replacing those of `op`.
-  virtual SmallVector<Value> build(OpTy op, typename OpTy::Adaptor adaptor,
-                                   const AttentionParams &p,
-                                   ConversionPatternRewriter &rewriter) const = 0;
+  virtual SmallVector<Value>
+  build(OpTy op, typename OpTy::Adaptor adaptor, const AttentionParams &p,
+        ConversionPatternRewriter &rewriter) const = 0;
 
   int64_t lanes;
 };

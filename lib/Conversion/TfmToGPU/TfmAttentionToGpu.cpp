@@ -21,10 +21,11 @@
 //
 // The patterns (AttentionForward.cpp, AttentionBackward.cpp) convert at
 // tensor level, as a partial dialect conversion: an attention op the
-// kernels can take is illegal, so one left over is reported. The rewrite: operands are read through
-// `bufferization.to_buffer` (read-only), results are fresh `memref.alloc`s
-// handed back with `bufferization.to_tensor restrict`, so one-shot
-// bufferization and the deallocation pipeline treat them like any buffer.
+// kernels can take is illegal, so one left over is reported. The rewrite:
+// operands are read through `bufferization.to_buffer` (read-only), results are
+// fresh `memref.alloc`s handed back with `bufferization.to_tensor restrict`, so
+// one-shot bufferization and the deallocation pipeline treat them like any
+// buffer.
 //
 // `lanes` is the number of threads sharing a row: 32 (a warp) on the GPU.
 // With lanes = 1 there are no shuffles, the launches run as CPU loops
@@ -59,19 +60,22 @@ struct TfmAttentionToGpuPass
     // shuffle inside them: on a GPU they must be a whole warp (32), or one
     // thread (1, for running the kernels as CPU loops).
     if (lanes != 1 && lanes != 32) {
-      getOperation().emitError("tfm-attention-to-gpu: lanes must be 32 (a warp) or 1");
+      getOperation().emitError(
+          "tfm-attention-to-gpu: lanes must be 32 (a warp) or 1");
       return signalPassFailure();
     }
     // The kernels are built from these dialects; everything else the
     // module holds is left as it is (a partial conversion).
     ConversionTarget target(getContext());
-    target.addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
-                           gpu::GPUDialect, math::MathDialect, memref::MemRefDialect,
+    target.addLegalDialect<arith::ArithDialect,
+                           bufferization::BufferizationDialect, gpu::GPUDialect,
+                           math::MathDialect, memref::MemRefDialect,
                            scf::SCFDialect, tensor::TensorDialect>();
     RewritePatternSet patterns(&getContext());
     populateAttentionForwardToGpuPatternsAndLegality(patterns, target, lanes);
     populateAttentionBackwardToGpuPatternsAndLegality(patterns, target, lanes);
-    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
       signalPassFailure();
   }
 };

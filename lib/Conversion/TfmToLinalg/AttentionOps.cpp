@@ -38,7 +38,8 @@ struct AttentionProbs {
 /// f32 attention contracts heads as batched GEMMs (one BLAS call per head
 /// after bufferization); other types use the generic contractions.
 bool useBatchedGemm(Value q, Type st) {
-  return st.isF32() && cast<RankedTensorType>(q.getType()).getElementType().isF32();
+  return st.isF32() &&
+         cast<RankedTensorType>(q.getType()).getElementType().isF32();
 }
 
 /// [B, X, Hs, D] -> [B·Hs·rep, X, D]: heads to the front, each source head
@@ -47,35 +48,49 @@ Value toBatchedHeads(OpBuilder &b, Location loc, Value x, int64_t rep) {
   auto t = cast<RankedTensorType>(x.getType());
   Type elem = t.getElementType();
   int64_t hs = t.getDimSize(2), d = t.getDimSize(3);
-  OpFoldResult B = tensor::getMixedSize(b, loc, x, 0), X = tensor::getMixedSize(b, loc, x, 1);
-  Value init = tensor::EmptyOp::create(b, loc, SmallVector<OpFoldResult>{B, b.getIndexAttr(hs), X, b.getIndexAttr(d)}, elem);
-  Value heads = linalg::TransposeOp::create(b, loc, x, init, ArrayRef<int64_t>{0, 2, 1, 3}).getResult()[0];
+  OpFoldResult B = tensor::getMixedSize(b, loc, x, 0),
+               X = tensor::getMixedSize(b, loc, x, 1);
+  Value init = tensor::EmptyOp::create(
+      b, loc,
+      SmallVector<OpFoldResult>{B, b.getIndexAttr(hs), X, b.getIndexAttr(d)},
+      elem);
+  Value heads = linalg::TransposeOp::create(b, loc, x, init,
+                                            ArrayRef<int64_t>{0, 2, 1, 3})
+                    .getResult()[0];
   if (rep == 1)
-    return tensor::CollapseShapeOp::create(b, loc, heads,
-                                           SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+    return tensor::CollapseShapeOp::create(
+        b, loc, heads, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
   Value binit = tensor::EmptyOp::create(
-      b, loc, SmallVector<OpFoldResult>{B, b.getIndexAttr(hs), b.getIndexAttr(rep), X, b.getIndexAttr(d)}, elem);
-  Value bcast = linalg::BroadcastOp::create(b, loc, heads, binit, ArrayRef<int64_t>{2}).getResult()[0];
-  return tensor::CollapseShapeOp::create(b, loc, bcast,
-                                         SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}});
+      b, loc,
+      SmallVector<OpFoldResult>{B, b.getIndexAttr(hs), b.getIndexAttr(rep), X,
+                                b.getIndexAttr(d)},
+      elem);
+  Value bcast =
+      linalg::BroadcastOp::create(b, loc, heads, binit, ArrayRef<int64_t>{2})
+          .getResult()[0];
+  return tensor::CollapseShapeOp::create(
+      b, loc, bcast, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}});
 }
 
 /// [B·H, X, Y] -> [B, H, X, Y].
-Value fromBatchedHeads(OpBuilder &b, Location loc, Value x, OpFoldResult batch, int64_t heads) {
+Value fromBatchedHeads(OpBuilder &b, Location loc, Value x, OpFoldResult batch,
+                       int64_t heads) {
   auto t = cast<RankedTensorType>(x.getType());
-  auto type = RankedTensorType::get({ShapedType::kDynamic, heads, t.getDimSize(1), t.getDimSize(2)},
-                                    t.getElementType());
+  auto type = RankedTensorType::get(
+      {ShapedType::kDynamic, heads, t.getDimSize(1), t.getDimSize(2)},
+      t.getElementType());
   return tensor::ExpandShapeOp::create(
       b, loc, type, x, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}},
-      SmallVector<OpFoldResult>{batch, b.getIndexAttr(heads), tensor::getMixedSize(b, loc, x, 1),
+      SmallVector<OpFoldResult>{batch, b.getIndexAttr(heads),
+                                tensor::getMixedSize(b, loc, x, 1),
                                 tensor::getMixedSize(b, loc, x, 2)});
 }
 
 /// `queryOffset` (index, optional) is the position of q's first row: the
 /// tiled flash lowering passes one query tile at a time.
-AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k, Value sinks,
-                                   const AttentionConfig &cfg, Type st,
-                                   Value queryOffset = {}) {
+AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
+                                   Value sinks, const AttentionConfig &cfg,
+                                   Type st, Value queryOffset = {}) {
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(q.getType());
   int64_t hq = qt.getDimSize(2);
@@ -84,40 +99,48 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
   OpFoldResult T = tensor::getMixedSize(b, loc, q, 1);
   OpFoldResult S = tensor::getMixedSize(b, loc, k, 1);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  auto par = utils::IteratorType::parallel, red = utils::IteratorType::reduction;
+  auto par = utils::IteratorType::parallel,
+       red = utils::IteratorType::reduction;
 
   // scores[b, h, t, s] = scale · Σ_d q[b, t, h, d] · k[b, s, h / group, d]
   SmallVector<OpFoldResult> scoreSizes = {B, b.getIndexAttr(hq), T, S};
   Value dots;
   if (useBatchedGemm(q, st)) {
-    Value qb = toBatchedHeads(b, loc, q, 1), kb = toBatchedHeads(b, loc, k, group);
-    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, qb, 0), T, S};
+    Value qb = toBatchedHeads(b, loc, q, 1),
+          kb = toBatchedHeads(b, loc, k, group);
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, qb, 0), T,
+                                       S};
     Value init = filledTensor(b, loc, sizes, st, 0.0);
-    Value prod = linalg::BatchMatmulTransposeBOp::create(b, loc, TypeRange{init.getType()},
-                                                         ValueRange{qb, kb}, ValueRange{init})
+    Value prod = linalg::BatchMatmulTransposeBOp::create(
+                     b, loc, TypeRange{init.getType()}, ValueRange{qb, kb},
+                     ValueRange{init})
                      .getResult(0);
     dots = fromBatchedHeads(b, loc, prod, B, hq);
   } else {
-  Value zero = filledTensor(b, loc, scoreSizes, st, 0.0);
-  dots = linalg::GenericOp::create(
-                   b, loc, TypeRange{zero.getType()}, ValueRange{q, k}, ValueRange{zero},
-                   SmallVector<AffineMap>{
-                       AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
-                       AffineMap::get(5, 0, {d(0), d(3), d(1).floorDiv(group), d(4)}, ctx),
-                       AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)},
-                   SmallVector<utils::IteratorType>{par, par, par, par, red},
-                   [&](OpBuilder &nb, Location l, ValueRange a) {
-                     Value p = arith::MulFOp::create(nb, l, castFloat(nb, l, a[0], st),
-                                                     castFloat(nb, l, a[1], st));
-                     yieldValue(nb, l, arith::AddFOp::create(nb, l, p, a[2]));
-                   })
-                   .getResult(0);
+    Value zero = filledTensor(b, loc, scoreSizes, st, 0.0);
+    dots =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{zero.getType()}, ValueRange{q, k},
+            ValueRange{zero},
+            SmallVector<AffineMap>{
+                AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
+                AffineMap::get(5, 0, {d(0), d(3), d(1).floorDiv(group), d(4)},
+                               ctx),
+                AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)},
+            SmallVector<utils::IteratorType>{par, par, par, par, red},
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value p = arith::MulFOp::create(nb, l, castFloat(nb, l, a[0], st),
+                                              castFloat(nb, l, a[1], st));
+              yieldValue(nb, l, arith::AddFOp::create(nb, l, p, a[2]));
+            })
+            .getResult(0);
   }
-  Value scaled = buildMap(b, loc, scoreSizes, st, ValueRange{dots}, {},
-                          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                            return arith::MulFOp::create(nb, l, a[0],
-                                                         constFloat(nb, l, st, cfg.scale));
-                          });
+  Value scaled =
+      buildMap(b, loc, scoreSizes, st, ValueRange{dots}, {},
+               [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                 return arith::MulFOp::create(nb, l, a[0],
+                                              constFloat(nb, l, st, cfg.scale));
+               });
   // Soft-cap, then mask (HF order).
   double negInf = -std::numeric_limits<double>::infinity();
   Value scores = buildMap(
@@ -127,14 +150,18 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
         if (cfg.softcap) {
           Value c = constFloat(nb, l, st, *cfg.softcap);
           s = arith::MulFOp::create(
-              nb, l, math::TanhOp::create(nb, l, arith::DivFOp::create(nb, l, s, c)), c);
+              nb, l,
+              math::TanhOp::create(nb, l, arith::DivFOp::create(nb, l, s, c)),
+              c);
         }
         if (!cfg.causal)
           return s;
-        Value ti = linalg::IndexOp::create(nb, l, 2), si = linalg::IndexOp::create(nb, l, 3);
+        Value ti = linalg::IndexOp::create(nb, l, 2),
+              si = linalg::IndexOp::create(nb, l, 3);
         if (queryOffset)
           ti = arith::AddIOp::create(nb, l, ti, queryOffset);
-        Value masked = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, si, ti);
+        Value masked =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, si, ti);
         if (cfg.window) {
           // A token sees itself and the window - 1 tokens before it.
           Value dist = arith::SubIOp::create(nb, l, ti, si);
@@ -143,53 +170,62 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
               arith::ConstantIndexOp::create(nb, l, *cfg.window));
           masked = arith::OrIOp::create(nb, l, masked, far);
         }
-        return arith::SelectOp::create(nb, l, masked, constFloat(nb, l, st, negInf), s);
+        return arith::SelectOp::create(nb, l, masked,
+                                       constFloat(nb, l, st, negInf), s);
       });
   // Row max, including the sink logit.
-  Value rowMax = reduceLastDim(b, loc, scores, st, negInf,
-                               [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                                 return arith::MaximumFOp::create(nb, l, a[0], a[1]);
-                               });
+  Value rowMax =
+      reduceLastDim(b, loc, scores, st, negInf,
+                    [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                      return arith::MaximumFOp::create(nb, l, a[0], a[1]);
+                    });
   SmallVector<OpFoldResult> rowSizes = {B, b.getIndexAttr(hq), T};
   AffineMap rowSinkMap = AffineMap::get(3, 0, {d(1)}, ctx);
   if (sinks)
     rowMax = buildMap(b, loc, rowSizes, st, ValueRange{rowMax, sinks},
                       {identityMap(ctx, 3), rowSinkMap},
                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                        return arith::MaximumFOp::create(nb, l, a[0], castFloat(nb, l, a[1], st));
+                        return arith::MaximumFOp::create(
+                            nb, l, a[0], castFloat(nb, l, a[1], st));
                       });
   // denom = Σ_s exp(s − max) (+ exp(sink − max)).
-  Value denom = buildReduction(
-      b, loc, rowSizes, st, 0.0, ValueRange{scores, rowMax},
-      {identityMap(ctx, 4), dropLastDimMap(ctx, 4)}, dropLastDimMap(ctx, 4),
-      {false, false, false, true}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value e = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
-        return arith::AddFOp::create(nb, l, e, a[2]);
-      });
-  if (sinks)
-    denom = buildMap(b, loc, rowSizes, st, ValueRange{denom, rowMax, sinks},
-                     {identityMap(ctx, 3), identityMap(ctx, 3), rowSinkMap},
+  Value denom =
+      buildReduction(b, loc, rowSizes, st, 0.0, ValueRange{scores, rowMax},
+                     {identityMap(ctx, 4), dropLastDimMap(ctx, 4)},
+                     dropLastDimMap(ctx, 4), {false, false, false, true},
                      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                        Value e = math::ExpOp::create(
-                           nb, l, arith::SubFOp::create(nb, l, castFloat(nb, l, a[2], st), a[1]));
-                       return arith::AddFOp::create(nb, l, a[0], e);
+                           nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
+                       return arith::AddFOp::create(nb, l, e, a[2]);
                      });
+  if (sinks)
+    denom = buildMap(
+        b, loc, rowSizes, st, ValueRange{denom, rowMax, sinks},
+        {identityMap(ctx, 3), identityMap(ctx, 3), rowSinkMap},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value e = math::ExpOp::create(
+              nb, l,
+              arith::SubFOp::create(nb, l, castFloat(nb, l, a[2], st), a[1]));
+          return arith::AddFOp::create(nb, l, a[0], e);
+        });
   Value lse = buildMap(b, loc, rowSizes, st, ValueRange{rowMax, denom}, {},
                        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         return arith::AddFOp::create(nb, l, a[0], math::LogOp::create(nb, l, a[1]));
+                         return arith::AddFOp::create(
+                             nb, l, a[0], math::LogOp::create(nb, l, a[1]));
                        });
   Value probs = buildMap(b, loc, scoreSizes, st, ValueRange{scores, lse},
                          {identityMap(ctx, 4), dropLastDimMap(ctx, 4)},
                          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                           return math::ExpOp::create(nb, l,
-                                                      arith::SubFOp::create(nb, l, a[0], a[1]));
+                           return math::ExpOp::create(
+                               nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
                          });
   return {probs, scaled, lse};
 }
 
 /// Returns {out [B, T, Hq, Dv] (elem), lse [B, Hq, T] (f32)}.
-std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q, Value k, Value v,
-                                       Value sinks, const AttentionConfig &cfg, Type st,
+std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
+                                       Value k, Value v, Value sinks,
+                                       const AttentionConfig &cfg, Type st,
                                        Value queryOffset = {}) {
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(q.getType());
@@ -198,28 +234,32 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q, Valu
   int64_t hq = qt.getDimSize(2);
   int64_t group = hq / cast<RankedTensorType>(k.getType()).getDimSize(2);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st, queryOffset);
+  AttentionProbs p =
+      buildAttentionProbs(b, loc, q, k, sinks, cfg, st, queryOffset);
   // HF rounds the probabilities to the activation type before P·V.
   Value probs = p.probs;
   if (elem != st)
     probs = roundTensor(b, loc, probs, elem);
   // out[b, t, h, e] = Σ_s p[b, h, t, s] · v[b, s, h / group, e]
-  SmallVector<OpFoldResult> outSizes = {tensor::getMixedSize(b, loc, q, 0),
-                                        tensor::getMixedSize(b, loc, q, 1), b.getIndexAttr(hq),
-                                        b.getIndexAttr(vt.getDimSize(3))};
+  SmallVector<OpFoldResult> outSizes = {
+      tensor::getMixedSize(b, loc, q, 0), tensor::getMixedSize(b, loc, q, 1),
+      b.getIndexAttr(hq), b.getIndexAttr(vt.getDimSize(3))};
   if (useBatchedGemm(q, st)) {
-    Value pb = tensor::CollapseShapeOp::create(b, loc, probs,
-                                               SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+    Value pb = tensor::CollapseShapeOp::create(
+        b, loc, probs, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
     Value vb = toBatchedHeads(b, loc, v, group);
-    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, pb, 0), outSizes[1],
-                                       outSizes[3]};
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, pb, 0),
+                                       outSizes[1], outSizes[3]};
     Value init = filledTensor(b, loc, sizes, st, 0.0);
-    Value prod = linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()},
-                                               ValueRange{pb, vb}, ValueRange{init})
-                     .getResult(0);
-    Value heads = fromBatchedHeads(b, loc, prod, outSizes[0], hq); // [B, Hq, T, Dv]
+    Value prod =
+        linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()},
+                                      ValueRange{pb, vb}, ValueRange{init})
+            .getResult(0);
+    Value heads =
+        fromBatchedHeads(b, loc, prod, outSizes[0], hq); // [B, Hq, T, Dv]
     Value outInit = tensor::EmptyOp::create(b, loc, outSizes, elem);
-    Value out = linalg::TransposeOp::create(b, loc, heads, outInit, ArrayRef<int64_t>{0, 2, 1, 3})
+    Value out = linalg::TransposeOp::create(b, loc, heads, outInit,
+                                            ArrayRef<int64_t>{0, 2, 1, 3})
                     .getResult()[0];
     return {out, p.lse};
   }
@@ -227,7 +267,8 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q, Valu
       b, loc, outSizes, st, 0.0, ValueRange{probs, v},
       {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
        AffineMap::get(5, 0, {d(0), d(4), d(2).floorDiv(group), d(3)}, ctx)},
-      AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx), {false, false, false, false, true},
+      AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx),
+      {false, false, false, false, true},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value prod = arith::MulFOp::create(nb, l, castFloat(nb, l, a[0], st),
                                            castFloat(nb, l, a[1], st));
@@ -241,7 +282,8 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q, Valu
 
 /// Splits the head dimension (2 of [B, X, Hq, Y] or 1 of [B, Hq, X, Y])
 /// into [Hkv, group] so GQA reductions over a group use plain dimensions.
-Value splitHeads(OpBuilder &b, Location loc, Value x, unsigned headDim, int64_t group) {
+Value splitHeads(OpBuilder &b, Location loc, Value x, unsigned headDim,
+                 int64_t group) {
   auto t = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> shape;
   SmallVector<ReassociationIndices> groups;
@@ -250,7 +292,8 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, unsigned headDim, int64_t 
     if (i == headDim) {
       shape.append({t.getDimSize(i) / group, group});
       groups.push_back({int64_t(o), int64_t(o + 1)});
-      outShape.append({b.getIndexAttr(t.getDimSize(i) / group), b.getIndexAttr(group)});
+      outShape.append(
+          {b.getIndexAttr(t.getDimSize(i) / group), b.getIndexAttr(group)});
       o += 2;
     } else {
       shape.push_back(t.getDimSize(i));
@@ -258,13 +301,15 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, unsigned headDim, int64_t 
       outShape.push_back(tensor::getMixedSize(b, loc, x, i));
     }
   }
-  return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, t.getElementType()),
-                                       x, groups, outShape);
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), x, groups,
+      outShape);
 }
 
 /// The gradient of attention (docs/spec.md) from recomputed probabilities.
-SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc, Value dout, Value q,
-                                          Value k, Value v, Value sinks,
+SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
+                                          Value dout, Value q, Value k, Value v,
+                                          Value sinks,
                                           const AttentionConfig &cfg, Type st) {
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(q.getType());
@@ -273,21 +318,26 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc, Value dout
   int64_t hq = qt.getDimSize(2), hkv = kt.getDimSize(2);
   int64_t group = hq / hkv;
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  auto f = [&](OpBuilder &nb, Location l, Value x) { return castFloat(nb, l, x, st); };
+  auto f = [&](OpBuilder &nb, Location l, Value x) {
+    return castFloat(nb, l, x, st);
+  };
   auto round = [&](Value x) { return roundTensor(b, loc, x, elem); };
   AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st);
   SmallVector<OpFoldResult> scoreSizes = sizesOf(b, loc, p.probs);
   bool batched = useBatchedGemm(q, st);
   OpFoldResult B = tensor::getMixedSize(b, loc, q, 0);
   auto collapseHeads = [&](Value x) -> Value {
-    return tensor::CollapseShapeOp::create(b, loc, x,
-                                           SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+    return tensor::CollapseShapeOp::create(
+        b, loc, x, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
   };
-  auto gemm = [&](auto tag, Value lhs, Value rhs, OpFoldResult m, OpFoldResult n) -> Value {
+  auto gemm = [&](auto tag, Value lhs, Value rhs, OpFoldResult m,
+                  OpFoldResult n) -> Value {
     using GemmOp = decltype(tag);
-    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, lhs, 0), m, n};
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, lhs, 0), m,
+                                       n};
     Value init = filledTensor(b, loc, sizes, st, 0.0);
-    return GemmOp::create(b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init})
+    return GemmOp::create(b, loc, TypeRange{init.getType()},
+                          ValueRange{lhs, rhs}, ValueRange{init})
         .getResult(0);
   };
   Value doutB, vB;
@@ -296,35 +346,46 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc, Value dout
     vB = toBatchedHeads(b, loc, v, group);
   }
   // dp[b, h, t, s] = Σ_e dout[b, t, h, e] · v[b, s, h / group, e]
-  Value dp = batched ? fromBatchedHeads(b, loc,
-                                        gemm(linalg::BatchMatmulTransposeBOp(), doutB, vB,
-                                             scoreSizes[2], scoreSizes[3]),
-                                        B, hq)
-                     : buildReduction(
-      b, loc, scoreSizes, st, 0.0, ValueRange{dout, v},
-      {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
-       AffineMap::get(5, 0, {d(0), d(3), d(1).floorDiv(group), d(4)}, ctx)},
-      AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx), {false, false, false, false, true},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return arith::AddFOp::create(nb, l, a[2],
-                                     arith::MulFOp::create(nb, l, f(nb, l, a[0]), f(nb, l, a[1])));
-      });
+  Value dp =
+      batched ? fromBatchedHeads(b, loc,
+                                 gemm(linalg::BatchMatmulTransposeBOp(), doutB,
+                                      vB, scoreSizes[2], scoreSizes[3]),
+                                 B, hq)
+              : buildReduction(
+                    b, loc, scoreSizes, st, 0.0, ValueRange{dout, v},
+                    {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
+                     AffineMap::get(
+                         5, 0, {d(0), d(3), d(1).floorDiv(group), d(4)}, ctx)},
+                    AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx),
+                    {false, false, false, false, true},
+                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                      return arith::AddFOp::create(
+                          nb, l, a[2],
+                          arith::MulFOp::create(nb, l, f(nb, l, a[0]),
+                                                f(nb, l, a[1])));
+                    });
   // delta[b, h, t] = Σ_s p · dp
   Value delta = buildReduction(
       b, loc, sizesOf(b, loc, p.lse), st, 0.0, ValueRange{p.probs, dp},
       {identityMap(ctx, 4), identityMap(ctx, 4)}, dropLastDimMap(ctx, 4),
-      {false, false, false, true}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return arith::AddFOp::create(nb, l, a[2], arith::MulFOp::create(nb, l, a[0], a[1]));
+      {false, false, false, true},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::AddFOp::create(nb, l, a[2],
+                                     arith::MulFOp::create(nb, l, a[0], a[1]));
       });
   // ds = p · (dp − delta), times the soft-cap derivative.
   Value ds = buildMap(
       b, loc, scoreSizes, st, ValueRange{p.probs, dp, delta, p.scaled},
-      {identityMap(ctx, 4), identityMap(ctx, 4), dropLastDimMap(ctx, 4), identityMap(ctx, 4)},
+      {identityMap(ctx, 4), identityMap(ctx, 4), dropLastDimMap(ctx, 4),
+       identityMap(ctx, 4)},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value g = arith::MulFOp::create(nb, l, a[0], arith::SubFOp::create(nb, l, a[1], a[2]));
+        Value g = arith::MulFOp::create(
+            nb, l, a[0], arith::SubFOp::create(nb, l, a[1], a[2]));
         if (cfg.softcap) {
           Value th = math::TanhOp::create(
-              nb, l, arith::DivFOp::create(nb, l, a[3], constFloat(nb, l, st, *cfg.softcap)));
+              nb, l,
+              arith::DivFOp::create(nb, l, a[3],
+                                    constFloat(nb, l, st, *cfg.softcap)));
           g = arith::MulFOp::create(
               nb, l, g,
               arith::SubFOp::create(nb, l, constFloat(nb, l, st, 1.0),
@@ -337,90 +398,115 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc, Value dout
     // Per query head: dq_h = ds_h·k_h, dk_h = ds_hᵀ·q_h, dv_h = p_hᵀ·dout_h,
     // then key/value gradients summed over each group of query heads.
     Value dsB = collapseHeads(ds), pB = collapseHeads(p.probs);
-    Value kB = toBatchedHeads(b, loc, k, group), qB = toBatchedHeads(b, loc, q, 1);
+    Value kB = toBatchedHeads(b, loc, k, group),
+          qB = toBatchedHeads(b, loc, q, 1);
     OpFoldResult T = scoreSizes[2], S = scoreSizes[3];
-    int64_t dqk = qt.getDimSize(3), dvv = cast<RankedTensorType>(v.getType()).getDimSize(3);
-    Value dqH = fromBatchedHeads(b, loc, gemm(linalg::BatchMatmulOp(), dsB, kB, T, b.getIndexAttr(dqk)), B, hq);
-    Value dq = buildMap(b, loc, sizesOf(b, loc, q), elem, ValueRange{dqH},
-                        {AffineMap::get(4, 0, {d(0), d(2), d(1), d(3)}, ctx)},
-                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                          return castFloat(nb, l,
-                                           arith::MulFOp::create(nb, l, a[0],
-                                                                 constFloat(nb, l, st, cfg.scale)),
-                                           elem);
-                        });
+    int64_t dqk = qt.getDimSize(3),
+            dvv = cast<RankedTensorType>(v.getType()).getDimSize(3);
+    Value dqH = fromBatchedHeads(
+        b, loc, gemm(linalg::BatchMatmulOp(), dsB, kB, T, b.getIndexAttr(dqk)),
+        B, hq);
+    Value dq = buildMap(
+        b, loc, sizesOf(b, loc, q), elem, ValueRange{dqH},
+        {AffineMap::get(4, 0, {d(0), d(2), d(1), d(3)}, ctx)},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          return castFloat(nb, l,
+                           arith::MulFOp::create(
+                               nb, l, a[0], constFloat(nb, l, st, cfg.scale)),
+                           elem);
+        });
     auto groupSum = [&](Value perHead, Value like, double factor) -> Value {
       // [B·Hq, S, E] -> [B, Hkv, group, S, E] -> Σ over group -> [B, S, Hkv, E]
       auto t = cast<RankedTensorType>(perHead.getType());
-      auto split = RankedTensorType::get({ShapedType::kDynamic, hkv, group, t.getDimSize(1), t.getDimSize(2)}, st);
+      auto split = RankedTensorType::get(
+          {ShapedType::kDynamic, hkv, group, t.getDimSize(1), t.getDimSize(2)},
+          st);
       Value x = tensor::ExpandShapeOp::create(
-          b, loc, split, perHead, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}},
-          SmallVector<OpFoldResult>{B, b.getIndexAttr(hkv), b.getIndexAttr(group),
+          b, loc, split, perHead,
+          SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}},
+          SmallVector<OpFoldResult>{B, b.getIndexAttr(hkv),
+                                    b.getIndexAttr(group),
                                     tensor::getMixedSize(b, loc, perHead, 1),
                                     tensor::getMixedSize(b, loc, perHead, 2)});
       Value sum = buildReduction(
           b, loc, sizesOf(b, loc, like), st, 0.0, ValueRange{x},
           {AffineMap::get(5, 0, {d(0), d(2), d(4), d(1), d(3)}, ctx)},
-          AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx), {false, false, false, false, true},
+          AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx),
+          {false, false, false, false, true},
           [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-            return arith::AddFOp::create(nb, l, a[1],
-                                         arith::MulFOp::create(nb, l, a[0],
-                                                               constFloat(nb, l, st, factor)));
+            return arith::AddFOp::create(
+                nb, l, a[1],
+                arith::MulFOp::create(nb, l, a[0],
+                                      constFloat(nb, l, st, factor)));
           });
       return round(sum);
     };
-    Value dk = groupSum(gemm(linalg::BatchMatmulTransposeAOp(), dsB, qB, S, b.getIndexAttr(dqk)), k,
-                        cfg.scale);
-    Value dv = groupSum(gemm(linalg::BatchMatmulTransposeAOp(), pB, doutB, S, b.getIndexAttr(dvv)), v,
-                        1.0);
+    Value dk = groupSum(gemm(linalg::BatchMatmulTransposeAOp(), dsB, qB, S,
+                             b.getIndexAttr(dqk)),
+                        k, cfg.scale);
+    Value dv = groupSum(gemm(linalg::BatchMatmulTransposeAOp(), pB, doutB, S,
+                             b.getIndexAttr(dvv)),
+                        v, 1.0);
     grads = {dq, dk, dv};
   } else {
-  // dq[b, t, h, e] = scale · Σ_s ds[b, h, t, s] · k[b, s, h / group, e]
-  SmallVector<OpFoldResult> qSizes = sizesOf(b, loc, q);
-  Value dq = buildReduction(
-      b, loc, qSizes, st, 0.0, ValueRange{ds, k},
-      {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
-       AffineMap::get(5, 0, {d(0), d(4), d(2).floorDiv(group), d(3)}, ctx)},
-      AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx), {false, false, false, false, true},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1]));
-        return arith::AddFOp::create(
-            nb, l, a[2], arith::MulFOp::create(nb, l, prod, constFloat(nb, l, st, cfg.scale)));
-      });
-  // dk[b, s, j, e] = scale · Σ_{g, t} ds[b, j, g, t, s] · q[b, t, j, g, e]
-  // dv[b, s, j, e] =         Σ_{g, t} p[b, j, g, t, s] · dout[b, t, j, g, e]
-  Value ds5 = splitHeads(b, loc, ds, 1, group), p5 = splitHeads(b, loc, p.probs, 1, group);
-  Value q5 = splitHeads(b, loc, q, 2, group), do5 = splitHeads(b, loc, dout, 2, group);
-  AffineMap scoreMap = AffineMap::get(6, 0, {d(0), d(2), d(4), d(5), d(1)}, ctx);
-  AffineMap tokenMap = AffineMap::get(6, 0, {d(0), d(5), d(2), d(4), d(3)}, ctx);
-  AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx);
-  SmallVector<bool> reduced = {false, false, false, false, true, true};
-  Value dk = buildReduction(b, loc, sizesOf(b, loc, k), st, 0.0, ValueRange{ds5, q5},
-                            {scoreMap, tokenMap}, outMap, reduced,
-                            [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                              Value prod = arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1]));
-                              return arith::AddFOp::create(
-                                  nb, l, a[2],
-                                  arith::MulFOp::create(nb, l, prod,
-                                                        constFloat(nb, l, st, cfg.scale)));
-                            });
-  Value dv = buildReduction(b, loc, sizesOf(b, loc, v), st, 0.0, ValueRange{p5, do5},
-                            {scoreMap, tokenMap}, outMap, reduced,
-                            [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                              return arith::AddFOp::create(
-                                  nb, l, a[2], arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1])));
-                            });
-  grads = {round(dq), round(dk), round(dv)};
+    // dq[b, t, h, e] = scale · Σ_s ds[b, h, t, s] · k[b, s, h / group, e]
+    SmallVector<OpFoldResult> qSizes = sizesOf(b, loc, q);
+    Value dq = buildReduction(
+        b, loc, qSizes, st, 0.0, ValueRange{ds, k},
+        {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
+         AffineMap::get(5, 0, {d(0), d(4), d(2).floorDiv(group), d(3)}, ctx)},
+        AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx),
+        {false, false, false, false, true},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value prod = arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1]));
+          return arith::AddFOp::create(
+              nb, l, a[2],
+              arith::MulFOp::create(nb, l, prod,
+                                    constFloat(nb, l, st, cfg.scale)));
+        });
+    // dk[b, s, j, e] = scale · Σ_{g, t} ds[b, j, g, t, s] · q[b, t, j, g, e]
+    // dv[b, s, j, e] =         Σ_{g, t} p[b, j, g, t, s] · dout[b, t, j, g, e]
+    Value ds5 = splitHeads(b, loc, ds, 1, group),
+          p5 = splitHeads(b, loc, p.probs, 1, group);
+    Value q5 = splitHeads(b, loc, q, 2, group),
+          do5 = splitHeads(b, loc, dout, 2, group);
+    AffineMap scoreMap =
+        AffineMap::get(6, 0, {d(0), d(2), d(4), d(5), d(1)}, ctx);
+    AffineMap tokenMap =
+        AffineMap::get(6, 0, {d(0), d(5), d(2), d(4), d(3)}, ctx);
+    AffineMap outMap = AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx);
+    SmallVector<bool> reduced = {false, false, false, false, true, true};
+    Value dk = buildReduction(
+        b, loc, sizesOf(b, loc, k), st, 0.0, ValueRange{ds5, q5},
+        {scoreMap, tokenMap}, outMap, reduced,
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value prod = arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1]));
+          return arith::AddFOp::create(
+              nb, l, a[2],
+              arith::MulFOp::create(nb, l, prod,
+                                    constFloat(nb, l, st, cfg.scale)));
+        });
+    Value dv = buildReduction(
+        b, loc, sizesOf(b, loc, v), st, 0.0, ValueRange{p5, do5},
+        {scoreMap, tokenMap}, outMap, reduced,
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          return arith::AddFOp::create(
+              nb, l, a[2], arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1])));
+        });
+    grads = {round(dq), round(dk), round(dv)};
   }
   if (sinks) {
     // dsink[h] = −Σ_{b, t} exp(sink[h] − lse[b, h, t]) · delta[b, h, t]
     Value dsink = buildReduction(
         b, loc, {b.getIndexAttr(hq)}, st, 0.0, ValueRange{sinks, p.lse, delta},
-        {AffineMap::get(3, 0, {d(1)}, ctx), identityMap(ctx, 3), identityMap(ctx, 3)},
+        {AffineMap::get(3, 0, {d(1)}, ctx), identityMap(ctx, 3),
+         identityMap(ctx, 3)},
         AffineMap::get(3, 0, {d(1)}, ctx), {true, false, true},
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value ps = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, f(nb, l, a[0]), a[1]));
-          return arith::SubFOp::create(nb, l, a[3], arith::MulFOp::create(nb, l, ps, a[2]));
+          Value ps = math::ExpOp::create(
+              nb, l, arith::SubFOp::create(nb, l, f(nb, l, a[0]), a[1]));
+          return arith::SubFOp::create(nb, l, a[3],
+                                       arith::MulFOp::create(nb, l, ps, a[2]));
         });
     grads.push_back(round(dsink));
   }
@@ -435,12 +521,14 @@ std::optional<double> optionalDouble(std::optional<APFloat> v) {
 
 struct AttentionLowering : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
     AttentionConfig cfg{op.getScale().convertToDouble(), op.getCausal(),
                         op.getSlidingWindow(), optionalDouble(op.getSoftcap())};
     Type st = computeType(op.getType().getElementType());
-    auto [out, lse] = buildAttention(rewriter, op.getLoc(), op.getQ(), op.getK(),
-                                     op.getV(), op.getSinks(), cfg, st);
+    auto [out, lse] =
+        buildAttention(rewriter, op.getLoc(), op.getQ(), op.getK(), op.getV(),
+                       op.getSinks(), cfg, st);
     rewriter.replaceOp(op, out);
     return success();
   }
@@ -451,7 +539,8 @@ constexpr int64_t kQueryTile = 64;
 
 struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(FlashAttentionOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(FlashAttentionOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value qkv = op.getQkv();
     PackedQkvHeads heads = op.getPackedHeads();
@@ -460,7 +549,8 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
     };
     AttentionConfig cfg{op.getScale().convertToDouble(), op.getCausal(),
                         op.getSlidingWindow(), optionalDouble(op.getSoftcap())};
-    Value q = slice(heads.query()), k = slice(heads.key()), v = slice(heads.value());
+    Value q = slice(heads.query()), k = slice(heads.key()),
+          v = slice(heads.value());
     Type st = op.getLse().getType().getElementType();
     // Query tiles of kQueryTile rows: scores exist for one tile at a time
     // ([B, Hq, tile, S]), never T x T.
@@ -469,24 +559,31 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
     Value tLen = tensor::DimOp::create(rewriter, loc, q, 1);
     Value outInit = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, q),
                                 op.getResult().getType().getElementType());
-    SmallVector<OpFoldResult> lseSizes = {tensor::getMixedSize(rewriter, loc, q, 0),
-                                          rewriter.getIndexAttr(heads.numQ), tLen};
+    SmallVector<OpFoldResult> lseSizes = {
+        tensor::getMixedSize(rewriter, loc, q, 0),
+        rewriter.getIndexAttr(heads.numQ), tLen};
     Value lseInit = emptyTensor(rewriter, loc, lseSizes, st);
     auto loop = scf::ForOp::create(
         rewriter, loc, c0, tLen, tileSize, ValueRange{outInit, lseInit},
         [&](OpBuilder &b, Location l, Value t0, ValueRange acc) {
-          Value rows = arith::MinSIOp::create(b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
+          Value rows = arith::MinSIOp::create(
+              b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
           SmallVector<OpFoldResult> qSizes = sizesOf(b, l, q);
           qSizes[1] = rows;
           SmallVector<OpFoldResult> qOff(4, b.getIndexAttr(0));
           qOff[1] = t0;
           SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
-          Value qTile = tensor::ExtractSliceOp::create(b, l, q, qOff, qSizes, ones);
-          auto [o, lse] = buildAttention(b, l, qTile, k, v, op.getSinks(), cfg, st, t0);
-          Value out = tensor::InsertSliceOp::create(b, l, o, acc[0], qOff, sizesOf(b, l, o), ones);
-          SmallVector<OpFoldResult> lOff = {b.getIndexAttr(0), b.getIndexAttr(0), t0};
-          Value lseAcc = tensor::InsertSliceOp::create(b, l, lse, acc[1], lOff, sizesOf(b, l, lse),
-                                                       SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+          Value qTile =
+              tensor::ExtractSliceOp::create(b, l, q, qOff, qSizes, ones);
+          auto [o, lse] =
+              buildAttention(b, l, qTile, k, v, op.getSinks(), cfg, st, t0);
+          Value out = tensor::InsertSliceOp::create(b, l, o, acc[0], qOff,
+                                                    sizesOf(b, l, o), ones);
+          SmallVector<OpFoldResult> lOff = {b.getIndexAttr(0),
+                                            b.getIndexAttr(0), t0};
+          Value lseAcc = tensor::InsertSliceOp::create(
+              b, l, lse, acc[1], lOff, sizesOf(b, l, lse),
+              SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
           scf::YieldOp::create(b, l, ValueRange{out, lseAcc});
         });
     rewriter.replaceOp(op, loop.getResults());
@@ -496,19 +593,22 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
 
 struct AttentionBackwardLowering : OpRewritePattern<AttentionBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AttentionBackwardOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(AttentionBackwardOp op,
+                                PatternRewriter &rewriter) const override {
     AttentionConfig cfg{op.getScale().convertToDouble(), op.getCausal(),
                         op.getSlidingWindow(), optionalDouble(op.getSoftcap())};
     Type st = computeType(op.getQ().getType().getElementType());
-    rewriter.replaceOp(op, buildAttentionBackward(rewriter, op.getLoc(), op.getDout(), op.getQ(),
-                                                  op.getK(), op.getV(), op.getSinks(), cfg, st));
+    rewriter.replaceOp(op, buildAttentionBackward(
+                               rewriter, op.getLoc(), op.getDout(), op.getQ(),
+                               op.getK(), op.getV(), op.getSinks(), cfg, st));
     return success();
   }
 };
 
 } // namespace
 
-void mlir::tfm::populateTfmAttentionToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<AttentionLowering, FlashAttentionLowering, AttentionBackwardLowering>(
-      patterns.getContext());
+void mlir::tfm::populateTfmAttentionToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<AttentionLowering, FlashAttentionLowering,
+               AttentionBackwardLowering>(patterns.getContext());
 }

@@ -23,7 +23,8 @@ Value silu(OpBuilder &b, Location loc, Value x) {
 Value geluTanh(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
   double c = std::sqrt(2.0 / M_PI);
-  Value x3 = arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x), x);
+  Value x3 =
+      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x), x);
   Value inner = arith::AddFOp::create(
       b, loc, x,
       arith::MulFOp::create(b, loc, constFloat(b, loc, t, 0.044715), x3));
@@ -34,12 +35,13 @@ Value geluTanh(OpBuilder &b, Location loc, Value x) {
   return arith::MulFOp::create(b, loc, half, onePlus);
 }
 
-template <typename OpTy>
-struct UnaryLowering : OpRewritePattern<OpTy> {
+template <typename OpTy> struct UnaryLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   using Fn = Value (*)(OpBuilder &, Location, Value);
-  UnaryLowering(MLIRContext *ctx, Fn fn) : OpRewritePattern<OpTy>(ctx), fn(fn) {}
-  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+  UnaryLowering(MLIRContext *ctx, Fn fn)
+      : OpRewritePattern<OpTy>(ctx), fn(fn) {}
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
     Value r = buildElementwise(rewriter, op.getLoc(), ValueRange{op.getX()},
                                [&](OpBuilder &b, Location loc, ValueRange a) {
                                  return fn(b, loc, a[0]);
@@ -51,14 +53,16 @@ struct UnaryLowering : OpRewritePattern<OpTy> {
 };
 
 Value relu2(OpBuilder &b, Location loc, Value x) {
-  Value r = arith::MaximumFOp::create(b, loc, x, constFloat(b, loc, x.getType(), 0.0));
+  Value r = arith::MaximumFOp::create(b, loc, x,
+                                      constFloat(b, loc, x.getType(), 0.0));
   return arith::MulFOp::create(b, loc, r, r);
 }
 
 template <typename OpTy, typename ArithOp>
 struct BinaryLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
-  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
     Value r = buildElementwise(rewriter, op.getLoc(),
                                ValueRange{op.getLhs(), op.getRhs()},
                                [](OpBuilder &b, Location loc, ValueRange a) {
@@ -71,7 +75,8 @@ struct BinaryLowering : OpRewritePattern<OpTy> {
 
 struct ScaleLowering : OpRewritePattern<ScaleOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ScaleOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(ScaleOp op,
+                                PatternRewriter &rewriter) const override {
     Type elem = op.getType().getElementType();
     double factor = op.getFactor().convertToDouble();
     Value r = buildElementwise(
@@ -97,7 +102,8 @@ Value softcap(OpBuilder &b, Location loc, Value x, double cap) {
 
 struct SoftcapLowering : OpRewritePattern<SoftcapOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SoftcapOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(SoftcapOp op,
+                                PatternRewriter &rewriter) const override {
     double cap = op.getCap().convertToDouble();
     Value r = buildElementwise(rewriter, op.getLoc(), ValueRange{op.getX()},
                                [&](OpBuilder &b, Location loc, ValueRange a) {
@@ -112,21 +118,24 @@ struct SoftcapLowering : OpRewritePattern<SoftcapOp> {
 std::pair<Value, Value> splitGlu(OpBuilder &b, Location loc, Value x) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t last = type.getRank() - 1, half = type.getShape().back() / 2;
-  return {sliceAlong(b, loc, x, last, 0, half), sliceAlong(b, loc, x, last, half, half)};
+  return {sliceAlong(b, loc, x, last, 0, half),
+          sliceAlong(b, loc, x, last, half, half)};
 }
 
 /// [..., 2I] -> (up = [..., :I], gate = [..., I:]) -> up * act(gate).
-template <typename OpTy>
-struct GluLowering : OpRewritePattern<OpTy> {
+template <typename OpTy> struct GluLowering : OpRewritePattern<OpTy> {
   using Fn = Value (*)(OpBuilder &, Location, Value);
-  GluLowering(MLIRContext *ctx, Fn act) : OpRewritePattern<OpTy>(ctx), act(act) {}
-  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+  GluLowering(MLIRContext *ctx, Fn act)
+      : OpRewritePattern<OpTy>(ctx), act(act) {}
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto [up, gate] = splitGlu(rewriter, loc, op.getX());
-    Value r = buildElementwise(rewriter, loc, ValueRange{up, gate},
-                               [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                 return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));
-                               });
+    Value r = buildElementwise(
+        rewriter, loc, ValueRange{up, gate},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));
+        });
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -140,8 +149,9 @@ struct GluLowering : OpRewritePattern<OpTy> {
 Value sigmoid(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
   Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-  return arith::DivFOp::create(b, loc, constFloat(b, loc, t, 1.0),
-                               arith::AddFOp::create(b, loc, constFloat(b, loc, t, 1.0), e));
+  return arith::DivFOp::create(
+      b, loc, constFloat(b, loc, t, 1.0),
+      arith::AddFOp::create(b, loc, constFloat(b, loc, t, 1.0), e));
 }
 
 /// d silu(x)/dx = σ(x)(1 + x(1 − σ(x))).
@@ -149,8 +159,9 @@ Value siluDerivative(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
   Value s = sigmoid(b, loc, x);
   Value oneMinus = arith::SubFOp::create(b, loc, constFloat(b, loc, t, 1.0), s);
-  Value inner = arith::AddFOp::create(b, loc, constFloat(b, loc, t, 1.0),
-                                      arith::MulFOp::create(b, loc, x, oneMinus));
+  Value inner =
+      arith::AddFOp::create(b, loc, constFloat(b, loc, t, 1.0),
+                            arith::MulFOp::create(b, loc, x, oneMinus));
   return arith::MulFOp::create(b, loc, s, inner);
 }
 
@@ -162,38 +173,43 @@ Value geluTanhDerivative(OpBuilder &b, Location loc, Value x) {
   Value x2 = arith::MulFOp::create(b, loc, x, x);
   Value inner = arith::MulFOp::create(
       b, loc, cst(c),
-      arith::AddFOp::create(b, loc, x,
-                            arith::MulFOp::create(b, loc, cst(0.044715),
-                                                  arith::MulFOp::create(b, loc, x2, x))));
+      arith::AddFOp::create(
+          b, loc, x,
+          arith::MulFOp::create(b, loc, cst(0.044715),
+                                arith::MulFOp::create(b, loc, x2, x))));
   Value th = math::TanhOp::create(b, loc, inner);
-  Value left = arith::MulFOp::create(b, loc, cst(0.5), arith::AddFOp::create(b, loc, cst(1.0), th));
-  Value sech2 = arith::SubFOp::create(b, loc, cst(1.0), arith::MulFOp::create(b, loc, th, th));
+  Value left = arith::MulFOp::create(
+      b, loc, cst(0.5), arith::AddFOp::create(b, loc, cst(1.0), th));
+  Value sech2 = arith::SubFOp::create(b, loc, cst(1.0),
+                                      arith::MulFOp::create(b, loc, th, th));
   Value dInner = arith::MulFOp::create(
       b, loc, cst(c),
-      arith::AddFOp::create(b, loc, cst(1.0),
-                            arith::MulFOp::create(b, loc, cst(3 * 0.044715), x2)));
-  Value right = arith::MulFOp::create(
-      b, loc, arith::MulFOp::create(b, loc, cst(0.5), x),
-      arith::MulFOp::create(b, loc, sech2, dInner));
+      arith::AddFOp::create(
+          b, loc, cst(1.0),
+          arith::MulFOp::create(b, loc, cst(3 * 0.044715), x2)));
+  Value right =
+      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, cst(0.5), x),
+                            arith::MulFOp::create(b, loc, sech2, dInner));
   return arith::AddFOp::create(b, loc, left, right);
 }
 
 Value relu2Derivative(OpBuilder &b, Location loc, Value x) {
-  Value r = arith::MaximumFOp::create(b, loc, x, constFloat(b, loc, x.getType(), 0.0));
+  Value r = arith::MaximumFOp::create(b, loc, x,
+                                      constFloat(b, loc, x.getType(), 0.0));
   return arith::MulFOp::create(b, loc, constFloat(b, loc, x.getType(), 2.0), r);
 }
 
-template <typename OpTy>
-struct UnaryBackwardLowering : OpRewritePattern<OpTy> {
+template <typename OpTy> struct UnaryBackwardLowering : OpRewritePattern<OpTy> {
   using Fn = Value (*)(OpBuilder &, Location, Value);
   UnaryBackwardLowering(MLIRContext *ctx, Fn derivative)
       : OpRewritePattern<OpTy>(ctx), derivative(derivative) {}
-  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
-    Value r = buildElementwise(rewriter, op.getLoc(), ValueRange{op.getDy(), op.getX()},
-                               [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                                 return arith::MulFOp::create(b, loc, a[0],
-                                                              derivative(b, loc, a[1]));
-                               });
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Value r = buildElementwise(
+        rewriter, op.getLoc(), ValueRange{op.getDy(), op.getX()},
+        [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          return arith::MulFOp::create(b, loc, a[0], derivative(b, loc, a[1]));
+        });
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -202,16 +218,19 @@ struct UnaryBackwardLowering : OpRewritePattern<OpTy> {
 
 struct SoftcapBackwardLowering : OpRewritePattern<SoftcapBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SoftcapBackwardOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(SoftcapBackwardOp op,
+                                PatternRewriter &rewriter) const override {
     double cap = op.getCap().convertToDouble();
     Value r = buildElementwise(
         rewriter, op.getLoc(), ValueRange{op.getDy(), op.getX()},
         [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
           Type t = a[1].getType();
-          Value th = math::TanhOp::create(b, loc,
-                                          arith::DivFOp::create(b, loc, a[1], constFloat(b, loc, t, cap)));
-          Value d = arith::SubFOp::create(b, loc, constFloat(b, loc, t, 1.0),
-                                          arith::MulFOp::create(b, loc, th, th));
+          Value th = math::TanhOp::create(
+              b, loc,
+              arith::DivFOp::create(b, loc, a[1], constFloat(b, loc, t, cap)));
+          Value d =
+              arith::SubFOp::create(b, loc, constFloat(b, loc, t, 1.0),
+                                    arith::MulFOp::create(b, loc, th, th));
           return arith::MulFOp::create(b, loc, a[0], d);
         });
     rewriter.replaceOp(op, r);
@@ -220,28 +239,31 @@ struct SoftcapBackwardLowering : OpRewritePattern<SoftcapBackwardOp> {
 };
 
 /// dx = [dy·act(gate) | dy·up·act'(gate)] for x = [up | gate].
-template <typename OpTy>
-struct GluBackwardLowering : OpRewritePattern<OpTy> {
+template <typename OpTy> struct GluBackwardLowering : OpRewritePattern<OpTy> {
   using Fn = Value (*)(OpBuilder &, Location, Value);
   GluBackwardLowering(MLIRContext *ctx, Fn act, Fn derivative)
       : OpRewritePattern<OpTy>(ctx), act(act), derivative(derivative) {}
-  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getX();
     auto type = cast<RankedTensorType>(x.getType());
     int64_t last = type.getRank() - 1, half = type.getShape().back() / 2;
     auto [up, gate] = splitGlu(rewriter, loc, x);
-    Value dup = buildElementwise(rewriter, loc, ValueRange{op.getDy(), gate},
-                                 [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                   return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));
-                                 });
-    Value dgate = buildElementwise(
-        rewriter, loc, ValueRange{op.getDy(), up, gate},
+    Value dup = buildElementwise(
+        rewriter, loc, ValueRange{op.getDy(), gate},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[1]),
-                                       derivative(b, l, a[2]));
+          return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));
         });
-    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, x), type.getElementType());
+    Value dgate =
+        buildElementwise(rewriter, loc, ValueRange{op.getDy(), up, gate},
+                         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           return arith::MulFOp::create(
+                               b, l, arith::MulFOp::create(b, l, a[0], a[1]),
+                               derivative(b, l, a[2]));
+                         });
+    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, x),
+                            type.getElementType());
     out = insertAlong(rewriter, loc, dup, out, last, 0);
     out = insertAlong(rewriter, loc, dgate, out, last, half);
     rewriter.replaceOp(op, out);
@@ -252,7 +274,8 @@ struct GluBackwardLowering : OpRewritePattern<OpTy> {
 
 } // namespace
 
-void mlir::tfm::populateTfmElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
+void mlir::tfm::populateTfmElementwiseToLinalgPatterns(
+    RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<UnaryLowering<SiluOp>>(ctx, silu);
   patterns.add<UnaryLowering<GeluTanhOp>>(ctx, geluTanh);
@@ -263,9 +286,12 @@ void mlir::tfm::populateTfmElementwiseToLinalgPatterns(RewritePatternSet &patter
   patterns.add<GluLowering<SwigluOp>>(ctx, silu);
   patterns.add<GluLowering<GegluOp>>(ctx, geluTanh);
   patterns.add<UnaryBackwardLowering<SiluBackwardOp>>(ctx, siluDerivative);
-  patterns.add<UnaryBackwardLowering<GeluTanhBackwardOp>>(ctx, geluTanhDerivative);
+  patterns.add<UnaryBackwardLowering<GeluTanhBackwardOp>>(ctx,
+                                                          geluTanhDerivative);
   patterns.add<UnaryBackwardLowering<Relu2BackwardOp>>(ctx, relu2Derivative);
   patterns.add<SoftcapBackwardLowering>(ctx);
-  patterns.add<GluBackwardLowering<SwigluBackwardOp>>(ctx, silu, siluDerivative);
-  patterns.add<GluBackwardLowering<GegluBackwardOp>>(ctx, geluTanh, geluTanhDerivative);
+  patterns.add<GluBackwardLowering<SwigluBackwardOp>>(ctx, silu,
+                                                      siluDerivative);
+  patterns.add<GluBackwardLowering<GegluBackwardOp>>(ctx, geluTanh,
+                                                     geluTanhDerivative);
 }

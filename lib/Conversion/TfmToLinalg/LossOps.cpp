@@ -15,30 +15,37 @@ using namespace mlir::tfm::lowering;
 namespace {
 
 /// Row log-sum-exp of logits [B, T, V] in `st`: returns {max, lse}.
-std::pair<Value, Value> rowLogSumExp(OpBuilder &b, Location loc, Value logits, Type st) {
+std::pair<Value, Value> rowLogSumExp(OpBuilder &b, Location loc, Value logits,
+                                     Type st) {
   MLIRContext *ctx = b.getContext();
   double negInf = -std::numeric_limits<double>::infinity();
-  Value max = reduceLastDim(b, loc, logits, st, negInf,
-                            [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                              return arith::MaximumFOp::create(nb, l, a[0], a[1]);
-                            });
+  Value max =
+      reduceLastDim(b, loc, logits, st, negInf,
+                    [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                      return arith::MaximumFOp::create(nb, l, a[0], a[1]);
+                    });
   SmallVector<OpFoldResult> rows = sizesOf(b, loc, max);
   Value acc = filledTensor(b, loc, rows, st, 0.0);
-  auto par = utils::IteratorType::parallel, red = utils::IteratorType::reduction;
-  Value sum = linalg::GenericOp::create(
-                  b, loc, TypeRange{acc.getType()}, ValueRange{logits, max}, ValueRange{acc},
-                  SmallVector<AffineMap>{identityMap(ctx, 3), dropLastDimMap(ctx, 3),
-                                         dropLastDimMap(ctx, 3)},
-                  SmallVector<utils::IteratorType>{par, par, red},
-                  [&](OpBuilder &nb, Location l, ValueRange a) {
-                    Value x = castFloat(nb, l, a[0], st);
-                    Value e = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, x, a[1]));
-                    yieldValue(nb, l, arith::AddFOp::create(nb, l, e, a[2]));
-                  })
-                  .getResult(0);
+  auto par = utils::IteratorType::parallel,
+       red = utils::IteratorType::reduction;
+  Value sum =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{acc.getType()}, ValueRange{logits, max},
+          ValueRange{acc},
+          SmallVector<AffineMap>{identityMap(ctx, 3), dropLastDimMap(ctx, 3),
+                                 dropLastDimMap(ctx, 3)},
+          SmallVector<utils::IteratorType>{par, par, red},
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value x = castFloat(nb, l, a[0], st);
+            Value e = math::ExpOp::create(
+                nb, l, arith::SubFOp::create(nb, l, x, a[1]));
+            yieldValue(nb, l, arith::AddFOp::create(nb, l, e, a[2]));
+          })
+          .getResult(0);
   Value lse = buildMap(b, loc, rows, st, ValueRange{max, sum}, {},
                        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         return arith::AddFOp::create(nb, l, a[0], math::LogOp::create(nb, l, a[1]));
+                         return arith::AddFOp::create(
+                             nb, l, a[0], math::LogOp::create(nb, l, a[1]));
                        });
   return {max, lse};
 }
@@ -48,24 +55,32 @@ std::pair<Value, Value> rowLogSumExp(OpBuilder &b, Location loc, Value logits, T
 /// as an index (0 when not counted, so reads stay in bounds). ignore_index
 /// and any other out-of-range label do not count; tfm-run rejects the
 /// latter before running.
-std::pair<Value, Value> targetAt(OpBuilder &nb, Location l, Value labels, int64_t ignoreIndex,
-                                 int64_t vocab, Value tOffset = {}) {
+std::pair<Value, Value> targetAt(OpBuilder &nb, Location l, Value labels,
+                                 int64_t ignoreIndex, int64_t vocab,
+                                 Value tOffset = {}) {
   Type lt = cast<RankedTensorType>(labels.getType()).getElementType();
-  Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1);
+  Value bi = linalg::IndexOp::create(nb, l, 0),
+        ti = linalg::IndexOp::create(nb, l, 1);
   if (tOffset) // a chunk of positions starting at tOffset
     ti = arith::AddIOp::create(nb, l, ti, tOffset);
-  Value tNext = arith::AddIOp::create(nb, l, ti, arith::ConstantIndexOp::create(nb, l, 1));
+  Value tNext = arith::AddIOp::create(nb, l, ti,
+                                      arith::ConstantIndexOp::create(nb, l, 1));
   Value tLen = tensor::DimOp::create(nb, l, labels, 1);
-  Value inRange = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, tNext, tLen);
+  Value inRange =
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, tNext, tLen);
   Value tRead = arith::SelectOp::create(nb, l, inRange, tNext, ti);
-  Value target = tensor::ExtractOp::create(nb, l, labels, ValueRange{bi, tRead});
-  Value ignore = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, ignoreIndex));
+  Value target =
+      tensor::ExtractOp::create(nb, l, labels, ValueRange{bi, tRead});
+  Value ignore =
+      arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, ignoreIndex));
   Value counted = arith::AndIOp::create(
-      nb, l, inRange, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, target, ignore));
+      nb, l, inRange,
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, target, ignore));
   Value zero = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, 0));
   Value v = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, vocab));
   Value inVocab = arith::AndIOp::create(
-      nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, target, zero),
+      nb, l,
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, target, zero),
       arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, target, v));
   counted = arith::AndIOp::create(nb, l, counted, inVocab);
   Value safe = arith::SelectOp::create(nb, l, counted, target, zero);
@@ -79,8 +94,8 @@ struct LossTotals {
   Value sum, count, lse;
 };
 
-LossTotals lossTotals(OpBuilder &b, Location loc, Value logits, Value labels, int64_t ignoreIndex,
-                      Type st, Value tOffset = {}) {
+LossTotals lossTotals(OpBuilder &b, Location loc, Value logits, Value labels,
+                      int64_t ignoreIndex, Type st, Value tOffset = {}) {
   MLIRContext *ctx = b.getContext();
   int64_t vocab = cast<RankedTensorType>(logits.getType()).getDimSize(2);
   auto [max, lse] = rowLogSumExp(b, loc, logits, st);
@@ -90,22 +105,32 @@ LossTotals lossTotals(OpBuilder &b, Location loc, Value logits, Value labels, in
   auto red = utils::IteratorType::reduction;
   AffineMap scalarMap = AffineMap::get(2, 0, ctx);
   auto totals = linalg::GenericOp::create(
-      b, loc, TypeRange{scalarType, scalarType}, ValueRange{lse}, ValueRange{zeroSum, zeroSum},
+      b, loc, TypeRange{scalarType, scalarType}, ValueRange{lse},
+      ValueRange{zeroSum, zeroSum},
       SmallVector<AffineMap>{identityMap(ctx, 2), scalarMap, scalarMap},
       SmallVector<utils::IteratorType>{red, red},
       [&](OpBuilder &nb, Location l, ValueRange a) {
-        auto [counted, vi] = targetAt(nb, l, labels, ignoreIndex, vocab, tOffset);
-        Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1);
-        Value logit = castFloat(nb, l, tensor::ExtractOp::create(nb, l, logits, ValueRange{bi, ti, vi}), st);
+        auto [counted, vi] =
+            targetAt(nb, l, labels, ignoreIndex, vocab, tOffset);
+        Value bi = linalg::IndexOp::create(nb, l, 0),
+              ti = linalg::IndexOp::create(nb, l, 1);
+        Value logit = castFloat(
+            nb, l,
+            tensor::ExtractOp::create(nb, l, logits, ValueRange{bi, ti, vi}),
+            st);
         Value nll = arith::SubFOp::create(nb, l, a[0], logit);
         Value zero = constFloat(nb, l, st, 0.0);
-        Value sum = arith::AddFOp::create(nb, l, a[1], arith::SelectOp::create(nb, l, counted, nll, zero));
+        Value sum = arith::AddFOp::create(
+            nb, l, a[1], arith::SelectOp::create(nb, l, counted, nll, zero));
         Value cnt = arith::AddFOp::create(
-            nb, l, a[2], arith::SelectOp::create(nb, l, counted, constFloat(nb, l, st, 1.0), zero));
+            nb, l, a[2],
+            arith::SelectOp::create(nb, l, counted, constFloat(nb, l, st, 1.0),
+                                    zero));
         yieldValues(nb, l, ValueRange{sum, cnt});
       });
   return {tensor::ExtractOp::create(b, loc, totals.getResult(0), ValueRange{}),
-          tensor::ExtractOp::create(b, loc, totals.getResult(1), ValueRange{}), lse};
+          tensor::ExtractOp::create(b, loc, totals.getResult(1), ValueRange{}),
+          lse};
 }
 
 /// HF ForCausalLMLoss: position t predicts labels[b, t + 1]; ignore_index
@@ -114,15 +139,18 @@ Value causalLmLoss(OpBuilder &b, Location loc, Value logits, Value labels,
                    int64_t ignoreIndex, Type st) {
   LossTotals t = lossTotals(b, loc, logits, labels, ignoreIndex, st);
   Value mean = arith::DivFOp::create(b, loc, t.sum, t.count);
-  return tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, st), ValueRange{mean});
+  return tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, st),
+                                        ValueRange{mean});
 }
 
 struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(CrossEntropyOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(CrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
     Type st = op.getLoss().getType().getElementType();
-    rewriter.replaceOp(op, causalLmLoss(rewriter, op.getLoc(), op.getLogits(), op.getLabels(),
-                                        op.getIgnoreIndex(), st));
+    rewriter.replaceOp(op,
+                       causalLmLoss(rewriter, op.getLoc(), op.getLogits(),
+                                    op.getLabels(), op.getIgnoreIndex(), st));
     return success();
   }
 };
@@ -135,7 +163,8 @@ constexpr int64_t kLossChunk = 64;
 /// sums, counts and lse, and dropped; the [B*T, V] logits never exist.
 struct FusedLmHeadLossLowering : OpRewritePattern<FusedLmHeadLossOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(FusedLmHeadLossOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(FusedLmHeadLossOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value h = op.getHidden(), labels = op.getLabels();
     auto ht = cast<RankedTensorType>(h.getType());
@@ -151,30 +180,41 @@ struct FusedLmHeadLossLowering : OpRewritePattern<FusedLmHeadLossOp> {
     auto loop = scf::ForOp::create(
         rewriter, loc, c0, tLen, chunk, ValueRange{zero, zero, lseInit},
         [&](OpBuilder &b, Location l, Value t0, ValueRange acc) {
-          Value rows = arith::MinSIOp::create(b, l, chunk, arith::SubIOp::create(b, l, tLen, t0));
-          auto tileType = RankedTensorType::get({ht.getDimSize(0), ShapedType::kDynamic, hidden},
-                                                ht.getElementType());
+          Value rows = arith::MinSIOp::create(
+              b, l, chunk, arith::SubIOp::create(b, l, tLen, t0));
+          auto tileType = RankedTensorType::get(
+              {ht.getDimSize(0), ShapedType::kDynamic, hidden},
+              ht.getElementType());
           Value hTile = tensor::ExtractSliceOp::create(
-              b, l, tileType, h, SmallVector<OpFoldResult>{b.getIndexAttr(0), t0, b.getIndexAttr(0)},
+              b, l, tileType, h,
+              SmallVector<OpFoldResult>{b.getIndexAttr(0), t0,
+                                        b.getIndexAttr(0)},
               SmallVector<OpFoldResult>{batch, rows, b.getIndexAttr(hidden)},
               SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
           auto logitsType = RankedTensorType::get(
-              {ht.getDimSize(0), ShapedType::kDynamic, wt.getDimSize(0)}, ht.getElementType());
-          Value logits = MatmulOp::create(b, l, logitsType, hTile, op.getWeight(), Value(),
-                                          TransposeAttr::get(b.getContext(), Transpose::nt));
+              {ht.getDimSize(0), ShapedType::kDynamic, wt.getDimSize(0)},
+              ht.getElementType());
+          Value logits = MatmulOp::create(
+              b, l, logitsType, hTile, op.getWeight(), Value(),
+              TransposeAttr::get(b.getContext(), Transpose::nt));
           if (auto cap = op.getSoftcap())
-            logits = SoftcapOp::create(b, l, logits, b.getF64FloatAttr(cap->convertToDouble()));
-          LossTotals t = lossTotals(b, l, logits, labels, op.getIgnoreIndex(), st, t0);
+            logits = SoftcapOp::create(
+                b, l, logits, b.getF64FloatAttr(cap->convertToDouble()));
+          LossTotals t =
+              lossTotals(b, l, logits, labels, op.getIgnoreIndex(), st, t0);
           Value sum = arith::AddFOp::create(b, l, acc[0], t.sum);
           Value count = arith::AddFOp::create(b, l, acc[1], t.count);
           Value lse = tensor::InsertSliceOp::create(
-              b, l, t.lse, acc[2], SmallVector<OpFoldResult>{b.getIndexAttr(0), t0},
-              sizesOf(b, l, t.lse), SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
+              b, l, t.lse, acc[2],
+              SmallVector<OpFoldResult>{b.getIndexAttr(0), t0},
+              sizesOf(b, l, t.lse),
+              SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
           scf::YieldOp::create(b, l, ValueRange{sum, count, lse});
         });
-    Value mean = arith::DivFOp::create(rewriter, loc, loop.getResult(0), loop.getResult(1));
-    Value loss = tensor::FromElementsOp::create(rewriter, loc, op.getLoss().getType(),
-                                                ValueRange{mean});
+    Value mean = arith::DivFOp::create(rewriter, loc, loop.getResult(0),
+                                       loop.getResult(1));
+    Value loss = tensor::FromElementsOp::create(
+        rewriter, loc, op.getLoss().getType(), ValueRange{mean});
     rewriter.replaceOp(op, {loss, loop.getResult(2)});
     return success();
   }
@@ -183,7 +223,8 @@ struct FusedLmHeadLossLowering : OpRewritePattern<FusedLmHeadLossOp> {
 /// dlogits = dloss / count · (softmax − onehot(target)) at counted positions.
 struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(CrossEntropyBackwardOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(CrossEntropyBackwardOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value logits = op.getLogits(), labels = op.getLabels();
@@ -198,28 +239,34 @@ struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
         AffineMap::get(2, 0, ctx), {true, true},
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
           Value counted = targetAt(nb, l, labels, ignoreIndex, vocab).first;
-          Value one = arith::SelectOp::create(nb, l, counted, constFloat(nb, l, st, 1.0),
+          Value one = arith::SelectOp::create(nb, l, counted,
+                                              constFloat(nb, l, st, 1.0),
                                               constFloat(nb, l, st, 0.0));
           return arith::AddFOp::create(nb, l, a[1], one);
         });
     Value scale = arith::DivFOp::create(
-        rewriter, loc, tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{}),
+        rewriter, loc,
+        tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{}),
         tensor::ExtractOp::create(rewriter, loc, count, ValueRange{}));
     Value d = buildMap(
-        rewriter, loc, sizesOf(rewriter, loc, logits), elem, ValueRange{logits, lse},
-        {identityMap(ctx, 3), dropLastDimMap(ctx, 3)},
+        rewriter, loc, sizesOf(rewriter, loc, logits), elem,
+        ValueRange{logits, lse}, {identityMap(ctx, 3), dropLastDimMap(ctx, 3)},
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
           auto [counted, target] = targetAt(nb, l, labels, ignoreIndex, vocab);
           Value vi = linalg::IndexOp::create(nb, l, 2);
           Value p = math::ExpOp::create(
-              nb, l, arith::SubFOp::create(nb, l, castFloat(nb, l, a[0], st), a[1]));
-          Value isTarget = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, vi, target);
+              nb, l,
+              arith::SubFOp::create(nb, l, castFloat(nb, l, a[0], st), a[1]));
+          Value isTarget = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::eq, vi, target);
           Value g = arith::SubFOp::create(
               nb, l, p,
-              arith::SelectOp::create(nb, l, isTarget, constFloat(nb, l, st, 1.0),
+              arith::SelectOp::create(nb, l, isTarget,
+                                      constFloat(nb, l, st, 1.0),
                                       constFloat(nb, l, st, 0.0)));
           g = arith::MulFOp::create(nb, l, g, scale);
-          g = arith::SelectOp::create(nb, l, counted, g, constFloat(nb, l, st, 0.0));
+          g = arith::SelectOp::create(nb, l, counted, g,
+                                      constFloat(nb, l, st, 0.0));
           return castFloat(nb, l, g, elem);
         });
     rewriter.replaceOp(op, d);
@@ -230,6 +277,6 @@ struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
 } // namespace
 
 void mlir::tfm::populateTfmLossToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<CrossEntropyLowering, FusedLmHeadLossLowering, CrossEntropyBackwardLowering>(
-      patterns.getContext());
+  patterns.add<CrossEntropyLowering, FusedLmHeadLossLowering,
+               CrossEntropyBackwardLowering>(patterns.getContext());
 }

@@ -28,9 +28,8 @@ Value mlir::tfm::lowering::constFloat(OpBuilder &b, Location loc, Type type,
   return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
 }
 
-SmallVector<OpFoldResult> mlir::tfm::lowering::sizesOf(OpBuilder &b,
-                                                       Location loc,
-                                                       Value tensor) {
+SmallVector<OpFoldResult>
+mlir::tfm::lowering::sizesOf(OpBuilder &b, Location loc, Value tensor) {
   return tensor::getMixedSizes(b, loc, tensor);
 }
 
@@ -41,8 +40,8 @@ Value mlir::tfm::lowering::emptyTensor(OpBuilder &b, Location loc,
 }
 
 Value mlir::tfm::lowering::filledTensor(OpBuilder &b, Location loc,
-                                        ArrayRef<OpFoldResult> sizes,
-                                        Type elem, double value) {
+                                        ArrayRef<OpFoldResult> sizes, Type elem,
+                                        double value) {
   Value empty = emptyTensor(b, loc, sizes, elem);
   Value scalar = constFloat(b, loc, elem, value);
   return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
@@ -52,8 +51,7 @@ AffineMap mlir::tfm::lowering::identityMap(MLIRContext *ctx, unsigned rank) {
   return AffineMap::getMultiDimIdentityMap(rank, ctx);
 }
 
-AffineMap mlir::tfm::lowering::dropLastDimMap(MLIRContext *ctx,
-                                              unsigned rank) {
+AffineMap mlir::tfm::lowering::dropLastDimMap(MLIRContext *ctx, unsigned rank) {
   return AffineMap::getMultiDimIdentityMap(rank, ctx).getMajorSubMap(rank - 1);
 }
 
@@ -93,7 +91,8 @@ Value mlir::tfm::lowering::buildElementwise(OpBuilder &b, Location loc,
                   });
 }
 
-Value mlir::tfm::lowering::roundTensor(OpBuilder &b, Location loc, Value x, Type elem) {
+Value mlir::tfm::lowering::roundTensor(OpBuilder &b, Location loc, Value x,
+                                       Type elem) {
   if (cast<RankedTensorType>(x.getType()).getElementType() == elem)
     return x;
   return buildMap(b, loc, sizesOf(b, loc, x), elem, ValueRange{x}, {},
@@ -123,22 +122,23 @@ Value mlir::tfm::lowering::reduceLastDim(OpBuilder &b, Location loc, Value x,
   return generic.getResult(0);
 }
 
-Value mlir::tfm::lowering::buildReduction(OpBuilder &b, Location loc,
-                                          ArrayRef<OpFoldResult> outSizes, Type accType,
-                                          double init, ValueRange inputs,
-                                          ArrayRef<AffineMap> inputMaps, AffineMap outMap,
-                                          ArrayRef<bool> reduced, BodyFn body) {
+Value mlir::tfm::lowering::buildReduction(
+    OpBuilder &b, Location loc, ArrayRef<OpFoldResult> outSizes, Type accType,
+    double init, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+    AffineMap outMap, ArrayRef<bool> reduced, BodyFn body) {
   Value acc = filledTensor(b, loc, outSizes, accType, init);
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(outMap);
   SmallVector<utils::IteratorType> iters;
   for (bool r : reduced)
-    iters.push_back(r ? utils::IteratorType::reduction : utils::IteratorType::parallel);
-  return linalg::GenericOp::create(b, loc, TypeRange{acc.getType()}, inputs, ValueRange{acc},
-                                   maps, iters,
-                                   [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                                     yieldValue(nb, nloc, body(nb, nloc, args));
-                                   })
+    iters.push_back(r ? utils::IteratorType::reduction
+                      : utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{acc.getType()}, inputs, ValueRange{acc}, maps,
+             iters,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               yieldValue(nb, nloc, body(nb, nloc, args));
+             })
       .getResult(0);
 }
 
@@ -159,37 +159,41 @@ Value mlir::tfm::lowering::collapseToMatrix(OpBuilder &b, Location loc,
   return tensor::CollapseShapeOp::create(b, loc, x, rowsAndLastDim(rank));
 }
 
-Value mlir::tfm::lowering::expandFromMatrix(OpBuilder &b, Location loc,
-                                            Value m, RankedTensorType type,
+Value mlir::tfm::lowering::expandFromMatrix(OpBuilder &b, Location loc, Value m,
+                                            RankedTensorType type,
                                             ArrayRef<OpFoldResult> leading) {
   int64_t rank = type.getRank();
   if (rank == 2)
     return m;
   SmallVector<OpFoldResult> outShape(leading);
   outShape.push_back(b.getIndexAttr(type.getShape().back()));
-  return tensor::ExpandShapeOp::create(b, loc, type, m, rowsAndLastDim(rank), outShape);
+  return tensor::ExpandShapeOp::create(b, loc, type, m, rowsAndLastDim(rank),
+                                       outShape);
 }
 
-Value mlir::tfm::lowering::sliceAlong(OpBuilder &b, Location loc, Value x, int64_t dim,
-                                      int64_t start, int64_t count) {
+Value mlir::tfm::lowering::sliceAlong(OpBuilder &b, Location loc, Value x,
+                                      int64_t dim, int64_t start,
+                                      int64_t count) {
   auto t = cast<RankedTensorType>(x.getType());
-  SmallVector<OpFoldResult> off(t.getRank(), b.getIndexAttr(0)), sizes = sizesOf(b, loc, x);
+  SmallVector<OpFoldResult> off(t.getRank(), b.getIndexAttr(0)),
+      sizes = sizesOf(b, loc, x);
   off[dim] = b.getIndexAttr(start);
   sizes[dim] = b.getIndexAttr(count);
   SmallVector<int64_t> shape(t.getShape());
   shape[dim] = count;
-  return tensor::ExtractSliceOp::create(b, loc, RankedTensorType::get(shape, t.getElementType()),
-                                        x, off, sizes,
-                                        SmallVector<OpFoldResult>(t.getRank(), b.getIndexAttr(1)));
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), x, off, sizes,
+      SmallVector<OpFoldResult>(t.getRank(), b.getIndexAttr(1)));
 }
 
-Value mlir::tfm::lowering::insertAlong(OpBuilder &b, Location loc, Value part, Value into,
-                                       int64_t dim, int64_t start) {
+Value mlir::tfm::lowering::insertAlong(OpBuilder &b, Location loc, Value part,
+                                       Value into, int64_t dim, int64_t start) {
   int64_t rank = cast<RankedTensorType>(part.getType()).getRank();
   SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
   off[dim] = b.getIndexAttr(start);
-  return tensor::InsertSliceOp::create(b, loc, part, into, off, sizesOf(b, loc, part),
-                                       SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+  return tensor::InsertSliceOp::create(
+      b, loc, part, into, off, sizesOf(b, loc, part),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
 }
 
 std::pair<Value, Value>
@@ -201,11 +205,12 @@ mlir::tfm::lowering::buildRmsNorm(OpBuilder &b, Location loc, Value x,
   unsigned rank = type.getRank();
   int64_t n = type.getShape().back();
   // rstd = 1 / sqrt(mean(x^2) + eps), accumulated in the statistic type.
-  Value sumSq = reduceLastDim(b, loc, x, statElem, 0.0,
-                              [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                                Value sq = arith::MulFOp::create(nb, nloc, a[0], a[0]);
-                                return arith::AddFOp::create(nb, nloc, sq, a[1]);
-                              });
+  Value sumSq =
+      reduceLastDim(b, loc, x, statElem, 0.0,
+                    [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                      Value sq = arith::MulFOp::create(nb, nloc, a[0], a[0]);
+                      return arith::AddFOp::create(nb, nloc, sq, a[1]);
+                    });
   Value rstd = buildMap(
       b, loc, sizesOf(b, loc, sumSq), statElem, ValueRange{sumSq}, {},
       [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
@@ -213,7 +218,8 @@ mlir::tfm::lowering::buildRmsNorm(OpBuilder &b, Location loc, Value x,
             nb, nloc, a[0], constFloat(nb, nloc, statElem, double(n)));
         Value v = arith::AddFOp::create(nb, nloc, mean,
                                         constFloat(nb, nloc, statElem, eps));
-        return arith::DivFOp::create(nb, nloc, constFloat(nb, nloc, statElem, 1.0),
+        return arith::DivFOp::create(nb, nloc,
+                                     constFloat(nb, nloc, statElem, 1.0),
                                      math::SqrtOp::create(nb, nloc, v));
       });
   // y = (x * rstd) rounded to the element type, times w (HF Llama), or
@@ -229,14 +235,15 @@ mlir::tfm::lowering::buildRmsNorm(OpBuilder &b, Location loc, Value x,
         Value normed = arith::MulFOp::create(nb, nloc, xs, a[1]);
         if (unitOffset) {
           Value w = castFloat(nb, nloc, a[2], statElem);
-          Value g = arith::AddFOp::create(
-              nb, nloc, w, constFloat(nb, nloc, statElem, 1.0));
+          Value g = arith::AddFOp::create(nb, nloc, w,
+                                          constFloat(nb, nloc, statElem, 1.0));
           return castFloat(nb, nloc, arith::MulFOp::create(nb, nloc, normed, g),
                            elem);
         }
         Value rounded = castFloat(nb, nloc, normed, elem);
-        Value prod = arith::MulFOp::create(nb, nloc, castFloat(nb, nloc, rounded, ct),
-                                           castFloat(nb, nloc, a[2], ct));
+        Value prod =
+            arith::MulFOp::create(nb, nloc, castFloat(nb, nloc, rounded, ct),
+                                  castFloat(nb, nloc, a[2], ct));
         return castFloat(nb, nloc, prod, elem);
       });
   return {y, rstd};

@@ -1,4 +1,5 @@
-//===- LoweringUtils.h - helpers shared by tfm-to-linalg patterns -*- C++ -*-===//
+//===- LoweringUtils.h - helpers shared by tfm-to-linalg patterns -*- C++
+//-*-===//
 //
 // Builders for the few shapes of linalg.generic the tfm ops need:
 // element-wise maps (with broadcasting maps), reductions over the last
@@ -74,8 +75,9 @@ Value reduceLastDim(OpBuilder &b, Location loc, Value x, Type accType,
 /// iteration space of `rank` dims, inputs read through `inputMaps`, output
 /// through `outMap`, `reduced[i]` marks reduction dimensions. `body` gets
 /// the input elements then the accumulator, returns the new accumulator.
-Value buildReduction(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> outSizes, Type accType,
-                     double init, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+Value buildReduction(OpBuilder &b, Location loc,
+                     ArrayRef<OpFoldResult> outSizes, Type accType, double init,
+                     ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                      AffineMap outMap, ArrayRef<bool> reduced, BodyFn body);
 
 /// Identity map of rank `rank`, and the map dropping its last dimension.
@@ -90,8 +92,10 @@ Value expandFromMatrix(OpBuilder &b, Location loc, Value m,
 /// The slice [start, start + count) of `x` along static dimension `dim`
 /// (full extent elsewhere), and the insertion of such a part into `into`.
 /// Split, concat, the GLU halves and packed-QKV heads are all this.
-Value sliceAlong(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t start, int64_t count);
-Value insertAlong(OpBuilder &b, Location loc, Value part, Value into, int64_t dim, int64_t start);
+Value sliceAlong(OpBuilder &b, Location loc, Value x, int64_t dim,
+                 int64_t start, int64_t count);
+Value insertAlong(OpBuilder &b, Location loc, Value part, Value into,
+                  int64_t dim, int64_t start);
 
 /// RMS normalisation over the last dimension: returns {y, rstd}.
 std::pair<Value, Value> buildRmsNorm(OpBuilder &b, Location loc, Value x,
@@ -101,7 +105,8 @@ std::pair<Value, Value> buildRmsNorm(OpBuilder &b, Location loc, Value x,
 /// RoPE (rotate-half) of x [B, T, H, D] at `positions` [B, T].
 /// With `inverse`, rotates by the negative angle (the gradient).
 Value buildRope(OpBuilder &b, Location loc, Value x, Value positions,
-                double theta, int64_t rotaryDim, Attribute scaling, bool inverse = false);
+                double theta, int64_t rotaryDim, Attribute scaling,
+                bool inverse = false);
 
 } // namespace mlir::tfm::lowering
 

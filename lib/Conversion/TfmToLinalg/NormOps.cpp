@@ -16,10 +16,11 @@ Type statElemOf(Value v) {
 
 struct RmsNormLowering : OpRewritePattern<RmsNormOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RmsNormOp op, PatternRewriter &rewriter) const override {
-    auto [y, rstd] = buildRmsNorm(rewriter, op.getLoc(), op.getX(), op.getWeight(),
-                                  op.getEps().convertToDouble(), op.getUnitOffset(),
-                                  statElemOf(op.getRstd()));
+  LogicalResult matchAndRewrite(RmsNormOp op,
+                                PatternRewriter &rewriter) const override {
+    auto [y, rstd] = buildRmsNorm(rewriter, op.getLoc(), op.getX(),
+                                  op.getWeight(), op.getEps().convertToDouble(),
+                                  op.getUnitOffset(), statElemOf(op.getRstd()));
     rewriter.replaceOp(op, {y, rstd});
     return success();
   }
@@ -30,13 +31,14 @@ struct FusedResidualRmsNormLowering : OpRewritePattern<FusedResidualRmsNormOp> {
   LogicalResult matchAndRewrite(FusedResidualRmsNormOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value sum = buildElementwise(rewriter, loc, ValueRange{op.getX(), op.getResidual()},
-                                 [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                   return arith::AddFOp::create(b, l, a[0], a[1]);
-                                 });
+    Value sum =
+        buildElementwise(rewriter, loc, ValueRange{op.getX(), op.getResidual()},
+                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           return arith::AddFOp::create(b, l, a[0], a[1]);
+                         });
     auto [y, rstd] = buildRmsNorm(rewriter, loc, sum, op.getWeight(),
-                                  op.getEps().convertToDouble(), op.getUnitOffset(),
-                                  statElemOf(op.getRstd()));
+                                  op.getEps().convertToDouble(),
+                                  op.getUnitOffset(), statElemOf(op.getRstd()));
     rewriter.replaceOp(op, {y, sum, rstd});
     return success();
   }
@@ -44,7 +46,8 @@ struct FusedResidualRmsNormLowering : OpRewritePattern<FusedResidualRmsNormOp> {
 
 struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LayerNormOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(LayerNormOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value x = op.getX();
@@ -52,56 +55,69 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
     unsigned rank = type.getRank();
     Type elem = type.getElementType(), st = statElemOf(op.getRstd());
     double n = double(type.getShape().back());
-    Value sum = reduceLastDim(rewriter, loc, x, st, 0.0,
-                              [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                return arith::AddFOp::create(b, l, a[0], a[1]);
-                              });
+    Value sum =
+        reduceLastDim(rewriter, loc, x, st, 0.0,
+                      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                        return arith::AddFOp::create(b, l, a[0], a[1]);
+                      });
     SmallVector<OpFoldResult> statSizes = sizesOf(rewriter, loc, sum);
     Value mean = buildMap(rewriter, loc, statSizes, st, ValueRange{sum}, {},
                           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                            return arith::DivFOp::create(b, l, a[0], constFloat(b, l, st, n));
+                            return arith::DivFOp::create(
+                                b, l, a[0], constFloat(b, l, st, n));
                           });
     // sum((x - mean)^2) over the last dimension.
     Value acc = filledTensor(rewriter, loc, statSizes, st, 0.0);
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     iters.back() = utils::IteratorType::reduction;
-    Value sq = linalg::GenericOp::create(
-                   rewriter, loc, TypeRange{acc.getType()}, ValueRange{x, mean},
-                   ValueRange{acc},
-                   SmallVector<AffineMap>{identityMap(ctx, rank), dropLastDimMap(ctx, rank),
-                                          dropLastDimMap(ctx, rank)},
-                   iters,
-                   [&](OpBuilder &b, Location l, ValueRange a) {
-                     Value d = arith::SubFOp::create(b, l, castFloat(b, l, a[0], st), a[1]);
-                     yieldValue(
-                         b, l, arith::AddFOp::create(b, l, arith::MulFOp::create(b, l, d, d), a[2]));
-                   })
-                   .getResult(0);
+    Value sq =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{acc.getType()}, ValueRange{x, mean},
+            ValueRange{acc},
+            SmallVector<AffineMap>{identityMap(ctx, rank),
+                                   dropLastDimMap(ctx, rank),
+                                   dropLastDimMap(ctx, rank)},
+            iters,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value d =
+                  arith::SubFOp::create(b, l, castFloat(b, l, a[0], st), a[1]);
+              yieldValue(b, l,
+                         arith::AddFOp::create(
+                             b, l, arith::MulFOp::create(b, l, d, d), a[2]));
+            })
+            .getResult(0);
     double eps = op.getEps().convertToDouble();
-    Value rstd = buildMap(rewriter, loc, statSizes, st, ValueRange{sq}, {},
-                          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                            Value var = arith::DivFOp::create(b, l, a[0], constFloat(b, l, st, n));
-                            Value v = arith::AddFOp::create(b, l, var, constFloat(b, l, st, eps));
-                            return arith::DivFOp::create(b, l, constFloat(b, l, st, 1.0),
-                                                         math::SqrtOp::create(b, l, v));
-                          });
-    AffineMap wMap = AffineMap::get(rank, 0, {rewriter.getAffineDimExpr(rank - 1)}, ctx);
+    Value rstd = buildMap(
+        rewriter, loc, statSizes, st, ValueRange{sq}, {},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value var =
+              arith::DivFOp::create(b, l, a[0], constFloat(b, l, st, n));
+          Value v = arith::AddFOp::create(b, l, var, constFloat(b, l, st, eps));
+          return arith::DivFOp::create(b, l, constFloat(b, l, st, 1.0),
+                                       math::SqrtOp::create(b, l, v));
+        });
+    AffineMap wMap =
+        AffineMap::get(rank, 0, {rewriter.getAffineDimExpr(rank - 1)}, ctx);
     SmallVector<Value> ins = {x, mean, rstd, op.getWeight()};
-    SmallVector<AffineMap> maps = {identityMap(ctx, rank), dropLastDimMap(ctx, rank),
+    SmallVector<AffineMap> maps = {identityMap(ctx, rank),
+                                   dropLastDimMap(ctx, rank),
                                    dropLastDimMap(ctx, rank), wMap};
     if (op.getBias()) {
       ins.push_back(op.getBias());
       maps.push_back(wMap);
     }
-    Value y = buildMap(rewriter, loc, sizesOf(rewriter, loc, x), elem, ins, maps,
-                       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                         Value d = arith::SubFOp::create(b, l, castFloat(b, l, a[0], st), a[1]);
-                         Value v = arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, d, a[2]),
-                                                         castFloat(b, l, a[3], st));
-                         if (a.size() > 4)
-                           v = arith::AddFOp::create(b, l, v, castFloat(b, l, a[4], st));
-                         return castFloat(b, l, v, elem);
-                       });
+    Value y = buildMap(
+        rewriter, loc, sizesOf(rewriter, loc, x), elem, ins, maps,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value d =
+              arith::SubFOp::create(b, l, castFloat(b, l, a[0], st), a[1]);
+          Value v =
+              arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, d, a[2]),
+                                    castFloat(b, l, a[3], st));
+          if (a.size() > 4)
+            v = arith::AddFOp::create(b, l, v, castFloat(b, l, a[4], st));
+          return castFloat(b, l, v, elem);
+        });
     rewriter.replaceOp(op, {y, mean, rstd});
     return success();
   }
@@ -124,13 +140,16 @@ std::pair<Value, Value> normHeads(OpBuilder &b, Location loc, Value x, Value w,
 
 struct QkNormLowering : OpRewritePattern<QkNormOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(QkNormOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(QkNormOp op,
+                                PatternRewriter &rewriter) const override {
     bool perHead = op.getMode() == QkNormMode::per_head;
     double eps = op.getEps().convertToDouble();
-    auto [q, rq] = normHeads(rewriter, op.getLoc(), op.getQ(), op.getQWeight(), eps,
-                             op.getUnitOffset(), perHead, statElemOf(op.getQRstd()));
-    auto [k, rk] = normHeads(rewriter, op.getLoc(), op.getK(), op.getKWeight(), eps,
-                             op.getUnitOffset(), perHead, statElemOf(op.getKRstd()));
+    auto [q, rq] =
+        normHeads(rewriter, op.getLoc(), op.getQ(), op.getQWeight(), eps,
+                  op.getUnitOffset(), perHead, statElemOf(op.getQRstd()));
+    auto [k, rk] =
+        normHeads(rewriter, op.getLoc(), op.getK(), op.getKWeight(), eps,
+                  op.getUnitOffset(), perHead, statElemOf(op.getKRstd()));
     rewriter.replaceOp(op, {q, k, rq, rk});
     return success();
   }
@@ -165,41 +184,53 @@ struct NormMaps {
 /// g = w, or 1 + w with the Gemma offset, in the statistic type.
 Value normGain(OpBuilder &b, Location l, Value w, Type st, bool unitOffset) {
   Value g = castFloat(b, l, w, st);
-  return unitOffset ? arith::AddFOp::create(b, l, g, constFloat(b, l, st, 1.0)).getResult() : g;
+  return unitOffset ? arith::AddFOp::create(b, l, g, constFloat(b, l, st, 1.0))
+                          .getResult()
+                    : g;
 }
 
 struct RmsNormBackwardLowering : OpRewritePattern<RmsNormBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RmsNormBackwardOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(RmsNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value dy = op.getDy(), x = op.getX(), w = op.getWeight(), rstd = op.getRstd();
+    Value dy = op.getDy(), x = op.getX(), w = op.getWeight(),
+          rstd = op.getRstd();
     auto xt = cast<RankedTensorType>(x.getType());
     Type elem = xt.getElementType(), st = statElemOf(rstd);
     bool unit = op.getUnitOffset();
     NormMaps m(rewriter, xt.getRank());
     double n = double(xt.getShape().back());
-    auto f = [&](OpBuilder &b, Location l, Value v) { return castFloat(b, l, v, st); };
+    auto f = [&](OpBuilder &b, Location l, Value v) {
+      return castFloat(b, l, v, st);
+    };
     // s[row] = Σ dy·g·x̂
     Value s = buildReduction(
-        rewriter, loc, sizesOf(rewriter, loc, rstd), st, 0.0, ValueRange{dy, x, w, rstd},
-        {m.id, m.id, m.last, m.row}, m.row, m.overLast(),
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        rewriter, loc, sizesOf(rewriter, loc, rstd), st, 0.0,
+        ValueRange{dy, x, w, rstd}, {m.id, m.id, m.last, m.row}, m.row,
+        m.overLast(), [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value xhat = arith::MulFOp::create(b, l, f(b, l, a[1]), a[3]);
           Value t = arith::MulFOp::create(
-              b, l, arith::MulFOp::create(b, l, f(b, l, a[0]), normGain(b, l, a[2], st, unit)),
+              b, l,
+              arith::MulFOp::create(b, l, f(b, l, a[0]),
+                                    normGain(b, l, a[2], st, unit)),
               xhat);
           return arith::AddFOp::create(b, l, a[4], t);
         });
     // dx = rstd·(dy·g − x̂·s/N)
     Value dx = buildMap(
-        rewriter, loc, sizesOf(rewriter, loc, x), elem, ValueRange{dy, x, w, rstd, s},
-        {m.id, m.id, m.last, m.row, m.row},
+        rewriter, loc, sizesOf(rewriter, loc, x), elem,
+        ValueRange{dy, x, w, rstd, s}, {m.id, m.id, m.last, m.row, m.row},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value xhat = arith::MulFOp::create(b, l, f(b, l, a[1]), a[3]);
-          Value dyg = arith::MulFOp::create(b, l, f(b, l, a[0]), normGain(b, l, a[2], st, unit));
-          Value mean = arith::DivFOp::create(b, l, a[4], constFloat(b, l, st, n));
+          Value dyg = arith::MulFOp::create(b, l, f(b, l, a[0]),
+                                            normGain(b, l, a[2], st, unit));
+          Value mean =
+              arith::DivFOp::create(b, l, a[4], constFloat(b, l, st, n));
           Value v = arith::MulFOp::create(
-              b, l, a[3], arith::SubFOp::create(b, l, dyg, arith::MulFOp::create(b, l, xhat, mean)));
+              b, l, a[3],
+              arith::SubFOp::create(b, l, dyg,
+                                    arith::MulFOp::create(b, l, xhat, mean)));
           return castFloat(b, l, v, elem);
         });
     // dw = Σ_rows dy·x̂
@@ -208,8 +239,8 @@ struct RmsNormBackwardLowering : OpRewritePattern<RmsNormBackwardOp> {
         ValueRange{dy, x, rstd}, {m.id, m.id, m.row}, m.last, m.overRows(),
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value xhat = arith::MulFOp::create(b, l, f(b, l, a[1]), a[2]);
-          return arith::AddFOp::create(b, l, a[3],
-                                       arith::MulFOp::create(b, l, f(b, l, a[0]), xhat));
+          return arith::AddFOp::create(
+              b, l, a[3], arith::MulFOp::create(b, l, f(b, l, a[0]), xhat));
         });
     Value dw = roundTensor(rewriter, loc, dwAcc, elem);
     rewriter.replaceOp(op, {dx, dw});
@@ -219,42 +250,52 @@ struct RmsNormBackwardLowering : OpRewritePattern<RmsNormBackwardOp> {
 
 struct LayerNormBackwardLowering : OpRewritePattern<LayerNormBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LayerNormBackwardOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(LayerNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value dy = op.getDy(), x = op.getX(), w = op.getWeight(), mean = op.getMean(),
-          rstd = op.getRstd();
+    Value dy = op.getDy(), x = op.getX(), w = op.getWeight(),
+          mean = op.getMean(), rstd = op.getRstd();
     auto xt = cast<RankedTensorType>(x.getType());
     Type elem = xt.getElementType(), st = statElemOf(rstd);
     NormMaps m(rewriter, xt.getRank());
     double n = double(xt.getShape().back());
-    auto f = [&](OpBuilder &b, Location l, Value v) { return castFloat(b, l, v, st); };
-    auto xhatOf = [&](OpBuilder &b, Location l, Value xv, Value mv, Value rv) -> Value {
-      return arith::MulFOp::create(b, l, arith::SubFOp::create(b, l, f(b, l, xv), mv), rv);
+    auto f = [&](OpBuilder &b, Location l, Value v) {
+      return castFloat(b, l, v, st);
+    };
+    auto xhatOf = [&](OpBuilder &b, Location l, Value xv, Value mv,
+                      Value rv) -> Value {
+      return arith::MulFOp::create(
+          b, l, arith::SubFOp::create(b, l, f(b, l, xv), mv), rv);
     };
     SmallVector<OpFoldResult> rows = sizesOf(rewriter, loc, rstd);
     // a = Σ dy·w, c = Σ dy·w·x̂ per row
-    Value a = buildReduction(rewriter, loc, rows, st, 0.0, ValueRange{dy, w}, {m.id, m.last}, m.row,
-                             m.overLast(), [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-                               return arith::AddFOp::create(
-                                   b, l, v[2],
-                                   arith::MulFOp::create(b, l, f(b, l, v[0]), f(b, l, v[1])));
-                             });
+    Value a = buildReduction(
+        rewriter, loc, rows, st, 0.0, ValueRange{dy, w}, {m.id, m.last}, m.row,
+        m.overLast(), [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+          return arith::AddFOp::create(
+              b, l, v[2],
+              arith::MulFOp::create(b, l, f(b, l, v[0]), f(b, l, v[1])));
+        });
     Value c = buildReduction(
         rewriter, loc, rows, st, 0.0, ValueRange{dy, w, x, mean, rstd},
         {m.id, m.last, m.id, m.row, m.row}, m.row, m.overLast(),
         [&](OpBuilder &b, Location l, ValueRange v) -> Value {
           Value dyw = arith::MulFOp::create(b, l, f(b, l, v[0]), f(b, l, v[1]));
           return arith::AddFOp::create(
-              b, l, v[5], arith::MulFOp::create(b, l, dyw, xhatOf(b, l, v[2], v[3], v[4])));
+              b, l, v[5],
+              arith::MulFOp::create(b, l, dyw, xhatOf(b, l, v[2], v[3], v[4])));
         });
     Value dx = buildMap(
-        rewriter, loc, sizesOf(rewriter, loc, x), elem, ValueRange{dy, w, x, mean, rstd, a, c},
+        rewriter, loc, sizesOf(rewriter, loc, x), elem,
+        ValueRange{dy, w, x, mean, rstd, a, c},
         {m.id, m.last, m.id, m.row, m.row, m.row, m.row},
         [&](OpBuilder &b, Location l, ValueRange v) -> Value {
           Value dyw = arith::MulFOp::create(b, l, f(b, l, v[0]), f(b, l, v[1]));
           Value nn = constFloat(b, l, st, n);
           Value t = arith::SubFOp::create(
-              b, l, arith::SubFOp::create(b, l, dyw, arith::DivFOp::create(b, l, v[5], nn)),
+              b, l,
+              arith::SubFOp::create(b, l, dyw,
+                                    arith::DivFOp::create(b, l, v[5], nn)),
               arith::MulFOp::create(b, l, xhatOf(b, l, v[2], v[3], v[4]),
                                     arith::DivFOp::create(b, l, v[6], nn)));
           return castFloat(b, l, arith::MulFOp::create(b, l, v[4], t), elem);
@@ -265,12 +306,15 @@ struct LayerNormBackwardLowering : OpRewritePattern<LayerNormBackwardOp> {
         {m.id, m.id, m.row, m.row}, m.last, m.overRows(),
         [&](OpBuilder &b, Location l, ValueRange v) -> Value {
           return arith::AddFOp::create(
-              b, l, v[4], arith::MulFOp::create(b, l, f(b, l, v[0]), xhatOf(b, l, v[1], v[2], v[3])));
+              b, l, v[4],
+              arith::MulFOp::create(b, l, f(b, l, v[0]),
+                                    xhatOf(b, l, v[1], v[2], v[3])));
         });
-    Value dbAcc = buildReduction(rewriter, loc, {nSize}, st, 0.0, ValueRange{dy}, {m.id}, m.last,
-                                 m.overRows(), [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-                                   return arith::AddFOp::create(b, l, v[1], f(b, l, v[0]));
-                                 });
+    Value dbAcc = buildReduction(
+        rewriter, loc, {nSize}, st, 0.0, ValueRange{dy}, {m.id}, m.last,
+        m.overRows(), [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+          return arith::AddFOp::create(b, l, v[1], f(b, l, v[0]));
+        });
     auto round = [&](Value acc) {
       return roundTensor(rewriter, loc, acc, elem);
     };
@@ -282,7 +326,8 @@ struct LayerNormBackwardLowering : OpRewritePattern<LayerNormBackwardOp> {
 } // namespace
 
 void mlir::tfm::populateTfmNormToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<RmsNormLowering, FusedResidualRmsNormLowering, LayerNormLowering,
-               QkNormLowering, RmsNormBackwardLowering, LayerNormBackwardLowering>(
-      patterns.getContext());
+  patterns
+      .add<RmsNormLowering, FusedResidualRmsNormLowering, LayerNormLowering,
+           QkNormLowering, RmsNormBackwardLowering, LayerNormBackwardLowering>(
+          patterns.getContext());
 }

@@ -25,22 +25,24 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
 
   /// Appends a layer body to `dest`, with its block arguments replaced by
   /// `args`; returns the values its tfm.yield yielded (the yield is erased).
-  static SmallVector<Value> inlineBody(PatternRewriter &rewriter, Block &body, Block *dest,
-                                       ValueRange args) {
+  static SmallVector<Value> inlineBody(PatternRewriter &rewriter, Block &body,
+                                       Block *dest, ValueRange args) {
     auto yield = cast<YieldOp>(body.getTerminator());
     SmallVector<Value> results;
     for (Value v : yield.getValues()) {
       // A body may yield its own argument (a saved layer input); merging
       // replaces block arguments, so map those here.
       auto arg = dyn_cast<BlockArgument>(v);
-      results.push_back(arg && arg.getOwner() == &body ? args[arg.getArgNumber()] : v);
+      results.push_back(
+          arg && arg.getOwner() == &body ? args[arg.getArgNumber()] : v);
     }
     rewriter.eraseOp(yield);
     rewriter.mergeBlocks(&body, dest, args);
     return results;
   }
 
-  LogicalResult matchAndRewrite(RepeatOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(RepeatOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t numLayers = op.getNumLayers();
     Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -49,8 +51,10 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
     Value zero = lb;
     Value schedule;
     if (auto s = op.getSchedule()) {
-      auto type = RankedTensorType::get({int64_t(s->size())}, rewriter.getI64Type());
-      schedule = arith::ConstantOp::create(rewriter, loc, type, DenseElementsAttr::get(type, *s));
+      auto type =
+          RankedTensorType::get({int64_t(s->size())}, rewriter.getI64Type());
+      schedule = arith::ConstantOp::create(rewriter, loc, type,
+                                           DenseElementsAttr::get(type, *s));
     }
     // Stacked outputs start as placeholders; dynamic sizes are only known
     // from the first layer's values (see below). alloc_tensor, not
@@ -60,7 +64,8 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
     for (Value r : op.getStackedResults()) {
       auto t = cast<RankedTensorType>(r.getType());
       SmallVector<Value> dyn(t.getNumDynamicDims(), zero);
-      iterInits.push_back(bufferization::AllocTensorOp::create(rewriter, loc, t, dyn));
+      iterInits.push_back(
+          bufferization::AllocTensorOp::create(rewriter, loc, t, dyn));
     }
     auto forOp = scf::ForOp::create(rewriter, loc, lb, ub, step, iterInits);
     Block *loopBody = forOp.getBody();
@@ -72,8 +77,9 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
     Value iv = forOp.getInductionVar();
     Value layer = iv;
     if (op.getReverse())
-      layer = arith::SubIOp::create(rewriter, loc,
-                                    arith::ConstantIndexOp::create(rewriter, loc, numLayers - 1), iv);
+      layer = arith::SubIOp::create(
+          rewriter, loc,
+          arith::ConstantIndexOp::create(rewriter, loc, numLayers - 1), iv);
     SmallVector<Value> args(iterArgs.take_front(numCarried));
     for (Value w : op.getWeights()) {
       auto type = cast<RankedTensorType>(w.getType());
@@ -82,7 +88,8 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
       off[0] = layer;
       SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, w);
       sizes[0] = rewriter.getIndexAttr(1);
-      auto sliceType = RankedTensorType::get(type.getShape().drop_front(), type.getElementType());
+      auto sliceType = RankedTensorType::get(type.getShape().drop_front(),
+                                             type.getElementType());
       args.push_back(tensor::ExtractSliceOp::create(
           rewriter, loc, sliceType, w, off, sizes,
           SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1))));
@@ -90,21 +97,28 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
 
     SmallVector<Value> layerResults;
     if (op.getKinds().size() == 1) {
-      layerResults = inlineBody(rewriter, op.getKinds().front().front(), loopBody, args);
+      layerResults =
+          inlineBody(rewriter, op.getKinds().front().front(), loopBody, args);
     } else {
       rewriter.setInsertionPointToEnd(loopBody);
-      Value kind = tensor::ExtractOp::create(rewriter, loc, schedule, ValueRange{layer});
-      kind = arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), kind);
+      Value kind =
+          tensor::ExtractOp::create(rewriter, loc, schedule, ValueRange{layer});
+      kind = arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
+                                        kind);
       unsigned numKinds = op.getKinds().size();
       SmallVector<int64_t> cases;
       for (unsigned k = 0; k + 1 < numKinds; ++k)
         cases.push_back(k);
-      TypeRange yieldTypes = op.getKinds().front().front().getTerminator()->getOperandTypes();
-      auto sw = scf::IndexSwitchOp::create(rewriter, loc, yieldTypes, kind, cases, cases.size());
+      TypeRange yieldTypes =
+          op.getKinds().front().front().getTerminator()->getOperandTypes();
+      auto sw = scf::IndexSwitchOp::create(rewriter, loc, yieldTypes, kind,
+                                           cases, cases.size());
       for (unsigned k = 0; k < numKinds; ++k) {
-        Region &region = k + 1 < numKinds ? sw.getCaseRegions()[k] : sw.getDefaultRegion();
+        Region &region =
+            k + 1 < numKinds ? sw.getCaseRegions()[k] : sw.getDefaultRegion();
         Block *dest = rewriter.createBlock(&region);
-        SmallVector<Value> results = inlineBody(rewriter, op.getKinds()[k].front(), dest, args);
+        SmallVector<Value> results =
+            inlineBody(rewriter, op.getKinds()[k].front(), dest, args);
         rewriter.setInsertionPointToEnd(dest);
         scf::YieldOp::create(rewriter, loc, results);
       }
@@ -116,13 +130,15 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
     // the first layer's value (batch and sequence do not change across
     // layers).
     rewriter.setInsertionPointToEnd(loopBody);
-    SmallVector<Value> next(layerResults.begin(), layerResults.begin() + numCarried);
+    SmallVector<Value> next(layerResults.begin(),
+                            layerResults.begin() + numCarried);
     for (size_t i = 0; i + numCarried < layerResults.size(); ++i) {
       Value out = layerResults[numCarried + i];
       Value buf = iterArgs[numCarried + i];
       auto bufType = cast<RankedTensorType>(buf.getType());
       if (!bufType.hasStaticShape()) {
-        Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, iv, zero);
+        Value first = arith::CmpIOp::create(rewriter, loc,
+                                            arith::CmpIPredicate::eq, iv, zero);
         auto ifOp = scf::IfOp::create(
             rewriter, loc, first,
             [&](OpBuilder &b, Location l) {
@@ -130,7 +146,8 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
               for (int64_t d = 1; d < bufType.getRank(); ++d)
                 if (bufType.isDynamicDim(d))
                   dyn.push_back(tensor::DimOp::create(b, l, out, d - 1));
-              Value fresh = bufferization::AllocTensorOp::create(b, l, bufType, dyn);
+              Value fresh =
+                  bufferization::AllocTensorOp::create(b, l, bufType, dyn);
               scf::YieldOp::create(b, l, fresh);
             },
             [&](OpBuilder &b, Location l) { scf::YieldOp::create(b, l, buf); });

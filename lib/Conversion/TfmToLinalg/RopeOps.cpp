@@ -90,8 +90,8 @@ static Value invFreqConstant(OpBuilder &b, Location loc,
                              const std::vector<double> &values) {
   SmallVector<float> f(values.begin(), values.end());
   auto type = RankedTensorType::get({int64_t(f.size())}, b.getF32Type());
-  return arith::ConstantOp::create(b, loc, type,
-                                   DenseElementsAttr::get(type, ArrayRef<float>(f)));
+  return arith::ConstantOp::create(
+      b, loc, type, DenseElementsAttr::get(type, ArrayRef<float>(f)));
 }
 
 /// max(positions) + 1 > original: longrope switches tables for the whole
@@ -102,20 +102,27 @@ static Value longropePredicate(OpBuilder &b, Location loc, Value positions,
   Type it = type.getElementType();
   Value init = emptyTensor(b, loc, {}, it);
   Value minVal = arith::ConstantOp::create(
-      b, loc, it, b.getIntegerAttr(it, APInt::getSignedMinValue(it.getIntOrFloatBitWidth())));
+      b, loc, it,
+      b.getIntegerAttr(it,
+                       APInt::getSignedMinValue(it.getIntOrFloatBitWidth())));
   init = linalg::FillOp::create(b, loc, minVal, init).getResult(0);
   MLIRContext *ctx = b.getContext();
-  Value max = linalg::GenericOp::create(
-                  b, loc, TypeRange{init.getType()}, ValueRange{positions}, ValueRange{init},
-                  SmallVector<AffineMap>{identityMap(ctx, 2), AffineMap::get(2, 0, ctx)},
-                  SmallVector<utils::IteratorType>(2, utils::IteratorType::reduction),
-                  [&](OpBuilder &nb, Location l, ValueRange a) {
-                    yieldValue(nb, l, arith::MaxSIOp::create(nb, l, a[0], a[1]));
-                  })
-                  .getResult(0);
+  Value max =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{positions},
+          ValueRange{init},
+          SmallVector<AffineMap>{identityMap(ctx, 2),
+                                 AffineMap::get(2, 0, ctx)},
+          SmallVector<utils::IteratorType>(2, utils::IteratorType::reduction),
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            yieldValue(nb, l, arith::MaxSIOp::create(nb, l, a[0], a[1]));
+          })
+          .getResult(0);
   Value scalar = tensor::ExtractOp::create(b, loc, max, ValueRange{});
-  Value limit = arith::ConstantOp::create(b, loc, it, b.getIntegerAttr(it, original - 1));
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, scalar, limit);
+  Value limit =
+      arith::ConstantOp::create(b, loc, it, b.getIntegerAttr(it, original - 1));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, scalar,
+                               limit);
 }
 
 Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
@@ -128,51 +135,73 @@ Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
   Type f32 = b.getF32Type();
   Type ct = computeType(elem);
   int64_t half = rotaryDim / 2;
-  double attentionFactor = scaling ? scaling.getAttentionFactor().convertToDouble() : 1.0;
-  Value table = invFreqConstant(b, loc, computeRopeInvFreq(theta, rotaryDim, scaling));
+  double attentionFactor =
+      scaling ? scaling.getAttentionFactor().convertToDouble() : 1.0;
+  Value table =
+      invFreqConstant(b, loc, computeRopeInvFreq(theta, rotaryDim, scaling));
   Value longTable, useLong;
   if (scaling && scaling.getKind() == RopeKind::longrope) {
-    longTable = invFreqConstant(b, loc, computeRopeInvFreq(theta, rotaryDim, scaling, true));
+    longTable = invFreqConstant(
+        b, loc, computeRopeInvFreq(theta, rotaryDim, scaling, true));
     useLong = longropePredicate(b, loc, positions, scaling.getOriginal());
   }
   MLIRContext *ctx = b.getContext();
-  AffineMap posMap = AffineMap::get(4, 0, {b.getAffineDimExpr(0), b.getAffineDimExpr(1)}, ctx);
+  AffineMap posMap =
+      AffineMap::get(4, 0, {b.getAffineDimExpr(0), b.getAffineDimExpr(1)}, ctx);
   return buildMap(
       b, loc, sizesOf(b, loc, x), elem, ValueRange{positions}, {posMap},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value bi = linalg::IndexOp::create(nb, l, 0), ti = linalg::IndexOp::create(nb, l, 1),
-              hi = linalg::IndexOp::create(nb, l, 2), di = linalg::IndexOp::create(nb, l, 3);
-        auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(nb, l, v); };
-        Value inRotary = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, di, idx(rotaryDim));
-        Value firstHalf = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, di, idx(half));
+        Value bi = linalg::IndexOp::create(nb, l, 0),
+              ti = linalg::IndexOp::create(nb, l, 1),
+              hi = linalg::IndexOp::create(nb, l, 2),
+              di = linalg::IndexOp::create(nb, l, 3);
+        auto idx = [&](int64_t v) {
+          return arith::ConstantIndexOp::create(nb, l, v);
+        };
+        Value inRotary = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                               di, idx(rotaryDim));
+        Value firstHalf = arith::CmpIOp::create(
+            nb, l, arith::CmpIPredicate::slt, di, idx(half));
         // Pass-through dimensions read themselves; keep indices in range.
         Value freqIdx = arith::SelectOp::create(
-            nb, l, inRotary, arith::RemUIOp::create(nb, l, di, idx(half)), idx(0));
+            nb, l, inRotary, arith::RemUIOp::create(nb, l, di, idx(half)),
+            idx(0));
         Value partner = arith::SelectOp::create(
             nb, l, firstHalf, arith::AddIOp::create(nb, l, di, idx(half)),
             arith::SubIOp::create(nb, l, di, idx(half)));
         partner = arith::SelectOp::create(nb, l, inRotary, partner, di);
-        Value freq = tensor::ExtractOp::create(nb, l, table, ValueRange{freqIdx});
+        Value freq =
+            tensor::ExtractOp::create(nb, l, table, ValueRange{freqIdx});
         if (longTable)
           freq = arith::SelectOp::create(
-              nb, l, useLong, tensor::ExtractOp::create(nb, l, longTable, ValueRange{freqIdx}),
+              nb, l, useLong,
+              tensor::ExtractOp::create(nb, l, longTable, ValueRange{freqIdx}),
               freq);
         Value pos = arith::SIToFPOp::create(nb, l, f32, a[0]);
         Value angle = arith::MulFOp::create(nb, l, pos, freq);
         Value af = constFloat(nb, l, f32, attentionFactor);
-        Value cosv = arith::MulFOp::create(nb, l, math::CosOp::create(nb, l, angle), af);
-        Value sinv = arith::MulFOp::create(nb, l, math::SinOp::create(nb, l, angle), af);
+        Value cosv =
+            arith::MulFOp::create(nb, l, math::CosOp::create(nb, l, angle), af);
+        Value sinv =
+            arith::MulFOp::create(nb, l, math::SinOp::create(nb, l, angle), af);
         if (inverse)
           sinv = arith::NegFOp::create(nb, l, sinv);
         // HF casts cos/sin to the activation type before rotating.
         cosv = castFloat(nb, l, castFloat(nb, l, cosv, elem), ct);
         sinv = castFloat(nb, l, castFloat(nb, l, sinv, elem), ct);
-        Value self = castFloat(nb, l, tensor::ExtractOp::create(nb, l, x, ValueRange{bi, ti, hi, di}), ct);
-        Value other = castFloat(nb, l, tensor::ExtractOp::create(nb, l, x, ValueRange{bi, ti, hi, partner}), ct);
-        Value rotated = arith::SelectOp::create(nb, l, firstHalf,
-                                                arith::NegFOp::create(nb, l, other), other);
-        Value out = arith::AddFOp::create(nb, l, arith::MulFOp::create(nb, l, self, cosv),
-                                          arith::MulFOp::create(nb, l, rotated, sinv));
+        Value self = castFloat(
+            nb, l,
+            tensor::ExtractOp::create(nb, l, x, ValueRange{bi, ti, hi, di}),
+            ct);
+        Value other = castFloat(nb, l,
+                                tensor::ExtractOp::create(
+                                    nb, l, x, ValueRange{bi, ti, hi, partner}),
+                                ct);
+        Value rotated = arith::SelectOp::create(
+            nb, l, firstHalf, arith::NegFOp::create(nb, l, other), other);
+        Value out = arith::AddFOp::create(
+            nb, l, arith::MulFOp::create(nb, l, self, cosv),
+            arith::MulFOp::create(nb, l, rotated, sinv));
         out = arith::SelectOp::create(nb, l, inRotary, out, self);
         return castFloat(nb, l, out, elem);
       });
@@ -182,10 +211,12 @@ namespace {
 
 struct RopeLowering : OpRewritePattern<RopeOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RopeOp op, PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, buildRope(rewriter, op.getLoc(), op.getX(), op.getPositions(),
-                                     op.getTheta().convertToDouble(), op.getRotaryDim(),
-                                     op.getScalingAttr()));
+  LogicalResult matchAndRewrite(RopeOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, buildRope(rewriter, op.getLoc(), op.getX(),
+                                     op.getPositions(),
+                                     op.getTheta().convertToDouble(),
+                                     op.getRotaryDim(), op.getScalingAttr()));
     return success();
   }
 };
@@ -194,7 +225,8 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
 /// and writes them back into one tensor.
 struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(QkvQkNormRopeOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(QkvQkNormRopeOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value qkv = op.getQkv();
     PackedQkvHeads heads = op.getPackedHeads();
@@ -203,20 +235,21 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
     };
     double eps = op.getEps().convertToDouble();
     Type st = op.getQRstd().getType().getElementType();
-    auto [qn, rq] = buildRmsNorm(rewriter, loc, slice(heads.query()), op.getQWeight(), eps,
-                                 op.getUnitOffset(), st);
-    auto [kn, rk] = buildRmsNorm(rewriter, loc, slice(heads.key()), op.getKWeight(), eps,
-                                 op.getUnitOffset(), st);
+    auto [qn, rq] = buildRmsNorm(rewriter, loc, slice(heads.query()),
+                                 op.getQWeight(), eps, op.getUnitOffset(), st);
+    auto [kn, rk] = buildRmsNorm(rewriter, loc, slice(heads.key()),
+                                 op.getKWeight(), eps, op.getUnitOffset(), st);
     double theta = op.getTheta().convertToDouble();
-    Value q = buildRope(rewriter, loc, qn, op.getPositions(), theta, op.getRotaryDim(),
-                        op.getScalingAttr());
-    Value k = buildRope(rewriter, loc, kn, op.getPositions(), theta, op.getRotaryDim(),
-                        op.getScalingAttr());
+    Value q = buildRope(rewriter, loc, qn, op.getPositions(), theta,
+                        op.getRotaryDim(), op.getScalingAttr());
+    Value k = buildRope(rewriter, loc, kn, op.getPositions(), theta,
+                        op.getRotaryDim(), op.getScalingAttr());
     Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
                             op.getResult().getType().getElementType());
     out = insertAlong(rewriter, loc, q, out, 2, heads.query().start);
     out = insertAlong(rewriter, loc, k, out, 2, heads.key().start);
-    out = insertAlong(rewriter, loc, slice(heads.value()), out, 2, heads.value().start);
+    out = insertAlong(rewriter, loc, slice(heads.value()), out, 2,
+                      heads.value().start);
     rewriter.replaceOp(op, {out, rq, rk});
     return success();
   }
@@ -224,10 +257,12 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
 
 struct RopeBackwardLowering : OpRewritePattern<RopeBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RopeBackwardOp op, PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, buildRope(rewriter, op.getLoc(), op.getDy(), op.getPositions(),
-                                     op.getTheta().convertToDouble(), op.getRotaryDim(),
-                                     op.getScalingAttr(), /*inverse=*/true));
+  LogicalResult matchAndRewrite(RopeBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op, buildRope(rewriter, op.getLoc(), op.getDy(), op.getPositions(),
+                      op.getTheta().convertToDouble(), op.getRotaryDim(),
+                      op.getScalingAttr(), /*inverse=*/true));
     return success();
   }
 };

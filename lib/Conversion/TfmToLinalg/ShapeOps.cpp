@@ -14,20 +14,22 @@ namespace {
 
 struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(EmbeddingOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(EmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value ids = op.getIds(), table = op.getTable();
     unsigned rank = op.getType().getRank();
     SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, ids);
     sizes.push_back(rewriter.getIndexAttr(op.getType().getShape().back()));
-    Value r = buildMap(rewriter, loc, sizes, op.getType().getElementType(), ValueRange{ids},
-                       {dropLastDimMap(ctx, rank)},
-                       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                         Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
-                         Value col = linalg::IndexOp::create(b, l, rank - 1);
-                         return tensor::ExtractOp::create(b, l, table, ValueRange{row, col});
-                       });
+    Value r = buildMap(
+        rewriter, loc, sizes, op.getType().getElementType(), ValueRange{ids},
+        {dropLastDimMap(ctx, rank)},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
+          Value col = linalg::IndexOp::create(b, l, rank - 1);
+          return tensor::ExtractOp::create(b, l, table, ValueRange{row, col});
+        });
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -44,7 +46,8 @@ int64_t leadingDynamic(ArrayRef<int64_t> shape) {
 /// expand into the result's.
 struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getX();
     auto in = cast<RankedTensorType>(x.getType());
@@ -62,14 +65,16 @@ struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
       return g;
     };
     if (in.getRank() - lead > 1)
-      x = tensor::CollapseShapeOp::create(rewriter, loc, x, groups(in.getRank()));
+      x = tensor::CollapseShapeOp::create(rewriter, loc, x,
+                                          groups(in.getRank()));
     if (out.getRank() - lead > 1) {
       SmallVector<OpFoldResult> shape;
       for (int64_t i = 0; i < lead; ++i)
         shape.push_back(tensor::getMixedSize(rewriter, loc, x, i));
       for (int64_t i = lead; i < out.getRank(); ++i)
         shape.push_back(rewriter.getIndexAttr(out.getDimSize(i)));
-      x = tensor::ExpandShapeOp::create(rewriter, loc, out, x, groups(out.getRank()), shape);
+      x = tensor::ExpandShapeOp::create(rewriter, loc, out, x,
+                                        groups(out.getRank()), shape);
     }
     rewriter.replaceOp(op, x);
     return success();
@@ -78,12 +83,14 @@ struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
 
 struct SplitLowering : OpRewritePattern<SplitOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SplitOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(SplitOp op,
+                                PatternRewriter &rewriter) const override {
     SmallVector<Value> parts;
     int64_t offset = 0, dim = op.getDim();
     for (Type t : op.getResultTypes()) {
       int64_t n = cast<RankedTensorType>(t).getDimSize(dim);
-      parts.push_back(sliceAlong(rewriter, op.getLoc(), op.getX(), dim, offset, n));
+      parts.push_back(
+          sliceAlong(rewriter, op.getLoc(), op.getX(), dim, offset, n));
       offset += n;
     }
     rewriter.replaceOp(op, parts);
@@ -93,12 +100,15 @@ struct SplitLowering : OpRewritePattern<SplitOp> {
 
 struct ConcatLowering : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t dim = op.getDim();
-    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, op.getInputs().front());
+    SmallVector<OpFoldResult> sizes =
+        sizesOf(rewriter, loc, op.getInputs().front());
     sizes[dim] = rewriter.getIndexAttr(op.getType().getDimSize(dim));
-    Value out = emptyTensor(rewriter, loc, sizes, op.getType().getElementType());
+    Value out =
+        emptyTensor(rewriter, loc, sizes, op.getType().getElementType());
     int64_t offset = 0;
     for (Value in : op.getInputs()) {
       out = insertAlong(rewriter, loc, in, out, dim, offset);
@@ -111,9 +121,12 @@ struct ConcatLowering : OpRewritePattern<ConcatOp> {
 
 struct ZerosLikeLowering : OpRewritePattern<ZerosLikeOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ZerosLikeOp op, PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, filledTensor(rewriter, op.getLoc(), sizesOf(rewriter, op.getLoc(), op.getX()),
-                                        op.getType().getElementType(), 0.0));
+  LogicalResult matchAndRewrite(ZerosLikeOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op,
+                       filledTensor(rewriter, op.getLoc(),
+                                    sizesOf(rewriter, op.getLoc(), op.getX()),
+                                    op.getType().getElementType(), 0.0));
     return success();
   }
 };
@@ -123,7 +136,8 @@ struct ZerosLikeLowering : OpRewritePattern<ZerosLikeOp> {
 /// carrying the table.
 struct EmbeddingBackwardLowering : OpRewritePattern<EmbeddingBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(EmbeddingBackwardOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(EmbeddingBackwardOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value dy = op.getDy(), ids = op.getIds();
     RankedTensorType tableType = op.getType();
@@ -145,28 +159,39 @@ struct EmbeddingBackwardLowering : OpRewritePattern<EmbeddingBackwardOp> {
               b, l, c0, nt, c1, outerArgs,
               [&](OpBuilder &ib, Location il, Value ti, ValueRange innerArgs) {
                 Value t = innerArgs[0];
-                Value id = tensor::ExtractOp::create(ib, il, ids, ValueRange{bi, ti});
-                Value row = arith::IndexCastOp::create(ib, il, ib.getIndexType(), id);
+                Value id =
+                    tensor::ExtractOp::create(ib, il, ids, ValueRange{bi, ti});
+                Value row =
+                    arith::IndexCastOp::create(ib, il, ib.getIndexType(), id);
                 auto rowType = RankedTensorType::get({hidden}, acc);
                 auto dyRowType = RankedTensorType::get({hidden}, elem);
-                SmallVector<OpFoldResult> one = {ib.getIndexAttr(1), ib.getIndexAttr(1)};
+                SmallVector<OpFoldResult> one = {ib.getIndexAttr(1),
+                                                 ib.getIndexAttr(1)};
                 Value cur = tensor::ExtractSliceOp::create(
-                    ib, il, rowType, t, SmallVector<OpFoldResult>{row, ib.getIndexAttr(0)},
-                    SmallVector<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(hidden)}, one);
+                    ib, il, rowType, t,
+                    SmallVector<OpFoldResult>{row, ib.getIndexAttr(0)},
+                    SmallVector<OpFoldResult>{ib.getIndexAttr(1),
+                                              ib.getIndexAttr(hidden)},
+                    one);
                 Value g = tensor::ExtractSliceOp::create(
                     ib, il, dyRowType, dy,
                     SmallVector<OpFoldResult>{bi, ti, ib.getIndexAttr(0)},
-                    SmallVector<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(1),
+                    SmallVector<OpFoldResult>{ib.getIndexAttr(1),
+                                              ib.getIndexAttr(1),
                                               ib.getIndexAttr(hidden)},
                     SmallVector<OpFoldResult>(3, ib.getIndexAttr(1)));
-                Value sum = buildMap(ib, il, {ib.getIndexAttr(hidden)}, acc, ValueRange{cur, g}, {},
-                                     [&](OpBuilder &eb, Location el, ValueRange a) -> Value {
-                                       return arith::AddFOp::create(eb, el, a[0],
-                                                                    castFloat(eb, el, a[1], acc));
-                                     });
+                Value sum = buildMap(
+                    ib, il, {ib.getIndexAttr(hidden)}, acc, ValueRange{cur, g},
+                    {}, [&](OpBuilder &eb, Location el, ValueRange a) -> Value {
+                      return arith::AddFOp::create(
+                          eb, el, a[0], castFloat(eb, el, a[1], acc));
+                    });
                 Value updated = tensor::InsertSliceOp::create(
-                    ib, il, sum, t, SmallVector<OpFoldResult>{row, ib.getIndexAttr(0)},
-                    SmallVector<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(hidden)}, one);
+                    ib, il, sum, t,
+                    SmallVector<OpFoldResult>{row, ib.getIndexAttr(0)},
+                    SmallVector<OpFoldResult>{ib.getIndexAttr(1),
+                                              ib.getIndexAttr(hidden)},
+                    one);
                 scf::YieldOp::create(ib, il, updated);
               });
           scf::YieldOp::create(b, l, inner.getResults());
@@ -182,6 +207,7 @@ struct EmbeddingBackwardLowering : OpRewritePattern<EmbeddingBackwardOp> {
 } // namespace
 
 void mlir::tfm::populateTfmShapeToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<EmbeddingLowering, ReshapeLowering, SplitLowering, ConcatLowering,
-               ZerosLikeLowering, EmbeddingBackwardLowering>(patterns.getContext());
+  patterns.add<EmbeddingLowering, ReshapeLowering, SplitLowering,
+               ConcatLowering, ZerosLikeLowering, EmbeddingBackwardLowering>(
+      patterns.getContext());
 }

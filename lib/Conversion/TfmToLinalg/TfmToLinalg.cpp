@@ -1,7 +1,7 @@
 //===- TfmToLinalg.cpp - the tfm-convert-to-linalg pass -------------------===//
 
-#include "tfm/Conversion/Passes.h"
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
+#include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -36,11 +36,13 @@ struct TfmConvertToLinalgPass
     // other dialects (or tfm ops that are lowered in the same run).
     GreedyRewriteConfig config;
     config.setMaxIterations(GreedyRewriteConfig::kNoLimit);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     WalkResult left = getOperation().walk([](Operation *op) {
       if (isa<TfmDialect>(op->getDialect())) {
-        op->emitError() << "'" << op->getName() << "' could not be lowered to linalg";
+        op->emitError() << "'" << op->getName()
+                        << "' could not be lowered to linalg";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -45,7 +45,8 @@ struct TfmDumpGpuBinariesPass
   using Base::Base;
   void runOnOperation() override {
     if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-      getOperation().emitError("cannot create directory '") << dir << "': " << ec.message();
+      getOperation().emitError("cannot create directory '")
+          << dir << "': " << ec.message();
       return signalPassFailure();
     }
     getOperation().walk([&](gpu::BinaryOp binary) {

@@ -37,8 +37,8 @@ struct TfmGlobalsToArenaPass
     // function), never changed.
     llvm::MapVector<StringAttr, SmallVector<memref::GetGlobalOp>> uses;
     func.walk([&](memref::GetGlobalOp op) {
-      auto global =
-          SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(op, op.getNameAttr());
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          op, op.getNameAttr());
       if (global && global.getConstant())
         uses[op.getNameAttr().getAttr()].push_back(op);
     });
@@ -50,8 +50,9 @@ struct TfmGlobalsToArenaPass
     for (auto &[name, ops] : uses) {
       auto type = cast<MemRefType>(ops.front().getType());
       bool returned = llvm::any_of(ops, [](memref::GetGlobalOp op) {
-        return llvm::any_of(op->getUsers(),
-                            [](Operation *u) { return isa<func::ReturnOp>(u); });
+        return llvm::any_of(op->getUsers(), [](Operation *u) {
+          return isa<func::ReturnOp>(u);
+        });
       });
       // A returned global would be returned freed: leave it (the GPU
       // pipeline's deallocation has already cloned returned buffers).

@@ -1,4 +1,5 @@
-//===- GpuLaunchToLoops.cpp - run gpu.launch bodies as CPU loops (testing) -===//
+//===- GpuLaunchToLoops.cpp - run gpu.launch bodies as CPU loops (testing)
+//-===//
 //
 // Without a GPU, the kernels the GPU path forms can still be checked for
 // what they compute: a launch whose threads do not communicate (no
@@ -31,7 +32,9 @@ namespace {
 /// the launch's block arguments (which the loops then provide).
 void useBlockArguments(RewriterBase &rewriter, gpu::LaunchOp launch) {
   auto pick = [](gpu::KernelDim3 d, gpu::Dimension dim) {
-    return dim == gpu::Dimension::x ? d.x : dim == gpu::Dimension::y ? d.y : d.z;
+    return dim == gpu::Dimension::x   ? d.x
+           : dim == gpu::Dimension::y ? d.y
+                                      : d.z;
   };
   launch.getBody().walk([&](Operation *op) {
     Value replacement;
@@ -53,9 +56,10 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
   Region &body = launch.getBody();
   if (!body.hasOneBlock())
     return launch.emitOpError("cannot be run as loops: more than one block");
-  if (!launch.getWorkgroupAttributions().empty() || !launch.getPrivateAttributions().empty() ||
-      launch.hasClusterSize())
-    return launch.emitOpError("cannot be run as loops: memory attributions or clusters");
+  if (!launch.getWorkgroupAttributions().empty() ||
+      !launch.getPrivateAttributions().empty() || launch.hasClusterSize())
+    return launch.emitOpError(
+        "cannot be run as loops: memory attributions or clusters");
   useBlockArguments(rewriter, launch);
   WalkResult communicating = body.walk([&](Operation *op) {
     if (op->getDialect() == launch->getDialect() && !isa<gpu::TerminatorOp>(op))
@@ -73,7 +77,8 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-  SmallVector<Value> bounds = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
+  SmallVector<Value> bounds = {grid.x,  grid.y,  grid.z,
+                               block.x, block.y, block.z};
   SmallVector<Value> ivs;
   for (Value bound : bounds) {
     auto loop = scf::ForOp::create(b, loc, zero, bound, one);
@@ -81,12 +86,16 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
     b.setInsertionPoint(loop.getBody()->getTerminator());
   }
   IRMapping map;
-  gpu::KernelDim3 blockIds = launch.getBlockIds(), threadIds = launch.getThreadIds();
-  gpu::KernelDim3 gridArgs = launch.getGridSize(), blockArgs = launch.getBlockSize();
-  Value ids[] = {blockIds.x, blockIds.y, blockIds.z, threadIds.x, threadIds.y, threadIds.z};
+  gpu::KernelDim3 blockIds = launch.getBlockIds(),
+                  threadIds = launch.getThreadIds();
+  gpu::KernelDim3 gridArgs = launch.getGridSize(),
+                  blockArgs = launch.getBlockSize();
+  Value ids[] = {blockIds.x,  blockIds.y,  blockIds.z,
+                 threadIds.x, threadIds.y, threadIds.z};
   for (auto [id, iv] : llvm::zip(ids, ivs))
     map.map(id, iv);
-  Value sizeArgs[] = {gridArgs.x, gridArgs.y, gridArgs.z, blockArgs.x, blockArgs.y, blockArgs.z};
+  Value sizeArgs[] = {gridArgs.x,  gridArgs.y,  gridArgs.z,
+                      blockArgs.x, blockArgs.y, blockArgs.z};
   for (auto [arg, bound] : llvm::zip(sizeArgs, bounds))
     map.map(arg, bound);
   for (Operation &op : body.front().without_terminator())

@@ -20,7 +20,8 @@ using namespace mlir;
 
 namespace {
 struct TfmMemRefCopyToLinalgPass
-    : mlir::tfm::impl::TfmMemRefCopyToLinalgPassBase<TfmMemRefCopyToLinalgPass> {
+    : mlir::tfm::impl::TfmMemRefCopyToLinalgPassBase<
+          TfmMemRefCopyToLinalgPass> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation()->walk([&](memref::CopyOp op) { copies.push_back(op); });

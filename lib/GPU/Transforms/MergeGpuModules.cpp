@@ -26,14 +26,16 @@ struct TfmMergeGpuModulesPass
       return;
     IRRewriter rewriter(&getContext());
     rewriter.setInsertionPoint(gpuModules.front());
-    auto merged = gpu::GPUModuleOp::create(rewriter, module.getLoc(), "tfm_kernels");
+    auto merged =
+        gpu::GPUModuleOp::create(rewriter, module.getLoc(), "tfm_kernels");
     if (ArrayAttr targets = gpuModules.front().getTargetsAttr())
       merged.setTargetsAttr(targets);
     SymbolTable mergedSymbols(merged);
     llvm::StringMap<StringAttr> renamed; // "module::func" -> new func name
     for (gpu::GPUModuleOp source : gpuModules) {
       SymbolTable sourceSymbols(source);
-      for (Operation &op : llvm::make_early_inc_range(source.getBody()->getOperations())) {
+      for (Operation &op :
+           llvm::make_early_inc_range(source.getBody()->getOperations())) {
         auto symbol = dyn_cast<SymbolOpInterface>(op);
         if (!symbol)
           continue;
@@ -52,16 +54,17 @@ struct TfmMergeGpuModulesPass
     }
     WalkResult result = module.walk([&](gpu::LaunchFuncOp launch) {
       SymbolRefAttr kernel = launch.getKernel();
-      std::string key =
-          (kernel.getRootReference().getValue() + "::" + kernel.getLeafReference().getValue()).str();
+      std::string key = (kernel.getRootReference().getValue() +
+                         "::" + kernel.getLeafReference().getValue())
+                            .str();
       auto it = renamed.find(key);
       if (it == renamed.end()) {
         launch.emitOpError("launches a kernel outside the merged GPU modules");
         return WalkResult::interrupt();
       }
       rewriter.modifyOpInPlace(launch, [&] {
-        launch.setKernelAttr(
-            SymbolRefAttr::get(merged.getNameAttr(), {FlatSymbolRefAttr::get(it->second)}));
+        launch.setKernelAttr(SymbolRefAttr::get(
+            merged.getNameAttr(), {FlatSymbolRefAttr::get(it->second)}));
       });
       return WalkResult::advance();
     });

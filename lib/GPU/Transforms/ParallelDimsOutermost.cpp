@@ -25,7 +25,8 @@ using namespace mlir;
 
 namespace {
 struct TfmParallelDimsOutermostPass
-    : mlir::tfm::impl::TfmParallelDimsOutermostPassBase<TfmParallelDimsOutermostPass> {
+    : mlir::tfm::impl::TfmParallelDimsOutermostPassBase<
+          TfmParallelDimsOutermostPass> {
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> generics;
     getOperation()->walk([&](linalg::GenericOp op) { generics.push_back(op); });

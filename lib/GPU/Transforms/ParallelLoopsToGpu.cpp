@@ -42,14 +42,17 @@ namespace gpukernel = mlir::tfm::gpukernel;
 namespace {
 
 bool isOutermost(scf::ParallelOp op) {
-  return !op->getParentOfType<scf::ParallelOp>() && !op->getParentOfType<gpu::LaunchOp>() &&
+  return !op->getParentOfType<scf::ParallelOp>() &&
+         !op->getParentOfType<gpu::LaunchOp>() &&
          !op->getParentOfType<gpu::GPUModuleOp>();
 }
 
 void launchFlattened(RewriterBase &b, scf::ParallelOp loop, int64_t blockSize) {
   b.setInsertionPoint(loop);
   Location loc = loop.getLoc();
-  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
   Value zero = cst(0), one = cst(1);
 
   // Trip count of each dimension and their product.
@@ -65,7 +68,8 @@ void launchFlattened(RewriterBase &b, scf::ParallelOp loop, int64_t blockSize) {
   }
   Value bs = cst(blockSize);
   Value grid = arith::CeilDivSIOp::create(b, loc, total, bs);
-  Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, total, zero);
+  Value nonEmpty =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, total, zero);
   auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
   auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, bs, one, one);
@@ -74,7 +78,8 @@ void launchFlattened(RewriterBase &b, scf::ParallelOp loop, int64_t blockSize) {
   Value id = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, bs),
       launch.getThreadIds().x);
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, total);
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, total);
   auto inside = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
   gpu::TerminatorOp::create(b, loc);
 
@@ -95,7 +100,8 @@ void launchFlattened(RewriterBase &b, scf::ParallelOp loop, int64_t blockSize) {
 
 /// A host scf.for nest that reads or writes float data and launches nothing.
 bool isSerialDeviceLoop(scf::ForOp loop) {
-  if (loop->getParentOfType<scf::ForOp>() || loop->getParentOfType<gpu::LaunchOp>() ||
+  if (loop->getParentOfType<scf::ForOp>() ||
+      loop->getParentOfType<gpu::LaunchOp>() ||
       loop->getParentOfType<gpu::GPUModuleOp>())
     return false;
   bool touchesFloats = false, blocked = false;
@@ -107,7 +113,8 @@ bool isSerialDeviceLoop(scf::ForOp loop) {
       memref = load.getMemRef();
     else if (auto store = dyn_cast<memref::StoreOp>(op))
       memref = store.getMemRef();
-    if (memref && isa<FloatType>(cast<MemRefType>(memref.getType()).getElementType()))
+    if (memref &&
+        isa<FloatType>(cast<MemRefType>(memref.getType()).getElementType()))
       touchesFloats = true;
   });
   return touchesFloats && !blocked && loop.getNumResults() == 0;
@@ -124,11 +131,13 @@ void launchSingleThread(RewriterBase &b, scf::ForOp loop) {
 }
 
 struct TfmParallelLoopsToGpuPass
-    : mlir::tfm::impl::TfmParallelLoopsToGpuPassBase<TfmParallelLoopsToGpuPass> {
+    : mlir::tfm::impl::TfmParallelLoopsToGpuPassBase<
+          TfmParallelLoopsToGpuPass> {
   using Base::Base;
   void runOnOperation() override {
     if (blockSize < 1 || blockSize > 1024) {
-      getOperation().emitError("tfm-parallel-loops-to-gpu: block-size must be in [1, 1024]");
+      getOperation().emitError(
+          "tfm-parallel-loops-to-gpu: block-size must be in [1, 1024]");
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> loops;

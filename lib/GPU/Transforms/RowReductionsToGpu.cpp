@@ -13,10 +13,10 @@
 //     lane 0 of an in-range row: out[row] = combine(out[row], acc)
 //
 // Lanes read consecutive elements (coalesced) and the reduction takes five
-// shuffles (ptxas reports this shape at 0 spills and ~16 registers). Lanes of a row past the end clamp to row 0 and store nothing,
-// so every lane of a warp reaches the shuffles. With lanes=1 (one thread
-// per row, no shuffles) the same kernels run as CPU loops in the gpu-sim
-// tests.
+// shuffles (ptxas reports this shape at 0 spills and ~16 registers). Lanes of a
+// row past the end clamp to row 0 and store nothing, so every lane of a warp
+// reaches the shuffles. With lanes=1 (one thread per row, no shuffles) the same
+// kernels run as CPU loops in the gpu-sim tests.
 //
 // Matched: buffer-semantics generics on f32 whose loops are parallel except
 // the last (a reduction), whose outputs do not depend on it, and whose
@@ -86,7 +86,8 @@ FailureOr<SmallVector<Operation *>> matchRowReduction(linalg::GenericOp op) {
     Operation *combiner = *arg.getUsers().begin();
     unsigned index = init.getOperandNumber() - op.getNumDpsInputs();
     if (!identityOf(combiner) || combiner->getNumOperands() != 2 ||
-        yield.getOperand(index) != combiner->getResult(0) || !combiner->getResult(0).hasOneUse())
+        yield.getOperand(index) != combiner->getResult(0) ||
+        !combiner->getResult(0).hasOneUse())
       return failure();
     combiners.push_back(combiner);
   }
@@ -105,14 +106,17 @@ FailureOr<SmallVector<Operation *>> matchRowReduction(linalg::GenericOp op) {
   return combiners;
 }
 
-Value combine(OpBuilder &b, Location loc, Operation *combiner, Value x, Value y) {
-  OperationState state(loc, combiner->getName().getIdentifier(), ValueRange{x, y},
-                       TypeRange{x.getType()}, combiner->getAttrs());
+Value combine(OpBuilder &b, Location loc, Operation *combiner, Value x,
+              Value y) {
+  OperationState state(loc, combiner->getName().getIdentifier(),
+                       ValueRange{x, y}, TypeRange{x.getType()},
+                       combiner->getAttrs());
   return b.create(state)->getResult(0);
 }
 
 /// `map` applied to the loop induction variables `ivs`.
-SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map, ValueRange ivs) {
+SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
+                            ValueRange ivs) {
   SmallVector<Value> indices;
   for (AffineExpr e : map.getResults())
     indices.push_back(affine::AffineApplyOp::create(
@@ -123,20 +127,22 @@ SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map, ValueRang
 /// One row's reduction: lanes stride over the row, a butterfly combines
 /// them, lane 0 of an in-range row stores.
 void buildRowBody(OpBuilder &b, Location loc, linalg::GenericOp op,
-                  ArrayRef<Operation *> combiners, ArrayRef<Value> sizes, int64_t lanes,
-                  const gpukernel::RowThread &t) {
+                  ArrayRef<Operation *> combiners, ArrayRef<Value> sizes,
+                  int64_t lanes, const gpukernel::RowThread &t) {
   unsigned loops = op.getNumLoops();
   Value lane = t.lane, active = t.active;
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value reduced = sizes.back();
   // Parallel induction variables of the row, last dimension fastest.
-  SmallVector<Value> ivs = gpukernel::delinearize(b, loc, t.row, sizes.drop_back());
+  SmallVector<Value> ivs =
+      gpukernel::delinearize(b, loc, t.row, sizes.drop_back());
   ivs.push_back(Value());
 
   SmallVector<Value> inits;
   Type f32 = b.getF32Type();
   for (Operation *c : combiners)
-    inits.push_back(arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, *identityOf(c))));
+    inits.push_back(
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, *identityOf(c))));
   auto strided = scf::ForOp::create(b, loc, lane, reduced, t.lanes, inits);
   {
     OpBuilder::InsertionGuard g(b);
@@ -145,11 +151,13 @@ void buildRowBody(OpBuilder &b, Location loc, linalg::GenericOp op,
     IRMapping map;
     for (OpOperand *input : op.getDpsInputOperands()) {
       Value v = memref::LoadOp::create(
-          b, loc, input->get(), applyMap(b, loc, op.getMatchingIndexingMap(input), ivs));
+          b, loc, input->get(),
+          applyMap(b, loc, op.getMatchingIndexingMap(input), ivs));
       map.map(op.getMatchingBlockArgument(input), v);
     }
     for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
-      map.map(op.getMatchingBlockArgument(&init), strided.getRegionIterArgs()[i]);
+      map.map(op.getMatchingBlockArgument(&init),
+              strided.getRegionIterArgs()[i]);
     for (Operation &bodyOp : op.getBody()->without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
         map.map(index.getResult(), ivs[index.getDim()]);
@@ -163,54 +171,61 @@ void buildRowBody(OpBuilder &b, Location loc, linalg::GenericOp op,
     scf::YieldOp::create(b, loc, next);
   }
 
-  // Outputs do not depend on the reduced dimension; give it a value defined here.
+  // Outputs do not depend on the reduced dimension; give it a value defined
+  // here.
   ivs[loops - 1] = zero;
 
   // Butterfly across the warp: every lane ends with the row's value.
   SmallVector<Value> accs(strided.getResults());
   for (int32_t offset = lanes / 2; offset > 0; offset /= 2)
     for (auto [i, c] : llvm::enumerate(combiners)) {
-      auto shuffled = gpu::ShuffleOp::create(b, loc, accs[i], offset, int32_t(lanes),
-                                             gpu::ShuffleMode::XOR);
+      auto shuffled = gpu::ShuffleOp::create(
+          b, loc, accs[i], offset, int32_t(lanes), gpu::ShuffleMode::XOR);
       accs[i] = combine(b, loc, c, accs[i], shuffled.getShuffleResult());
     }
 
   Value leader = arith::AndIOp::create(
-      b, loc, active, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero));
+      b, loc, active,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero));
   auto store = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&store.getThenRegion().front());
     for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
-      SmallVector<Value> at = applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs);
+      SmallVector<Value> at =
+          applyMap(b, loc, op.getMatchingIndexingMap(&init), ivs);
       Value old = memref::LoadOp::create(b, loc, init.get(), at);
-      memref::StoreOp::create(b, loc, combine(b, loc, combiners[i], old, accs[i]), init.get(),
-                              at);
+      memref::StoreOp::create(
+          b, loc, combine(b, loc, combiners[i], old, accs[i]), init.get(), at);
     }
   }
 }
 
-void launchWarpPerRow(RewriterBase &b, linalg::GenericOp op, ArrayRef<Operation *> combiners,
-                      int64_t warpsPerBlock, int64_t lanes) {
+void launchWarpPerRow(RewriterBase &b, linalg::GenericOp op,
+                      ArrayRef<Operation *> combiners, int64_t warpsPerBlock,
+                      int64_t lanes) {
   b.setInsertionPoint(op);
   Location loc = op.getLoc();
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   unsigned loops = op.getNumLoops();
   SmallVector<Value> sizes;
-  for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
+  for (Range r :
+       cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
     sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
   Value rows = one;
   for (unsigned d = 0; d + 1 < loops; ++d)
     rows = arith::MulIOp::create(b, loc, rows, sizes[d]);
 
-  gpukernel::launchRows(b, loc, rows, lanes, warpsPerBlock, [&](const gpukernel::RowThread &t) {
-    buildRowBody(b, loc, op, combiners, sizes, lanes, t);
-  });
+  gpukernel::launchRows(b, loc, rows, lanes, warpsPerBlock,
+                        [&](const gpukernel::RowThread &t) {
+                          buildRowBody(b, loc, op, combiners, sizes, lanes, t);
+                        });
   b.eraseOp(op);
 }
 
 struct TfmRowReductionsToGpuPass
-    : mlir::tfm::impl::TfmRowReductionsToGpuPassBase<TfmRowReductionsToGpuPass> {
+    : mlir::tfm::impl::TfmRowReductionsToGpuPassBase<
+          TfmRowReductionsToGpuPass> {
   using Base::Base;
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, SmallVector<Operation *>>> matches;
@@ -219,7 +234,8 @@ struct TfmRowReductionsToGpuPass
         matches.push_back({op, *combiners});
     });
     if (lanes != 1 && lanes != 32) {
-      getOperation().emitError("tfm-row-reductions-to-gpu: lanes must be 32 (a warp) or 1");
+      getOperation().emitError(
+          "tfm-row-reductions-to-gpu: lanes must be 32 (a warp) or 1");
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());

@@ -18,11 +18,11 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <array>
 
 using namespace mlir::tfm::cuda::detail;
 
@@ -48,7 +48,8 @@ struct Operand {
 /// when rows are contiguous; a column-contiguous operand (a transposed
 /// view) is the column-major [r, c] itself, with its transpose flag flipped.
 template <int Rank>
-bool columnMajorView(const Memref<Rank> &m, const char *name, Operand &out, bool canFlip) {
+bool columnMajorView(const Memref<Rank> &m, const char *name, Operand &out,
+                     bool canFlip) {
   int64_t r = m.sizes[Rank - 2], c = m.sizes[Rank - 1];
   int64_t rowStride = m.strides[Rank - 2], colStride = m.strides[Rank - 1];
   out.data = m.aligned + m.offset;
@@ -66,9 +67,10 @@ bool columnMajorView(const Memref<Rank> &m, const char *name, Operand &out, bool
     out.flipped = true;
     return true;
   }
-  fail(llvm::formatv("tfm_cuda_sgemm: operand {0} has strides [{1}, {2}]; cuBLASLt needs "
-                     "contiguous rows or columns{3}",
-                     name, rowStride, colStride, canFlip ? "" : " (rows, for the result)"));
+  fail(llvm::formatv(
+      "tfm_cuda_sgemm: operand {0} has strides [{1}, {2}]; cuBLASLt needs "
+      "contiguous rows or columns{3}",
+      name, rowStride, colStride, canFlip ? "" : " (rows, for the result)"));
   return false;
 }
 
@@ -99,11 +101,11 @@ std::map<AlgoKey, cublasLtMatmulAlgo_t> &algoCache() {
 }
 
 /// C += op(A)·op(B), row-major, `batch` times with the given strides.
-void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA, bool transB,
-          int64_t m, int64_t n, int64_t k, int64_t batch) {
+void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA,
+          bool transB, int64_t m, int64_t n, int64_t k, int64_t batch) {
   // k == 0 leaves C unchanged (beta = 1).
-  if (!state().ready || !state().stickyError.empty() || m == 0 || n == 0 || k == 0 ||
-      batch == 0)
+  if (!state().ready || !state().stickyError.empty() || m == 0 || n == 0 ||
+      k == 0 || batch == 0)
     return;
   Api &api = ::api();
   cublasLtMatmulDesc_t desc = nullptr;
@@ -116,35 +118,42 @@ void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA, boo
   };
   // Column-major problem: C^T[n, m] += op(B)^T[n, k] · op(A)^T[k, m].
   cublasOperation_t opFirst = (transB != b.flipped) ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opSecond = (transA != a.flipped) ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond =
+      (transA != a.flipped) ? CUBLAS_OP_T : CUBLAS_OP_N;
   bool good =
       ok(api.cublasLtMatmulDescCreate(&desc,
-                                      useTf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                                      useTf32() ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                : CUBLAS_COMPUTE_32F,
                                       CUDA_R_32F),
          "cublasLtMatmulDescCreate") &&
-      ok(api.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &opFirst,
-                                            sizeof(opFirst)),
+      ok(api.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                            &opFirst, sizeof(opFirst)),
          "set TRANSA") &&
-      ok(api.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &opSecond,
-                                            sizeof(opSecond)),
+      ok(api.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                            &opSecond, sizeof(opSecond)),
          "set TRANSB") &&
-      ok(api.cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, b.rows, b.cols, b.ld), "layout B") &&
-      ok(api.cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, a.rows, a.cols, a.ld), "layout A") &&
-      ok(api.cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, c.rows, c.cols, c.ld), "layout C");
+      ok(api.cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, b.rows, b.cols, b.ld),
+         "layout B") &&
+      ok(api.cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, a.rows, a.cols, a.ld),
+         "layout A") &&
+      ok(api.cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, c.rows, c.cols, c.ld),
+         "layout C");
   if (good && batch > 1) {
     int32_t count = int32_t(batch);
     struct {
       cublasLtMatrixLayout_t layout;
       int64_t stride;
-    } layouts[] = {{la, b.batchStride}, {lb, a.batchStride}, {lc, c.batchStride}};
+    } layouts[] = {
+        {la, b.batchStride}, {lb, a.batchStride}, {lc, c.batchStride}};
     for (auto &l : layouts)
       good = good &&
-             ok(api.cublasLtMatrixLayoutSetAttribute(l.layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                     &count, sizeof(count)),
+             ok(api.cublasLtMatrixLayoutSetAttribute(
+                    l.layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                    sizeof(count)),
                 "set BATCH_COUNT") &&
              ok(api.cublasLtMatrixLayoutSetAttribute(
-                    l.layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &l.stride,
-                    sizeof(l.stride)),
+                    l.layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                    &l.stride, sizeof(l.stride)),
                 "set STRIDED_BATCH_OFFSET");
   }
   // Ask for an algorithm that may use the workspace and fits the operands'
@@ -167,24 +176,31 @@ void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA, boo
     cublasLtMatmulPreference_t pref = nullptr;
     cublasLtMatmulHeuristicResult_t heuristic = {};
     int found = 0;
-    good = ok(api.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate") &&
+    good = ok(api.cublasLtMatmulPreferenceCreate(&pref),
+              "cublasLtMatmulPreferenceCreate") &&
            ok(api.cublasLtMatmulPreferenceSetAttribute(
-                  pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)),
+                  pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                  sizeof(workspace)),
               "set MAX_WORKSPACE_BYTES");
     cublasLtMatmulPreferenceAttributes_t alignmentAttrs[] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
     for (auto [i, attr] : llvm::enumerate(alignmentAttrs)) {
       uint32_t bytes = uint32_t(key[8 + 5 * std::min<size_t>(i, 2)]); // D is C
-      good = good && ok(api.cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof(bytes)),
+      good = good && ok(api.cublasLtMatmulPreferenceSetAttribute(
+                            pref, attr, &bytes, sizeof(bytes)),
                         "set MIN_ALIGNMENT");
     }
-    good = good && ok(api.cublasLtMatmulAlgoGetHeuristic(state().lt, desc, la, lb, lc, lc, pref,
-                                                         1, &heuristic, &found),
+    good = good && ok(api.cublasLtMatmulAlgoGetHeuristic(state().lt, desc, la,
+                                                         lb, lc, lc, pref, 1,
+                                                         &heuristic, &found),
                       "cublasLtMatmulAlgoGetHeuristic");
     if (good && found == 0) {
-      fail(llvm::formatv("cuBLASLt has no algorithm for a {0}x{1}x{2} GEMM (batch {3})", m, n, k,
-                         batch));
+      fail(llvm::formatv(
+          "cuBLASLt has no algorithm for a {0}x{1}x{2} GEMM (batch {3})", m, n,
+          k, batch));
       good = false;
     }
     if (pref)
@@ -194,10 +210,10 @@ void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA, boo
   }
   float alpha = 1.0f, beta = 1.0f;
   if (good)
-    ok(api.cublasLtMatmul(state().lt, desc, &alpha, b.data, la, a.data, lb, &beta, c.data, lc,
-                          const_cast<float *>(c.data), lc, &algo,
-                          reinterpret_cast<void *>(state().ltWorkspace), workspace,
-                          state().stream),
+    ok(api.cublasLtMatmul(state().lt, desc, &alpha, b.data, la, a.data, lb,
+                          &beta, c.data, lc, const_cast<float *>(c.data), lc,
+                          &algo, reinterpret_cast<void *>(state().ltWorkspace),
+                          workspace, state().stream),
        "cublasLtMatmul");
   if (la)
     api.cublasLtMatrixLayoutDestroy(la);
@@ -208,16 +224,18 @@ void gemm(const Operand &a, const Operand &b, const Operand &c, bool transA, boo
   if (desc)
     api.cublasLtMatmulDescDestroy(desc);
   // Host code may read results next (managed memory): keep launches ordered.
-  check(api.cuStreamSynchronize(state().stream), "cuStreamSynchronize (after GEMM)");
+  check(api.cuStreamSynchronize(state().stream),
+        "cuStreamSynchronize (after GEMM)");
 }
-
 
 /// The entry points: the last two dimensions are the matrices, a leading
 /// third one the batch.
 template <int Rank>
-void sgemmEntry(Memref<Rank> *a, Memref<Rank> *b, Memref<Rank> *c, bool transA, bool transB) {
+void sgemmEntry(Memref<Rank> *a, Memref<Rank> *b, Memref<Rank> *c, bool transA,
+                bool transB) {
   Operand oa, ob, oc;
-  if (!columnMajorView(*a, "A", oa, true) || !columnMajorView(*b, "B", ob, true) ||
+  if (!columnMajorView(*a, "A", oa, true) ||
+      !columnMajorView(*b, "B", ob, true) ||
       !columnMajorView(*c, "C", oc, false))
     return;
   int64_t m = c->sizes[Rank - 2], n = c->sizes[Rank - 1];
@@ -226,12 +244,15 @@ void sgemmEntry(Memref<Rank> *a, Memref<Rank> *b, Memref<Rank> *c, bool transA, 
 }
 } // namespace
 
-extern "C" void _mlir_ciface_tfm_cuda_sgemm(Memref<2> *a, Memref<2> *b, Memref<2> *c,
-                                            int32_t transA, int32_t transB) {
+extern "C" void _mlir_ciface_tfm_cuda_sgemm(Memref<2> *a, Memref<2> *b,
+                                            Memref<2> *c, int32_t transA,
+                                            int32_t transB) {
   sgemmEntry(a, b, c, transA, transB);
 }
 
-extern "C" void _mlir_ciface_tfm_cuda_sgemm_batched(Memref<3> *a, Memref<3> *b, Memref<3> *c,
-                                                    int32_t transA, int32_t transB) {
+extern "C" void _mlir_ciface_tfm_cuda_sgemm_batched(Memref<3> *a, Memref<3> *b,
+                                                    Memref<3> *c,
+                                                    int32_t transA,
+                                                    int32_t transB) {
   sgemmEntry(a, b, c, transA, transB);
 }

@@ -15,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfm/Runtime/CudaRuntime.h"
 #include "CudaInternal.h"
+#include "tfm/Runtime/CudaRuntime.h"
 
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -41,7 +41,8 @@ struct Arena {
 
   void *allocate(size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex);
-    bytes = std::max<size_t>(kGranule, (bytes + kGranule - 1) / kGranule * kGranule);
+    bytes = std::max<size_t>(kGranule,
+                             (bytes + kGranule - 1) / kGranule * kGranule);
     for (auto it = freeBlocks.begin(); it != freeBlocks.end(); ++it) {
       if (it->second < bytes)
         continue;
@@ -57,9 +58,10 @@ struct Arena {
     // Compiled code cannot handle a null buffer (it would store through
     // it): stop here with the reason.
     llvm::reportFatalUsageError(llvm::Twine(
-        llvm::formatv("CUDA arena out of memory: {0} bytes requested, {1} of {2} in use "
-                      "(a smaller batch or sequence needs less)",
-                      bytes, inUse, size)
+        llvm::formatv(
+            "CUDA arena out of memory: {0} bytes requested, {1} of {2} in use "
+            "(a smaller batch or sequence needs less)",
+            bytes, inUse, size)
             .str()));
   }
 
@@ -129,7 +131,10 @@ extern "C" void *tfm_cuda_memref_alloc(size_t bytes) {
 }
 extern "C" void *tfm_cuda_memref_aligned_alloc(size_t alignment, size_t bytes) {
   if (alignment > kGranule)
-    fail(llvm::formatv("alignment {0} above the arena's {1}", alignment, kGranule));
+    fail(llvm::formatv("alignment {0} above the arena's {1}", alignment,
+                       kGranule));
   return mlir::tfm::cuda::arenaAllocate(bytes);
 }
-extern "C" void tfm_cuda_memref_free(void *ptr) { mlir::tfm::cuda::arenaFree(ptr); }
+extern "C" void tfm_cuda_memref_free(void *ptr) {
+  mlir::tfm::cuda::arenaFree(ptr);
+}

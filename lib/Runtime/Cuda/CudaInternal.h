@@ -1,4 +1,5 @@
-//===- CudaInternal.h - shared state of the CUDA runtime ---------*- C++ -*-===//
+//===- CudaInternal.h - shared state of the CUDA runtime ---------*- C++
+//-*-===//
 //
 // The driver and cuBLASLt entry points (resolved with dlsym), the one stream
 // and context of the runtime, and the sticky error of calls from compiled

@@ -46,8 +46,8 @@ bool detail::check(CUresult result, const char *what) {
   const char *text = nullptr;
   if (api().cuGetErrorString)
     api().cuGetErrorString(result, &text);
-  fail(llvm::formatv("{0}: {1} (CUresult {2})", what, text ? text : "unknown error",
-                     int(result)));
+  fail(llvm::formatv("{0}: {1} (CUresult {2})", what,
+                     text ? text : "unknown error", int(result)));
   return false;
 }
 
@@ -56,7 +56,8 @@ static llvm::Error error(const llvm::Twine &message) {
 }
 
 /// dlopen `$override` if set, else the first of `candidates` that loads.
-static llvm::Error openLibrary(const char *override, std::vector<const char *> candidates,
+static llvm::Error openLibrary(const char *override,
+                               std::vector<const char *> candidates,
                                const char *what, void *&handle) {
   if (const char *path = std::getenv(override); path && *path)
     candidates = {path};
@@ -78,8 +79,9 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
     return llvm::Error::success();
   Api &a = api();
   void *driver = nullptr;
-  if (llvm::Error e = openLibrary("TFM_CUDA_DRIVER", {"libcuda.so.1", "libcuda.so"},
-                                  "CUDA driver (no NVIDIA driver on this machine?)", driver))
+  if (llvm::Error e = openLibrary(
+          "TFM_CUDA_DRIVER", {"libcuda.so.1", "libcuda.so"},
+          "CUDA driver (no NVIDIA driver on this machine?)", driver))
     return e;
 #define TFM_RESOLVE(fn)                                                        \
   a.fn = reinterpret_cast<decltype(a.fn)>(dlsym(driver, TFM_CU_NAME(fn)));     \
@@ -101,7 +103,8 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
   if (auto e = checked(a.cuDeviceGetCount(&count), "cuDeviceGetCount"))
     return e;
   if (ordinal < 0 || ordinal >= count)
-    return error(llvm::formatv("no CUDA device {0} (this machine has {1})", ordinal, count));
+    return error(llvm::formatv("no CUDA device {0} (this machine has {1})",
+                               ordinal, count));
   if (auto e = checked(a.cuDeviceGet(&s.device, ordinal), "cuDeviceGet"))
     return e;
   if (auto e = checked(a.cuDevicePrimaryCtxRetain(&s.context, s.device),
@@ -109,11 +112,14 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
     return e;
   if (auto e = checked(a.cuCtxSetCurrent(s.context), "cuCtxSetCurrent"))
     return e;
-  if (auto e = checked(a.cuStreamCreate(&s.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"))
+  if (auto e = checked(a.cuStreamCreate(&s.stream, CU_STREAM_NON_BLOCKING),
+                       "cuStreamCreate"))
     return e;
 
   void *lt = nullptr;
-  if (llvm::Error e = openLibrary("TFM_CUBLASLT", {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
+  if (llvm::Error e = openLibrary("TFM_CUBLASLT",
+                                  {"libcublasLt.so.13", "libcublasLt.so.12",
+                                   "libcublasLt.so",
                                    "/usr/local/cuda/lib64/libcublasLt.so.13",
                                    "/usr/local/cuda/lib64/libcublasLt.so"},
                                   "cuBLASLt library", lt))
@@ -127,7 +133,8 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
   if (a.cublasLtCreate(&s.lt) != CUBLAS_STATUS_SUCCESS)
     return error("cublasLtCreate failed");
   s.ltWorkspaceBytes = 32u << 20;
-  if (auto e = checked(a.cuMemAlloc(&s.ltWorkspace, s.ltWorkspaceBytes), "cuMemAlloc (workspace)"))
+  if (auto e = checked(a.cuMemAlloc(&s.ltWorkspace, s.ltWorkspaceBytes),
+                       "cuMemAlloc (workspace)"))
     return e;
   if (llvm::Error e = createArena(arenaBytes))
     return e;
@@ -137,10 +144,10 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
 
 std::string mlir::tfm::cuda::deviceChip() {
   int major = 0, minor = 0;
-  api().cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                             state().device);
-  api().cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                             state().device);
+  api().cuDeviceGetAttribute(
+      &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, state().device);
+  api().cuDeviceGetAttribute(
+      &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, state().device);
   return llvm::formatv("sm_{0}{1}", major, minor);
 }
 

@@ -68,7 +68,8 @@ void *tfm_mgpuModuleGetFunction(void *module, const char *name) {
     return it->second;
   CUfunction function = nullptr;
   if (usable() && module &&
-      check(api().cuModuleGetFunction(&function, static_cast<CUmodule>(module), name),
+      check(api().cuModuleGetFunction(&function, static_cast<CUmodule>(module),
+                                      name),
             "cuModuleGetFunction"))
     functionCache()[key] = function;
   return function;
@@ -79,21 +80,23 @@ void tfm_mgpuStreamDestroy(void *) {}
 
 void tfm_mgpuStreamSynchronize(void *stream) {
   if (usable())
-    check(api().cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
+    check(api().cuStreamSynchronize(static_cast<CUstream>(stream)),
+          "cuStreamSynchronize");
 }
 
-void tfm_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
-                          intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem,
-                          void *stream, void **params, void **extra, size_t /*count*/) {
+void tfm_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                          intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                          intptr_t blockZ, int32_t smem, void *stream,
+                          void **params, void **extra, size_t /*count*/) {
   if (!usable() || !function)
     return;
   if (gridX > INT32_MAX || gridY > 65535 || gridZ > 65535) {
     fail("cuLaunchKernel: grid larger than the device allows");
     return;
   }
-  check(api().cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ, blockX,
-                             blockY, blockZ, smem, static_cast<CUstream>(stream), params,
-                             extra),
+  check(api().cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
+                             gridZ, blockX, blockY, blockZ, smem,
+                             static_cast<CUstream>(stream), params, extra),
         "cuLaunchKernel");
 }
 

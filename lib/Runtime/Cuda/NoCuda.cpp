@@ -11,9 +11,10 @@ using namespace mlir::tfm;
 
 bool cuda::builtWithCuda() { return false; }
 llvm::Error cuda::initialize(int, size_t) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "this tfm was built without the CUDA toolkit headers "
-                                 "(cuda.h, cublasLt.h); rebuild with CUDAToolkit_ROOT set");
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "this tfm was built without the CUDA toolkit headers "
+      "(cuda.h, cublasLt.h); rebuild with CUDAToolkit_ROOT set");
 }
 std::string cuda::deviceDescription() { return "none"; }
 std::string cuda::deviceChip() { return ""; }
@@ -23,4 +24,6 @@ size_t cuda::arenaBytesInUse() { return 0; }
 size_t cuda::arenaPeakBytes() { return 0; }
 llvm::Error cuda::synchronize() { return llvm::Error::success(); }
 llvm::Error cuda::takeError() { return llvm::Error::success(); }
-llvm::orc::SymbolMap cuda::symbolMap(llvm::orc::MangleAndInterner) { return {}; }
+llvm::orc::SymbolMap cuda::symbolMap(llvm::orc::MangleAndInterner) {
+  return {};
+}

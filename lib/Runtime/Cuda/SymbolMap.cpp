@@ -20,16 +20,19 @@ void *tfm_mgpuModuleGetFunction(void *, const char *);
 void *tfm_mgpuStreamCreate();
 void tfm_mgpuStreamDestroy(void *);
 void tfm_mgpuStreamSynchronize(void *);
-void tfm_mgpuLaunchKernel(void *, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
-                          int32_t, void *, void **, void **, size_t);
+void tfm_mgpuLaunchKernel(void *, intptr_t, intptr_t, intptr_t, intptr_t,
+                          intptr_t, intptr_t, int32_t, void *, void **, void **,
+                          size_t);
 void *tfm_cuda_memref_alloc(size_t);
 void *tfm_cuda_memref_aligned_alloc(size_t, size_t);
 void tfm_cuda_memref_free(void *);
 void _mlir_ciface_tfm_cuda_sgemm(void *, void *, void *, int32_t, int32_t);
-void _mlir_ciface_tfm_cuda_sgemm_batched(void *, void *, void *, int32_t, int32_t);
+void _mlir_ciface_tfm_cuda_sgemm_batched(void *, void *, void *, int32_t,
+                                         int32_t);
 }
 
-llvm::orc::SymbolMap mlir::tfm::cuda::symbolMap(llvm::orc::MangleAndInterner interner) {
+llvm::orc::SymbolMap
+mlir::tfm::cuda::symbolMap(llvm::orc::MangleAndInterner interner) {
   llvm::orc::SymbolMap symbols;
   auto add = [&](const char *name, auto *fn) {
     symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
@@ -47,6 +50,7 @@ llvm::orc::SymbolMap mlir::tfm::cuda::symbolMap(llvm::orc::MangleAndInterner int
   add("_mlir_memref_to_llvm_aligned_alloc", &tfm_cuda_memref_aligned_alloc);
   add("_mlir_memref_to_llvm_free", &tfm_cuda_memref_free);
   add("_mlir_ciface_tfm_cuda_sgemm", &_mlir_ciface_tfm_cuda_sgemm);
-  add("_mlir_ciface_tfm_cuda_sgemm_batched", &_mlir_ciface_tfm_cuda_sgemm_batched);
+  add("_mlir_ciface_tfm_cuda_sgemm_batched",
+      &_mlir_ciface_tfm_cuda_sgemm_batched);
   return symbols;
 }

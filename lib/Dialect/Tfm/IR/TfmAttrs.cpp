@@ -91,7 +91,8 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    : "'{layer}' in the name of a parameter "
                                      "that is not stacked");
   auto allStrings = [](ArrayAttr a) {
-    return !a || llvm::all_of(a, [](Attribute x) { return isa<StringAttr>(x); });
+    return !a ||
+           llvm::all_of(a, [](Attribute x) { return isa<StringAttr>(x); });
   };
   if (!allStrings(sources) || !allStrings(tied))
     return emitError() << "parameter '" << name
@@ -101,8 +102,8 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   case ParamMapping::direct:
   case ParamMapping::transpose:
     if (numSources != 0)
-      return emitError() << "parameter '" << name << "': "
-                         << stringifyParamMapping(mapping)
+      return emitError() << "parameter '" << name
+                         << "': " << stringifyParamMapping(mapping)
                          << " mapping takes no sources (the name is the "
                             "source)";
     break;

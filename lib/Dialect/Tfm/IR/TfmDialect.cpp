@@ -63,14 +63,16 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
 
 /// `tfm.grad_of` on a result of an `_vjp` function: the index of the
 /// argument it is the gradient of.
-LogicalResult TfmDialect::verifyRegionResultAttribute(Operation *op, unsigned regionIndex,
+LogicalResult TfmDialect::verifyRegionResultAttribute(Operation *op,
+                                                      unsigned regionIndex,
                                                       unsigned resultIndex,
                                                       NamedAttribute attr) {
   if (attr.getName() != "tfm.grad_of")
-    return op->emitError() << "unknown tfm result attribute '" << attr.getName().getValue()
-                           << "'";
+    return op->emitError() << "unknown tfm result attribute '"
+                           << attr.getName().getValue() << "'";
   if (!isa<IntegerAttr>(attr.getValue()))
-    return op->emitError("'tfm.grad_of' must be an integer (an argument index)");
+    return op->emitError(
+        "'tfm.grad_of' must be an integer (an argument index)");
   return success();
 }
 

@@ -108,9 +108,9 @@ LogicalResult LayerNormOp::verify() {
                                getEps().convertToDouble())))
     return failure();
   RankedTensorType xt = rankedOf(getX());
-  if (getBias() && failed(checkNormWeight(*this, "bias", getBias(),
-                                          xt.getShape().back(),
-                                          xt.getElementType())))
+  if (getBias() &&
+      failed(checkNormWeight(*this, "bias", getBias(), xt.getShape().back(),
+                             xt.getElementType())))
     return failure();
   return checkStat(*this, "mean", getMean().getType(), xt.getElementType(),
                    dropLast(xt.getShape()));
@@ -132,14 +132,14 @@ LogicalResult MatmulOp::verify() {
   bool nt = getTranspose() == Transpose::nt;
   int64_t k = wt.getDimSize(nt ? 1 : 0), n = wt.getDimSize(nt ? 0 : 1);
   if (!dimsCompatible(xt.getShape().back(), k))
-    return emitOpError() << "contraction size mismatch: input " << xt
-                         << " has " << xt.getShape().back()
-                         << " columns but weight " << wt << " ("
-                         << stringifyTranspose(getTranspose()) << ") has " << k;
+    return emitOpError() << "contraction size mismatch: input " << xt << " has "
+                         << xt.getShape().back() << " columns but weight " << wt
+                         << " (" << stringifyTranspose(getTranspose())
+                         << ") has " << k;
   if (failed(checkElementType(*this, "weight", wt, xt.getElementType())))
     return failure();
-  if (getBias() && failed(checkNormWeight(*this, "bias", getBias(), n,
-                                          xt.getElementType())))
+  if (getBias() &&
+      failed(checkNormWeight(*this, "bias", getBias(), n, xt.getElementType())))
     return failure();
   SmallVector<int64_t> expected = dropLast(xt.getShape());
   expected.push_back(n);
@@ -159,16 +159,16 @@ static LogicalResult verifyRopeAttrs(Operation *op, int64_t headDim,
   if (failed(checkPositive(op, "theta", theta)))
     return failure();
   if (rotaryDim <= 0 || rotaryDim % 2 != 0)
-    return op->emitOpError() << "rotary_dim must be positive and even, got "
-                             << rotaryDim;
+    return op->emitOpError()
+           << "rotary_dim must be positive and even, got " << rotaryDim;
   if (!ShapedType::isDynamic(headDim) && rotaryDim > headDim)
     return op->emitOpError() << "rotary_dim " << rotaryDim
                              << " exceeds the head dimension " << headDim;
   if (scaling && scaling.getKind() == RopeKind::longrope &&
       static_cast<int64_t>(scaling.getShortFactor().size()) != rotaryDim / 2)
-    return op->emitOpError() << "longrope factors must have rotary_dim / 2 = "
-                             << rotaryDim / 2 << " entries, got "
-                             << scaling.getShortFactor().size();
+    return op->emitOpError()
+           << "longrope factors must have rotary_dim / 2 = " << rotaryDim / 2
+           << " entries, got " << scaling.getShortFactor().size();
   return success();
 }
 
@@ -245,14 +245,14 @@ static LogicalResult verifyAttentionAttrs(Operation *op, int64_t hq,
     return op->emitOpError() << "head counts must be positive, got " << hq
                              << " query and " << hkv << " key/value heads";
   if (hq % hkv != 0)
-    return op->emitOpError() << "query heads (" << hq
-                             << ") must be a multiple of key/value heads ("
-                             << hkv << ")";
+    return op->emitOpError()
+           << "query heads (" << hq
+           << ") must be a multiple of key/value heads (" << hkv << ")";
   if (failed(checkPositive(op, "scale", scale)))
     return failure();
   if (window && *window <= 0)
-    return op->emitOpError() << "sliding_window must be positive, got "
-                             << *window;
+    return op->emitOpError()
+           << "sliding_window must be positive, got " << *window;
   if (softcap && failed(checkPositive(op, "softcap", *softcap)))
     return failure();
   return success();
@@ -267,8 +267,9 @@ static LogicalResult verifySinks(Operation *op, Value sinks, int64_t hq,
 
 /// q/k/v shapes, head counts and attributes shared by tfm.attention and its
 /// backward.
-static LogicalResult verifyAttentionOperands(Operation *op, Value q, Value k, Value v,
-                                             Value sinks, double scale, bool causal,
+static LogicalResult verifyAttentionOperands(Operation *op, Value q, Value k,
+                                             Value v, Value sinks, double scale,
+                                             bool causal,
                                              std::optional<int64_t> window,
                                              std::optional<APFloat> softcap) {
   RankedTensorType qt = rankedOf(q), kt = rankedOf(k), vt = rankedOf(v);
@@ -284,11 +285,13 @@ static LogicalResult verifyAttentionOperands(Operation *op, Value q, Value k, Va
     return failure();
   if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
     return op->emitOpError("head counts must be static");
-  if (failed(checkStaticDims(op, "q", qt, {3})) || failed(checkStaticDims(op, "v", vt, {3})))
+  if (failed(checkStaticDims(op, "q", qt, {3})) ||
+      failed(checkStaticDims(op, "v", vt, {3})))
     return failure();
-  if (failed(verifyAttentionAttrs(op, hq, hkv, scale, window,
-                                  softcap ? std::optional<double>(softcap->convertToDouble())
-                                          : std::nullopt)))
+  if (failed(verifyAttentionAttrs(
+          op, hq, hkv, scale, window,
+          softcap ? std::optional<double>(softcap->convertToDouble())
+                  : std::nullopt)))
     return failure();
   if (window && !causal)
     return op->emitOpError("sliding_window requires causal attention");
@@ -329,12 +332,10 @@ static LogicalResult verifyPackedQkv(Operation *op, RankedTensorType qkv,
 LogicalResult FlashAttentionOp::verify() {
   RankedTensorType qkv = rankedOf(getQkv());
   int64_t hq = getNumQHeads(), hkv = getNumKvHeads();
-  if (failed(verifyAttentionAttrs(*this, hq, hkv,
-                                  getScale().convertToDouble(),
-                                  getSlidingWindow(),
-                                  getSoftcap() ? std::optional<double>(
-                                                     getSoftcap()->convertToDouble())
-                                               : std::nullopt)) ||
+  if (failed(verifyAttentionAttrs(
+          *this, hq, hkv, getScale().convertToDouble(), getSlidingWindow(),
+          getSoftcap() ? std::optional<double>(getSoftcap()->convertToDouble())
+                       : std::nullopt)) ||
       failed(verifyPackedQkv(*this, qkv, hq, hkv)))
     return failure();
   if (getSlidingWindow() && !getCausal())
@@ -363,14 +364,14 @@ LogicalResult QkvQkNormRopeOp::verify() {
   if (failed(checkNormWeight(*this, "q_weight", getQWeight(), d, elem)) ||
       failed(checkNormWeight(*this, "k_weight", getKWeight(), d, elem)) ||
       failed(verifyPositions(*this, getPositions(), qkv)) ||
-      failed(checkStat(*this, "q_rstd", getQRstd().getType(), elem,
-                       {b, t, hq})) ||
+      failed(
+          checkStat(*this, "q_rstd", getQRstd().getType(), elem, {b, t, hq})) ||
       failed(checkStat(*this, "k_rstd", getKRstd().getType(), elem,
                        {b, t, hkv})) ||
       failed(checkPositive(*this, "eps", getEps().convertToDouble())))
     return failure();
-  return verifyRopeAttrs(*this, d, getTheta().convertToDouble(),
-                         getRotaryDim(), getScalingAttr());
+  return verifyRopeAttrs(*this, d, getTheta().convertToDouble(), getRotaryDim(),
+                         getScalingAttr());
 }
 
 //===----------------------------------------------------------------------===//
@@ -394,8 +395,12 @@ static LogicalResult verifyGlu(Operation *op, Value x, Value result) {
   return checkElementType(op, "result", result.getType(), xt.getElementType());
 }
 
-LogicalResult SwigluOp::verify() { return verifyGlu(*this, getX(), getResult()); }
-LogicalResult GegluOp::verify() { return verifyGlu(*this, getX(), getResult()); }
+LogicalResult SwigluOp::verify() {
+  return verifyGlu(*this, getX(), getResult());
+}
+LogicalResult GegluOp::verify() {
+  return verifyGlu(*this, getX(), getResult());
+}
 
 //===----------------------------------------------------------------------===//
 // Element-wise
@@ -465,8 +470,8 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
 /// Checks `dim` for a static concat/split axis of rank `rank`.
 static LogicalResult checkAxis(Operation *op, int64_t dim, int64_t rank) {
   if (dim < 0 || dim >= rank)
-    return op->emitOpError() << "dim " << dim << " out of range for rank "
-                             << rank;
+    return op->emitOpError()
+           << "dim " << dim << " out of range for rank " << rank;
   return success();
 }
 
@@ -485,22 +490,22 @@ static LogicalResult verifyPieces(Operation *op, RankedTensorType whole,
     auto piece = cast<RankedTensorType>(t);
     if (piece.getElementType() != whole.getElementType() ||
         piece.getRank() != whole.getRank())
-      return op->emitOpError() << pieceName << " " << piece
-                               << " must match the rank and element type of "
-                               << whole;
+      return op->emitOpError()
+             << pieceName << " " << piece
+             << " must match the rank and element type of " << whole;
     for (int64_t i = 0; i < whole.getRank(); ++i)
       if (i != dim && !dimsCompatible(piece.getDimSize(i), whole.getDimSize(i)))
-        return op->emitOpError() << pieceName << " " << piece
-                                 << " differs from " << whole
-                                 << " outside dimension " << dim;
+        return op->emitOpError()
+               << pieceName << " " << piece << " differs from " << whole
+               << " outside dimension " << dim;
     if (ShapedType::isDynamic(piece.getDimSize(dim)))
       return op->emitOpError() << "dimension " << dim << " must be static";
     sum += piece.getDimSize(dim);
   }
   if (sum != whole.getDimSize(dim))
-    return op->emitOpError() << pieceName << " sizes along dimension " << dim
-                             << " add up to " << sum << ", expected "
-                             << whole.getDimSize(dim);
+    return op->emitOpError()
+           << pieceName << " sizes along dimension " << dim << " add up to "
+           << sum << ", expected " << whole.getDimSize(dim);
   return success();
 }
 
@@ -533,15 +538,16 @@ LogicalResult CrossEntropyOp::verify() {
   RankedTensorType logits = rankedOf(getLogits());
   if (failed(verifyTokensAndLabels(*this, logits, getLabels())))
     return failure();
-  return checkStat(*this, "loss", getLoss().getType(),
-                   logits.getElementType(), {});
+  return checkStat(*this, "loss", getLoss().getType(), logits.getElementType(),
+                   {});
 }
 
 LogicalResult FusedLmHeadLossOp::verify() {
   RankedTensorType hidden = rankedOf(getHidden()), w = rankedOf(getWeight());
   if (failed(verifyTokensAndLabels(*this, hidden, getLabels())))
     return failure();
-  if (w.getRank() != 2 || !w.hasStaticShape() || w.getDimSize(1) != hidden.getDimSize(2))
+  if (w.getRank() != 2 || !w.hasStaticShape() ||
+      w.getDimSize(1) != hidden.getDimSize(2))
     return emitOpError() << "weight must be [vocab, " << hidden.getDimSize(2)
                          << "], got " << w;
   if (failed(checkElementType(*this, "weight", w, hidden.getElementType())))
@@ -572,7 +578,8 @@ LogicalResult RepeatOp::verify() {
     auto t = cast<RankedTensorType>(r.getType());
     if (t.getRank() < 1 || t.getDimSize(0) != layers)
       return emitOpError() << "stacked output " << t
-                           << " must have a leading dimension of num_layers = " << layers;
+                           << " must have a leading dimension of num_layers = "
+                           << layers;
   }
   for (auto [i, w] : llvm::enumerate(getWeights())) {
     RankedTensorType wt = rankedOf(w);
@@ -605,8 +612,8 @@ LogicalResult RepeatOp::verifyRegions() {
   SmallVector<Type> expected(getInits().getTypes());
   for (Value w : getWeights()) {
     RankedTensorType wt = rankedOf(w);
-    expected.push_back(RankedTensorType::get(wt.getShape().drop_front(),
-                                             wt.getElementType()));
+    expected.push_back(
+        RankedTensorType::get(wt.getShape().drop_front(), wt.getElementType()));
   }
   for (auto [k, region] : llvm::enumerate(getKinds())) {
     Block &body = region.front();
@@ -620,12 +627,12 @@ LogicalResult RepeatOp::verifyRegions() {
     }
     auto yield = dyn_cast<YieldOp>(body.getTerminator());
     if (!yield)
-      return emitOpError() << "layer kind " << k
-                           << " must end with tfm.yield";
+      return emitOpError() << "layer kind " << k << " must end with tfm.yield";
     SmallVector<Type> yieldTypes(getInits().getTypes());
     for (Value r : getStackedResults()) {
       auto t = cast<RankedTensorType>(r.getType());
-      yieldTypes.push_back(RankedTensorType::get(t.getShape().drop_front(), t.getElementType()));
+      yieldTypes.push_back(
+          RankedTensorType::get(t.getShape().drop_front(), t.getElementType()));
     }
     if (TypeRange(yield.getValues().getTypes()) != TypeRange(yieldTypes))
       return yield.emitOpError()
@@ -646,7 +653,8 @@ unsigned RepeatOp::getKindOfLayer(int64_t layer) {
 //===----------------------------------------------------------------------===//
 
 /// `value` must have exactly `type` (gradients have their primal's type).
-static LogicalResult checkSameType(Operation *op, StringRef what, Value value, Type type) {
+static LogicalResult checkSameType(Operation *op, StringRef what, Value value,
+                                   Type type) {
   if (value.getType() == type)
     return success();
   return op->emitOpError() << what << " must have type " << type << ", got "
@@ -666,31 +674,35 @@ LogicalResult EmbeddingBackwardOp::verify() {
 
 /// Shared by norm backwards: dy, dx like x; dweight like weight; each
 /// statistic (rstd, mean) shaped like x without its last dimension.
-static LogicalResult verifyNormBackward(Operation *op, Value dy, Value x, Value weight,
-                                        ValueRange stats, ValueRange weightGrads, Value dx) {
+static LogicalResult verifyNormBackward(Operation *op, Value dy, Value x,
+                                        Value weight, ValueRange stats,
+                                        ValueRange weightGrads, Value dx) {
   if (failed(checkSameType(op, "dy", dy, x.getType())) ||
       failed(checkSameType(op, "dx", dx, x.getType())))
     return failure();
   for (Value g : weightGrads)
-    if (failed(checkSameType(op, g == weightGrads.front() ? "dweight" : "dbias", g,
-                             weight.getType())))
+    if (failed(checkSameType(op, g == weightGrads.front() ? "dweight" : "dbias",
+                             g, weight.getType())))
       return failure();
   if (failed(checkMinRank(op, "input", x, 2)) ||
       failed(checkStaticDims(op, "input", x.getType(), {-1})))
     return failure();
   RankedTensorType xt = rankedOf(x);
-  if (failed(checkNormWeight(op, "weight", weight, xt.getShape().back(), xt.getElementType())))
+  if (failed(checkNormWeight(op, "weight", weight, xt.getShape().back(),
+                             xt.getElementType())))
     return failure();
   for (Value stat : stats)
-    if (failed(checkStat(op, stat == stats.back() ? "rstd" : "mean", stat.getType(),
-                         xt.getElementType(), dropLast(xt.getShape()))))
+    if (failed(checkStat(op, stat == stats.back() ? "rstd" : "mean",
+                         stat.getType(), xt.getElementType(),
+                         dropLast(xt.getShape()))))
       return failure();
   return success();
 }
 
 LogicalResult RmsNormBackwardOp::verify() {
-  return verifyNormBackward(*this, getDy(), getX(), getWeight(), ValueRange{getRstd()},
-                            ValueRange{getDweight()}, getDx());
+  return verifyNormBackward(*this, getDy(), getX(), getWeight(),
+                            ValueRange{getRstd()}, ValueRange{getDweight()},
+                            getDx());
 }
 
 LogicalResult LayerNormBackwardOp::verify() {
@@ -707,16 +719,16 @@ LogicalResult MatmulGradWeightOp::verify() {
   if (failed(checkStaticDims(*this, "dy", dy, {-1})) ||
       failed(checkStaticDims(*this, "x", x, {-1})))
     return failure();
-  if (failed(checkShape(*this, "x", x,
-                        [&] {
-                          SmallVector<int64_t> s = dropLast(dy.getShape());
-                          s.push_back(kDyn);
-                          return s;
-                        }())))
+  if (failed(checkShape(*this, "x", x, [&] {
+        SmallVector<int64_t> s = dropLast(dy.getShape());
+        s.push_back(kDyn);
+        return s;
+      }())))
     return failure();
   int64_t n = dy.getShape().back(), k = x.getShape().back();
   bool nt = getTranspose() == Transpose::nt;
-  SmallVector<int64_t> expected = nt ? SmallVector<int64_t>{n, k} : SmallVector<int64_t>{k, n};
+  SmallVector<int64_t> expected =
+      nt ? SmallVector<int64_t>{n, k} : SmallVector<int64_t>{k, n};
   if (failed(checkShape(*this, "dweight", getType(), expected)) ||
       failed(checkElementType(*this, "x", x, dy.getElementType())))
     return failure();
@@ -736,7 +748,8 @@ LogicalResult SumLeadingOp::verify() {
 LogicalResult RopeBackwardOp::verify() {
   RankedTensorType dy = rankedOf(getDy());
   if (dy.getRank() != 4)
-    return emitOpError() << "dy must be [batch, seq, heads, head_dim], got " << dy;
+    return emitOpError() << "dy must be [batch, seq, heads, head_dim], got "
+                         << dy;
   if (failed(checkSameType(*this, "dx", getDx(), dy)) ||
       failed(checkStaticDims(*this, "dy", dy, {2, 3})) ||
       failed(verifyPositions(*this, getPositions(), dy)))
@@ -768,7 +781,8 @@ LogicalResult AttentionBackwardOp::verify() {
 LogicalResult CrossEntropyBackwardOp::verify() {
   RankedTensorType logits = rankedOf(getLogits());
   if (failed(verifyTokensAndLabels(*this, logits, getLabels())) ||
-      failed(checkStat(*this, "dloss", getDloss().getType(), logits.getElementType(), {})))
+      failed(checkStat(*this, "dloss", getDloss().getType(),
+                       logits.getElementType(), {})))
     return failure();
   return checkSameType(*this, "dlogits", getDlogits(), logits);
 }
@@ -778,14 +792,19 @@ LogicalResult SoftcapBackwardOp::verify() {
 }
 
 /// dy [..., I] and x [..., 2I] -> dx like x.
-static LogicalResult verifyGluBackward(Operation *op, Value dy, Value x, Value dx) {
+static LogicalResult verifyGluBackward(Operation *op, Value dy, Value x,
+                                       Value dx) {
   if (failed(verifyGlu(op, x, dy)))
     return failure();
   return checkSameType(op, "dx", dx, x.getType());
 }
 
-LogicalResult SwigluBackwardOp::verify() { return verifyGluBackward(*this, getDy(), getX(), getDx()); }
-LogicalResult GegluBackwardOp::verify() { return verifyGluBackward(*this, getDy(), getX(), getDx()); }
+LogicalResult SwigluBackwardOp::verify() {
+  return verifyGluBackward(*this, getDy(), getX(), getDx());
+}
+LogicalResult GegluBackwardOp::verify() {
+  return verifyGluBackward(*this, getDy(), getX(), getDx());
+}
 
 #define GET_OP_CLASSES
 #include "tfm/Dialect/Tfm/IR/TfmOps.cpp.inc"

@@ -34,9 +34,8 @@ LogicalResult mlir::tfm::detail::checkShape(Operation *op, StringRef what,
                            << formatShape(expected) << ", got " << type;
 }
 
-LogicalResult mlir::tfm::detail::checkElementType(Operation *op,
-                                                  StringRef what, Type type,
-                                                  Type elem) {
+LogicalResult mlir::tfm::detail::checkElementType(Operation *op, StringRef what,
+                                                  Type type, Type elem) {
   if (cast<ShapedType>(type).getElementType() == elem)
     return success();
   return op->emitOpError() << what << " must have element type " << elem
@@ -57,15 +56,16 @@ LogicalResult mlir::tfm::detail::checkStat(Operation *op, StringRef what,
   return checkShape(op, what, type, expected);
 }
 
-LogicalResult mlir::tfm::detail::checkStaticDims(Operation *op, StringRef what, Type type,
+LogicalResult mlir::tfm::detail::checkStaticDims(Operation *op, StringRef what,
+                                                 Type type,
                                                  ArrayRef<int64_t> dims) {
   auto shaped = cast<ShapedType>(type);
   for (int64_t d : dims) {
     int64_t i = d < 0 ? shaped.getRank() + d : d;
     if (i >= 0 && i < shaped.getRank() && shaped.isDynamicDim(i))
-      return op->emitOpError() << what << " dimension " << i
-                                << " must be static (model dimensions are static), got "
-                                << type;
+      return op->emitOpError()
+             << what << " dimension " << i
+             << " must be static (model dimensions are static), got " << type;
   }
   return success();
 }

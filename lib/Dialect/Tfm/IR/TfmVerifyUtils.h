@@ -34,8 +34,8 @@ LogicalResult checkElementType(Operation *op, StringRef what, Type type,
 Type statElementType(Type elem);
 
 /// Checks that a statistic result has the statistic element type and shape.
-LogicalResult checkStat(Operation *op, StringRef what, Type type, Type inputElem,
-                        ArrayRef<int64_t> expected);
+LogicalResult checkStat(Operation *op, StringRef what, Type type,
+                        Type inputElem, ArrayRef<int64_t> expected);
 
 /// Checks that dimensions `dims` of `type` are static: model dimensions
 /// (features, heads, head size, vocabulary) are static in tfm; only batch

@@ -31,9 +31,9 @@ struct TfmCheckWeightMapPass
       auto [it, inserted] = claimed.try_emplace(name, arg);
       if (inserted)
         return success();
-      return func.emitError() << "HF tensor '" << name
-                              << "' is claimed by arguments #" << it->second
-                              << " and #" << arg;
+      return func.emitError()
+             << "HF tensor '" << name << "' is claimed by arguments #"
+             << it->second << " and #" << arg;
     };
     bool hasParams = false;
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
