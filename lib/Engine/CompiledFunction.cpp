@@ -22,6 +22,7 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -34,8 +35,6 @@ extern "C" void _mlir_ciface_tfm_rt_sgemm_batched(void *a, void *b, void *c,
 
 using namespace mlir;
 using namespace mlir::tfm;
-
-static llvm::Error err(const llvm::Twine &msg) { return makeError(msg); }
 
 llvm::StringRef mlir::tfm::deviceName(Device device) {
   switch (device) {
@@ -53,14 +52,14 @@ llvm::Expected<Device> mlir::tfm::parseDevice(llvm::StringRef name) {
   for (Device d : {Device::cpu, Device::cuda, Device::gpuSim})
     if (name == deviceName(d))
       return d;
-  return err("--device " + name + ": expected cpu, cuda or gpu-sim");
+  return makeError("--device " + name + ": expected cpu, cuda or gpu-sim");
 }
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CompiledFunction::prepare(ModuleOp module, llvm::StringRef funcName) {
   auto func = module.lookupSymbol<func::FuncOp>(funcName);
   if (!func)
-    return err("no function @" + funcName);
+    return makeError("no function @" + funcName);
   auto model = std::unique_ptr<CompiledFunction>(new CompiledFunction());
   for (Type t : func.getArgumentTypes())
     model->argTypes.push_back(cast<RankedTensorType>(t));
@@ -138,8 +137,8 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
   engineOptions.transformer = optimize;
   auto created = ExecutionEngine::create(module, engineOptions);
   if (!created)
-    return err("JIT compilation failed: " +
-               llvm::toString(created.takeError()));
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(created.takeError()));
   bool useCuda = gpu;
   (*created)->registerSymbols([useCuda](llvm::orc::MangleAndInterner interner) {
     if (useCuda)
@@ -164,17 +163,23 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
       return e;
   // Materialise (LLVM codegen) now, so run() measures only the step.
   if (auto fn = (*created)->lookupPacked(entry); !fn)
-    return err("JIT lookup of " + entry +
-               " failed: " + llvm::toString(fn.takeError()));
+    return makeError("JIT lookup of " + entry +
+                     " failed: " + llvm::toString(fn.takeError()));
   engine = std::move(*created);
   return llvm::Error::success();
 }
 
 llvm::Expected<std::vector<HostArray>>
 CompiledFunction::run(llvm::ArrayRef<Arg> args) {
+  auto start = std::chrono::steady_clock::now();
+  llvm::scope_exit timeRun([&] {
+    lastRunMs = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+  });
   if (args.size() != argTypes.size())
-    return err("expected " + llvm::Twine(argTypes.size()) + " arguments, got " +
-               llvm::Twine(args.size()));
+    return makeError("expected " + llvm::Twine(argTypes.size()) +
+                     " arguments, got " + llvm::Twine(args.size()));
   // Descriptors: one vector of words per argument.
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<void *> stagedArgs;
@@ -186,14 +191,14 @@ CompiledFunction::run(llvm::ArrayRef<Arg> args) {
     RankedTensorType t = argTypes[i];
     const Arg &a = args[i];
     if (int64_t(a.shape.size()) != t.getRank())
-      return err("argument #" + llvm::Twine(i) + " has rank " +
-                 llvm::Twine(a.shape.size()) + ", expected " +
-                 llvm::Twine(t.getRank()));
+      return makeError("argument #" + llvm::Twine(i) + " has rank " +
+                       llvm::Twine(a.shape.size()) + ", expected " +
+                       llvm::Twine(t.getRank()));
     for (int64_t d = 0; d < t.getRank(); ++d)
       if (!t.isDynamicDim(d) && t.getDimSize(d) != a.shape[d])
-        return err("argument #" + llvm::Twine(i) + " dimension " +
-                   llvm::Twine(d) + " is " + llvm::Twine(a.shape[d]) +
-                   ", expected " + llvm::Twine(t.getDimSize(d)));
+        return makeError("argument #" + llvm::Twine(i) + " dimension " +
+                         llvm::Twine(d) + " is " + llvm::Twine(a.shape[d]) +
+                         ", expected " + llvm::Twine(t.getDimSize(d)));
     std::vector<int64_t> desc;
     const void *data = a.data;
     if (gpu) {
@@ -271,7 +276,7 @@ CompiledFunction::run(llvm::ArrayRef<Arg> args) {
     Type elem = t.getElementType();
     bool isF64 = elem.isF64();
     if (!isF64 && !elem.isF32() && !elem.isBF16())
-      return err(
+      return makeError(
           "only f32, f64 and bf16 (returned as f32) results are supported");
     if (isF64)
       arr.f64.resize(n);

@@ -11,8 +11,6 @@ using namespace mlir;
 using namespace mlir::tfm;
 using json = nlohmann::json;
 
-static llvm::Error err(const llvm::Twine &msg) { return makeError(msg); }
-
 /// Reads one [batch][seq] integer matrix from `field`.
 static llvm::Error readMatrix(const json &root, llvm::StringRef path,
                               const char *field, int64_t vocab,
@@ -21,28 +19,28 @@ static llvm::Error readMatrix(const json &root, llvm::StringRef path,
   const json &rows = root[field];
   std::string where = (path + ": field '" + field + "'").str();
   if (!rows.is_array() || rows.empty())
-    return err(where + ": must be a non-empty list of token lists");
+    return makeError(where + ": must be a non-empty list of token lists");
   int64_t b = 0;
   for (const json &row : rows) {
     if (!row.is_array() || row.empty())
-      return err(where + ": row " + llvm::Twine(b) +
-                 " must be a non-empty list of integers");
+      return makeError(where + ": row " + llvm::Twine(b) +
+                       " must be a non-empty list of integers");
     if (out.seq == 0)
       out.seq = int64_t(row.size());
     if (int64_t(row.size()) != out.seq)
-      return err(where + ": ragged rows: row " + llvm::Twine(b) + " has " +
-                 llvm::Twine(row.size()) + " tokens, row 0 has " +
-                 llvm::Twine(out.seq));
+      return makeError(where + ": ragged rows: row " + llvm::Twine(b) +
+                       " has " + llvm::Twine(row.size()) +
+                       " tokens, row 0 has " + llvm::Twine(out.seq));
     for (const json &t : row) {
       if (!t.is_number_integer())
-        return err(where + ": row " + llvm::Twine(b) + " has a non-integer " +
-                   t.dump());
+        return makeError(where + ": row " + llvm::Twine(b) +
+                         " has a non-integer " + t.dump());
       int64_t v = t.get<int64_t>();
       if ((v < 0 || v >= vocab) && !(allowIgnore && v == -100))
-        return err(where + ": token " + llvm::Twine(v) + " in row " +
-                   llvm::Twine(b) + " is outside the vocabulary [0, " +
-                   llvm::Twine(vocab) + ")" +
-                   (allowIgnore ? " and is not -100" : ""));
+        return makeError(where + ": token " + llvm::Twine(v) + " in row " +
+                         llvm::Twine(b) + " is outside the vocabulary [0, " +
+                         llvm::Twine(vocab) + ")" +
+                         (allowIgnore ? " and is not -100" : ""));
       dest.push_back(v);
     }
     ++b;
@@ -50,8 +48,8 @@ static llvm::Error readMatrix(const json &root, llvm::StringRef path,
   if (out.batch == 0)
     out.batch = b;
   if (b != out.batch)
-    return err(where + ": has " + llvm::Twine(b) + " rows, input_ids has " +
-               llvm::Twine(out.batch));
+    return makeError(where + ": has " + llvm::Twine(b) +
+                     " rows, input_ids has " + llvm::Twine(out.batch));
   return llvm::Error::success();
 }
 
@@ -59,15 +57,15 @@ llvm::Expected<TokenBatch> mlir::tfm::readTokenFile(llvm::StringRef path,
                                                     int64_t vocab) {
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buf)
-    return err(path + ": cannot read: " + buf.getError().message());
+    return makeError(path + ": cannot read: " + buf.getError().message());
   json root;
   try {
     root = json::parse((*buf)->getBuffer());
   } catch (const json::parse_error &e) {
-    return err(path + ": not valid JSON: " + e.what());
+    return makeError(path + ": not valid JSON: " + e.what());
   }
   if (!root.is_object() || !root.contains("input_ids"))
-    return err(path + ": field 'input_ids': required field is missing");
+    return makeError(path + ": field 'input_ids': required field is missing");
   TokenBatch batch;
   if (auto e = readMatrix(root, path, "input_ids", vocab, false, batch,
                           batch.inputIds))

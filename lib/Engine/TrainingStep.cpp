@@ -162,6 +162,7 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
   if (!results)
     return results.takeError();
   StepResult out;
+  out.stepMs = s.compiled->getLastRunMs();
   out.logits = std::move((*results)[kLogitsResult]);
   if (hasLabels)
     out.loss = (*results)[kLossResult].f32[0];

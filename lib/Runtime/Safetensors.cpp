@@ -22,8 +22,6 @@ namespace {
 /// Larger headers are refused before parsing (real ones are far smaller).
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 
-llvm::Error err(const llvm::Twine &msg) { return makeError(msg); }
-
 struct DTypeInfo {
   const char *name;
   DType type;
@@ -112,8 +110,9 @@ llvm::Error TensorView::readAsF32(float *out) const {
     }
     return llvm::Error::success();
   default:
-    return err(file + ": tensor '" + name + "' has dtype " + dtypeName(dtype) +
-               ", expected a floating-point type (F32, BF16, F16, F64)");
+    return makeError(file + ": tensor '" + name + "' has dtype " +
+                     dtypeName(dtype) +
+                     ", expected a floating-point type (F32, BF16, F16, F64)");
   }
 }
 
@@ -122,21 +121,21 @@ SafetensorsFile::open(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return err(path + ": cannot read: " + buffer.getError().message());
+    return makeError(path + ": cannot read: " + buffer.getError().message());
   llvm::StringRef bytes = (*buffer)->getBuffer();
   if (bytes.size() < 8)
-    return err(path + ": truncated: " + llvm::Twine(bytes.size()) +
-               " bytes, no 8-byte header length");
+    return makeError(path + ": truncated: " + llvm::Twine(bytes.size()) +
+                     " bytes, no 8-byte header length");
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)
     headerLen = (headerLen << 8) | uint8_t(bytes[i]);
   if (headerLen > kMaxHeaderBytes)
-    return err(path + ": header length " + llvm::Twine(headerLen) +
-               " exceeds the 100 MiB limit");
+    return makeError(path + ": header length " + llvm::Twine(headerLen) +
+                     " exceeds the 100 MiB limit");
   if (headerLen > bytes.size() - 8)
-    return err(path + ": header length " + llvm::Twine(headerLen) +
-               " runs past the end of the file (" + llvm::Twine(bytes.size()) +
-               " bytes)");
+    return makeError(path + ": header length " + llvm::Twine(headerLen) +
+                     " runs past the end of the file (" +
+                     llvm::Twine(bytes.size()) + " bytes)");
   json header;
   std::set<std::string> names;
   std::string duplicate;
@@ -152,13 +151,13 @@ SafetensorsFile::open(llvm::StringRef path) {
                       return true;
                     });
   } catch (const json::parse_error &e) {
-    return err(path + ": header is not valid JSON: " + e.what());
+    return makeError(path + ": header is not valid JSON: " + e.what());
   }
   if (!duplicate.empty())
-    return err(path + ": tensor '" + duplicate +
-               "' appears twice in the header");
+    return makeError(path + ": tensor '" + duplicate +
+                     "' appears twice in the header");
   if (!header.is_object())
-    return err(path + ": header must be a JSON object");
+    return makeError(path + ": header must be a JSON object");
   uint64_t dataLen = bytes.size() - 8 - headerLen;
   const char *dataStart = bytes.data() + 8 + headerLen;
 
@@ -170,7 +169,7 @@ SafetensorsFile::open(llvm::StringRef path) {
     std::string where = (path + ": tensor '" + name + "'").str();
     if (!entry.is_object() || !entry.contains("dtype") ||
         !entry.contains("shape") || !entry.contains("data_offsets"))
-      return err(where + ": needs dtype, shape and data_offsets");
+      return makeError(where + ": needs dtype, shape and data_offsets");
     TensorView view;
     view.name = name;
     view.file = path.str();
@@ -180,37 +179,39 @@ SafetensorsFile::open(llvm::StringRef path) {
       if (dt.is_string() && dt.get<std::string>() == d.name)
         info = &d;
     if (!info)
-      return err(where + ": unknown dtype " + dt.dump());
+      return makeError(where + ": unknown dtype " + dt.dump());
     view.dtype = info->type;
     const json &shape = entry["shape"];
     if (!shape.is_array())
-      return err(where + ": shape must be a list");
+      return makeError(where + ": shape must be a list");
     // Element and byte counts are checked for overflow: a lying header
     // must not wrap around to a small size.
     uint64_t count = 1;
     for (const json &d : shape) {
       if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(INT64_MAX))
-        return err(where + ": shape entries must be non-negative integers");
+        return makeError(where +
+                         ": shape entries must be non-negative integers");
       uint64_t v = d.get<uint64_t>();
       if (__builtin_mul_overflow(count, v, &count))
-        return err(where + ": shape overflows");
+        return makeError(where + ": shape overflows");
       view.shape.push_back(int64_t(v));
     }
     uint64_t numBytes;
     if (__builtin_mul_overflow(count, uint64_t(info->size), &numBytes))
-      return err(where + ": shape overflows");
+      return makeError(where + ": shape overflows");
     const json &off = entry["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
         !off[1].is_number_unsigned())
-      return err(where + ": data_offsets must be [begin, end]");
+      return makeError(where + ": data_offsets must be [begin, end]");
     uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
     if (begin > end || end > dataLen)
-      return err(where + ": data_offsets [" + llvm::Twine(begin) + ", " +
-                 llvm::Twine(end) + "] lie outside the " +
-                 llvm::Twine(dataLen) + "-byte data section");
+      return makeError(where + ": data_offsets [" + llvm::Twine(begin) + ", " +
+                       llvm::Twine(end) + "] lie outside the " +
+                       llvm::Twine(dataLen) + "-byte data section");
     if (numBytes != end - begin)
-      return err(where + ": shape × dtype size = " + llvm::Twine(numBytes) +
-                 " bytes, but data_offsets span " + llvm::Twine(end - begin));
+      return makeError(
+          where + ": shape × dtype size = " + llvm::Twine(numBytes) +
+          " bytes, but data_offsets span " + llvm::Twine(end - begin));
     view.data = dataStart + begin;
     view.numBytes = end - begin;
     if (end > begin)
@@ -220,8 +221,8 @@ SafetensorsFile::open(llvm::StringRef path) {
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i)
     if (ranges[i].first < ranges[i - 1].second)
-      return err(path + ": tensor byte ranges overlap at offset " +
-                 llvm::Twine(ranges[i].first));
+      return makeError(path + ": tensor byte ranges overlap at offset " +
+                       llvm::Twine(ranges[i].first));
   file->buffer = std::move(*buffer);
   return file;
 }
@@ -235,25 +236,25 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
   if (llvm::sys::fs::exists(index)) {
     auto buf = llvm::MemoryBuffer::getFile(index, /*IsText=*/true);
     if (!buf)
-      return err(index + ": cannot read: " + buf.getError().message());
+      return makeError(index + ": cannot read: " + buf.getError().message());
     json j;
     try {
       j = json::parse((*buf)->getBuffer());
     } catch (const json::parse_error &e) {
-      return err(index + ": not valid JSON: " + e.what());
+      return makeError(index + ": not valid JSON: " + e.what());
     }
     if (!j.is_object() || !j.contains("weight_map") ||
         !j["weight_map"].is_object())
-      return err(index + ": field 'weight_map': must be an object");
+      return makeError(index + ": field 'weight_map': must be an object");
     std::set<std::string> shards;
     for (auto &[name, shard] : j["weight_map"].items()) {
       if (!shard.is_string())
-        return err(index + ": field 'weight_map': entry '" + name +
-                   "' must name a file");
+        return makeError(index + ": field 'weight_map': entry '" + name +
+                         "' must name a file");
       std::string s = shard.get<std::string>();
       if (s.find('/') != std::string::npos || s.find("..") != std::string::npos)
-        return err(index + ": field 'weight_map': shard '" + s +
-                   "' must be a file name in the checkpoint folder");
+        return makeError(index + ": field 'weight_map': shard '" + s +
+                         "' must be a file name in the checkpoint folder");
       shards.insert(s);
     }
     for (const std::string &s : shards) {
@@ -264,7 +265,8 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
   } else if (llvm::sys::fs::exists(single)) {
     paths.push_back(std::string(single));
   } else {
-    return err(dir + ": no model.safetensors or model.safetensors.index.json");
+    return makeError(dir +
+                     ": no model.safetensors or model.safetensors.index.json");
   }
   for (const std::string &p : paths) {
     auto file = SafetensorsFile::open(p);
@@ -272,8 +274,8 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
       return file.takeError();
     for (const auto &[name, view] : (*file)->tensors()) {
       if (ckpt.index.count(name))
-        return err(p + ": tensor '" + name + "' also appears in " +
-                   ckpt.index[name]->file);
+        return makeError(p + ": tensor '" + name + "' also appears in " +
+                         ckpt.index[name]->file);
       ckpt.index[name] = &view;
     }
     ckpt.files.push_back(std::move(*file));
@@ -316,7 +318,7 @@ llvm::Error mlir::tfm::writeSafetensors(llvm::StringRef path,
     std::error_code ec;
     llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
     if (ec)
-      return err(path + ": cannot write: " + ec.message());
+      return makeError(path + ": cannot write: " + ec.message());
     uint64_t len = text.size();
     for (int i = 0; i < 8; ++i)
       os << char((len >> (8 * i)) & 0xff);
@@ -326,12 +328,12 @@ llvm::Error mlir::tfm::writeSafetensors(llvm::StringRef path,
     os.close();
     if (os.has_error()) {
       llvm::sys::fs::remove(tmp);
-      return err(path + ": write failed");
+      return makeError(path + ": write failed");
     }
   }
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
     llvm::sys::fs::remove(tmp);
-    return err(path + ": cannot rename into place: " + ec.message());
+    return makeError(path + ": cannot rename into place: " + ec.message());
   }
   return llvm::Error::success();
 }

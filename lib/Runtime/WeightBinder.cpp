@@ -11,8 +11,6 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
-static llvm::Error err(const llvm::Twine &msg) { return makeError(msg); }
-
 static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
   return "[" +
          llvm::join(llvm::map_range(
@@ -48,9 +46,9 @@ public:
 
   llvm::Error expectShape(const TensorView &t, ArrayRef<int64_t> shape) {
     if (ArrayRef<int64_t>(t.shape) != shape)
-      return err(t.file + ": tensor '" + t.name + "' has shape " +
-                 shapeString(t.shape) + ", the model expects " +
-                 shapeString(shape));
+      return makeError(t.file + ": tensor '" + t.name + "' has shape " +
+                       shapeString(t.shape) + ", the model expects " +
+                       shapeString(shape));
     return llvm::Error::success();
   }
 
@@ -72,18 +70,18 @@ public:
     case ParamMapping::direct: {
       const TensorView *t = lookup(layerName(param.getName()), aliases);
       if (!t)
-        return err(missing);
+        return makeError(missing);
       if (auto e = expectShape(*t, shape))
         return e;
       return t->readAsF32(out);
     }
     case ParamMapping::transpose: {
       if (shape.size() != 2)
-        return err("transposed parameter '" + param.getName() +
-                   "' must be a matrix");
+        return makeError("transposed parameter '" + param.getName() +
+                         "' must be a matrix");
       const TensorView *t = lookup(layerName(param.getName()), aliases);
       if (!t)
-        return err(missing);
+        return makeError(missing);
       if (auto e = expectShape(*t, {shape[1], shape[0]}))
         return e;
       std::vector<float> tmp(t->numElements());
@@ -110,28 +108,29 @@ public:
         const TensorView *t =
             lookup(layerName(cast<StringAttr>(src).getValue()).c_str(), {});
         if (!t)
-          return err(missing);
+          return makeError(missing);
         bool ok = t->shape.size() == shape.size();
         for (size_t i = 0; ok && i < shape.size(); ++i)
           ok = int64_t(i) == dim || t->shape[i] == shape[i];
         if (!ok)
-          return err(t->file + ": tensor '" + t->name + "' has shape " +
-                     shapeString(t->shape) +
-                     ", which does not fit parameter '" + param.getName() +
-                     "' " + shapeString(shape) + " along dim " +
-                     llvm::Twine(dim));
+          return makeError(t->file + ": tensor '" + t->name + "' has shape " +
+                           shapeString(t->shape) +
+                           ", which does not fit parameter '" +
+                           param.getName() + "' " + shapeString(shape) +
+                           " along dim " + llvm::Twine(dim));
         if (!fuse && param.getOffset() + shape[dim] > t->shape[dim])
-          return err(t->file + ": tensor '" + t->name + "' has " +
-                     llvm::Twine(t->shape[dim]) + " rows along dim " +
-                     llvm::Twine(dim) + ", the split needs " +
-                     llvm::Twine(param.getOffset() + shape[dim]));
+          return makeError(t->file + ": tensor '" + t->name + "' has " +
+                           llvm::Twine(t->shape[dim]) + " rows along dim " +
+                           llvm::Twine(dim) + ", the split needs " +
+                           llvm::Twine(param.getOffset() + shape[dim]));
         rows += t->shape[dim];
         sources.push_back(t);
       }
       if (fuse && rows != shape[dim])
-        return err("fused parameter '" + param.getName() + "': sources give " +
-                   llvm::Twine(rows) + " rows along dim " + llvm::Twine(dim) +
-                   ", the model expects " + llvm::Twine(shape[dim]));
+        return makeError("fused parameter '" + param.getName() +
+                         "': sources give " + llvm::Twine(rows) +
+                         " rows along dim " + llvm::Twine(dim) +
+                         ", the model expects " + llvm::Twine(shape[dim]));
       int64_t outOffset = 0;
       for (const TensorView *t : sources) {
         std::vector<float> tmp(t->numElements());
@@ -152,8 +151,8 @@ public:
       return llvm::Error::success();
     }
     case ParamMapping::stacked_experts:
-      return err("parameter '" + param.getName() +
-                 "': stacked_experts binding is not supported yet");
+      return makeError("parameter '" + param.getName() +
+                       "': stacked_experts binding is not supported yet");
     }
     return llvm::Error::success();
   }
@@ -201,8 +200,8 @@ mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
     if (binder.used.count(name) || aliases.count(name) ||
         llvm::StringRef(name).ends_with("rotary_emb.inv_freq"))
       continue;
-    return err(checkpoint.find(name)->file + ": tensor '" + name +
-               "' is not a parameter of this model");
+    return makeError(checkpoint.find(name)->file + ": tensor '" + name +
+                     "' is not a parameter of this model");
   }
   return buffers;
 }
@@ -267,8 +266,8 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
           written = true;
         }
         if (!written)
-          return err("no checkpoint tensor to write the gradient of '" +
-                     names[0] + "' under");
+          return makeError("no checkpoint tensor to write the gradient of '" +
+                           names[0] + "' under");
         break;
       }
       case ParamMapping::transpose: {
@@ -299,9 +298,9 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
           if (fits && fuse)
             fits = offset + srcShape[dim] <= perLayer[dim];
           if (!fits)
-            return err("checkpoint tensor '" + n +
-                       "' does not match the parameter '" + param.getName() +
-                       "'");
+            return makeError("checkpoint tensor '" + n +
+                             "' does not match the parameter '" +
+                             param.getName() + "'");
           NamedGradient &t = target(n, srcShape);
           int64_t srcRows = srcShape[dim];
           int64_t count = fuse ? srcRows : perLayer[dim];
@@ -317,8 +316,8 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
         break;
       }
       case ParamMapping::stacked_experts:
-        return err("parameter '" + param.getName() +
-                   "': stacked_experts gradients are not supported yet");
+        return makeError("parameter '" + param.getName() +
+                         "': stacked_experts gradients are not supported yet");
       }
     }
   }

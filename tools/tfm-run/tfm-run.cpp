@@ -25,8 +25,6 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 
-#include <chrono>
-
 using namespace mlir;
 using namespace mlir::tfm;
 namespace cl = llvm::cl;
@@ -99,17 +97,17 @@ static int fail(const llvm::Twine &message) {
   return reportToolError("tfm-run", message);
 }
 
-/// Calls `run` --repeat times; keeps the last result and the fastest time.
-template <typename Run>
-static auto timed(Run run, double &bestMs) -> decltype(run()) {
+/// Calls `run` --repeat times and keeps the last result; `bestMs` is the
+/// least `timeOf` a result.
+template <typename Run, typename TimeOf>
+static auto bestOf(Run run, TimeOf timeOf, double &bestMs) -> decltype(run()) {
   bestMs = 1e30;
   for (unsigned r = 0;; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
     auto result = run();
-    bestMs = std::min(bestMs, std::chrono::duration<double, std::milli>(
-                                  std::chrono::steady_clock::now() - t0)
-                                  .count());
-    if (!result || r + 1 >= std::max(1u, unsigned(repeat)))
+    if (!result)
+      return result;
+    bestMs = std::min(bestMs, timeOf(*result));
+    if (r + 1 >= std::max(1u, unsigned(repeat)))
       return result;
   }
 }
@@ -143,7 +141,9 @@ static int runKernel(CompileOptions compile) {
     if (!args)
       return fail(llvm::toString(args.takeError()));
     double ms;
-    auto results = timed([&] { return (*compiled)->run(*args); }, ms);
+    auto results =
+        bestOf([&] { return (*compiled)->run(*args); },
+               [&](auto &) { return (*compiled)->getLastRunMs(); }, ms);
     if (!results)
       return fail(llvm::toString(results.takeError()));
     if (auto e = writeResults(outputPaths[i], *results))
@@ -190,7 +190,8 @@ static int runCheckpoint(StepOptions options) {
   if (auto e = (*step)->bind(std::move(*checkpoint)))
     return fail(llvm::toString(std::move(e)));
   double ms;
-  auto result = timed([&] { return (*step)->run(*tokens); }, ms);
+  auto result = bestOf([&] { return (*step)->run(*tokens); },
+                       [](const StepResult &r) { return r.stepMs; }, ms);
   if (!result)
     return fail(llvm::toString(result.takeError()));
   std::string comparison;

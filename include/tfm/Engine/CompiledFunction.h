@@ -87,6 +87,8 @@ public:
   };
   /// Calls the function.
   llvm::Expected<std::vector<HostArray>> run(llvm::ArrayRef<Arg> args);
+  /// Wall time of the last run(): arguments in, the call, results out.
+  double getLastRunMs() const { return lastRunMs; }
 
   bool onCuda() const { return gpu; }
   llvm::ArrayRef<RankedTensorType> getArgumentTypes() const { return argTypes; }
@@ -100,6 +102,7 @@ private:
   llvm::Error jit(ModuleOp module);
 
   bool gpu = false;
+  double lastRunMs = 0;
   std::unique_ptr<ExecutionEngine> engine;
   std::string entry;
   std::vector<RankedTensorType> argTypes;

@@ -58,6 +58,8 @@ struct StepResult {
   /// The same under checkpoint names (split per layer, unfused, tied ones
   /// under every name the checkpoint stores), in name order.
   std::vector<NamedGradient> gradients;
+  /// Wall time of the compiled step itself (not of binding or naming).
+  double stepMs = 0;
 };
 
 /// One model's step, compiled once for any batch and sequence length.

@@ -10,6 +10,7 @@
 
 #include "tfm/Runtime/CudaRuntime.h"
 #include "CudaInternal.h"
+#include "tfm/Support/Error.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -17,6 +18,7 @@
 #include <dlfcn.h>
 #include <vector>
 
+using namespace mlir::tfm;
 using namespace mlir::tfm::cuda;
 using namespace mlir::tfm::cuda::detail;
 
@@ -51,10 +53,6 @@ bool detail::check(CUresult result, const char *what) {
   return false;
 }
 
-static llvm::Error error(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 /// dlopen `$override` if set, else the first of `candidates` that loads.
 static llvm::Error openLibrary(const char *override,
                                std::vector<const char *> candidates,
@@ -68,7 +66,7 @@ static llvm::Error openLibrary(const char *override,
       return llvm::Error::success();
     tried += std::string("\n  ") + dlerror();
   }
-  return error(llvm::Twine("cannot load the ") + what + ":" + tried);
+  return makeError(llvm::Twine("cannot load the ") + what + ":" + tried);
 }
 
 bool mlir::tfm::cuda::builtWithCuda() { return true; }
@@ -86,7 +84,7 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
 #define TFM_RESOLVE(fn)                                                        \
   a.fn = reinterpret_cast<decltype(a.fn)>(dlsym(driver, TFM_CU_NAME(fn)));     \
   if (!a.fn)                                                                   \
-    return error("the CUDA driver has no " TFM_CU_NAME(fn));
+    return makeError("the CUDA driver has no " TFM_CU_NAME(fn));
   TFM_CU_FUNCTIONS(TFM_RESOLVE)
 #undef TFM_RESOLVE
 
@@ -95,7 +93,7 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
       return llvm::Error::success();
     std::string message = s.stickyError;
     s.stickyError.clear();
-    return error(message);
+    return makeError(message);
   };
   if (auto e = checked(a.cuInit(0), "cuInit"))
     return e;
@@ -103,8 +101,8 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
   if (auto e = checked(a.cuDeviceGetCount(&count), "cuDeviceGetCount"))
     return e;
   if (ordinal < 0 || ordinal >= count)
-    return error(llvm::formatv("no CUDA device {0} (this machine has {1})",
-                               ordinal, count));
+    return makeError(llvm::formatv("no CUDA device {0} (this machine has {1})",
+                                   ordinal, count));
   if (auto e = checked(a.cuDeviceGet(&s.device, ordinal), "cuDeviceGet"))
     return e;
   if (auto e = checked(a.cuDevicePrimaryCtxRetain(&s.context, s.device),
@@ -127,11 +125,11 @@ llvm::Error mlir::tfm::cuda::initialize(int ordinal, size_t arenaBytes) {
 #define TFM_RESOLVE(fn)                                                        \
   a.fn = reinterpret_cast<decltype(a.fn)>(dlsym(lt, #fn));                     \
   if (!a.fn)                                                                   \
-    return error("cuBLASLt has no " #fn);
+    return makeError("cuBLASLt has no " #fn);
   TFM_LT_FUNCTIONS(TFM_RESOLVE)
 #undef TFM_RESOLVE
   if (a.cublasLtCreate(&s.lt) != CUBLAS_STATUS_SUCCESS)
-    return error("cublasLtCreate failed");
+    return makeError("cublasLtCreate failed");
   s.ltWorkspaceBytes = 32u << 20;
   if (auto e = checked(a.cuMemAlloc(&s.ltWorkspace, s.ltWorkspaceBytes),
                        "cuMemAlloc (workspace)"))
@@ -168,5 +166,5 @@ llvm::Error mlir::tfm::cuda::takeError() {
   std::swap(message, state().stickyError);
   if (message.empty())
     return llvm::Error::success();
-  return error("CUDA runtime: " + message);
+  return makeError("CUDA runtime: " + message);
 }

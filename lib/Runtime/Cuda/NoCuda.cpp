@@ -6,15 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Runtime/CudaRuntime.h"
+#include "tfm/Support/Error.h"
 
 using namespace mlir::tfm;
 
 bool cuda::builtWithCuda() { return false; }
 llvm::Error cuda::initialize(int, size_t) {
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      "this tfm was built without the CUDA toolkit headers "
-      "(cuda.h, cublasLt.h); rebuild with CUDAToolkit_ROOT set");
+  return makeError("this tfm was built without the CUDA toolkit headers "
+                   "(cuda.h, cublasLt.h); rebuild with CUDAToolkit_ROOT set");
 }
 std::string cuda::deviceDescription() { return "none"; }
 std::string cuda::deviceChip() { return ""; }
