@@ -81,25 +81,18 @@ mlir::tfm::compareSteps(const StepResult &result, const StepResult &reference,
 }
 
 llvm::Expected<StepComparison>
-mlir::tfm::compareWithCpu(const TrainingStep &step,
-                          llvm::StringRef checkpointDir,
-                          const TokenBatch &batch, const StepResult &result) {
-  StepOptions options = step.getOptions();
-  options.compile = {Device::cpu, options.compile.useBlas, ""};
+mlir::tfm::compareWithCpu(const TrainingStep &step, const TokenBatch &batch,
+                          const StepResult &result) {
   auto reference = [&]() -> llvm::Expected<StepResult> {
-    auto cpu = TrainingStep::create(step.getSpec(), options);
+    auto cpu = step.retarget(
+        {Device::cpu, step.getOptions().compile.useBlas, /*chip=*/""});
     if (!cpu)
       return cpu.takeError();
-    auto checkpoint = Checkpoint::open(checkpointDir);
-    if (!checkpoint)
-      return checkpoint.takeError();
-    if (llvm::Error e = (*cpu)->bind(std::move(*checkpoint)))
-      return std::move(e);
     return (*cpu)->run(batch);
   }();
   if (!reference)
     return makeError("CPU reference: " + llvm::toString(reference.takeError()));
-  auto compared = compareSteps(result, *reference, options.precision);
+  auto compared = compareSteps(result, *reference, step.getOptions().precision);
   if (!compared)
     return makeError("GPU and CPU results differ: " +
                      llvm::toString(compared.takeError()));

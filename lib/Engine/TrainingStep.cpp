@@ -39,6 +39,17 @@ llvm::Expected<Precision> mlir::tfm::parsePrecision(llvm::StringRef name) {
   return makeError("--dtype " + name + ": expected f32 or bf16");
 }
 
+/// Parameters bound from a checkpoint; shared by the steps retarget()
+/// makes, so a reference step does not copy them.
+struct BoundParameters {
+  /// f32 (and, for bf16 steps, rounded to bf16), one per argument of
+  /// @forward (empty for the inputs).
+  std::vector<std::vector<float>> f32;
+  std::vector<std::vector<uint16_t>> bf16;
+  /// Kept to name gradients (tied tensors under every stored name).
+  Checkpoint checkpoint;
+};
+
 struct TrainingStep::State {
   MLIRContext ctx;
   /// The imported model, unlowered: the weight map of @forward.
@@ -48,10 +59,7 @@ struct TrainingStep::State {
   std::unique_ptr<CompiledFunction> compiled;
   /// Gradient results of @forward_vjp: (result index, argument index).
   std::vector<std::pair<unsigned, unsigned>> gradResults;
-  /// Bound parameters (f32, or rounded to bf16), one per argument.
-  std::vector<std::vector<float>> params;
-  std::vector<std::vector<uint16_t>> bf16Params;
-  std::optional<Checkpoint> checkpoint;
+  std::shared_ptr<const BoundParameters> bound;
 
   explicit State(DialectRegistry &registry) : ctx(registry) {}
 };
@@ -62,7 +70,6 @@ TrainingStep::~TrainingStep() = default;
 
 llvm::Expected<std::unique_ptr<TrainingStep>>
 TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
-  auto start = std::chrono::steady_clock::now();
   std::unique_ptr<TrainingStep> step(new TrainingStep(spec, options));
   DialectRegistry registry;
   registerAllTfmDialects(registry);
@@ -71,7 +78,6 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
   Type elementType = options.precision == Precision::bf16
                          ? Type(BFloat16Type::get(&s.ctx))
                          : Type(Float32Type::get(&s.ctx));
-
   s.imported = buildModel(s.ctx, spec, elementType);
   auto forward = s.imported->lookupSymbol<func::FuncOp>(kForwardFuncName);
   for (BlockArgument arg : forward.getArguments()) {
@@ -79,10 +85,27 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
     s.argParams.push_back(forward.getArgAttrOfType<ParamAttr>(
         arg.getArgNumber(), kParamAttrName));
   }
+  return step;
+}
 
+llvm::Expected<std::unique_ptr<TrainingStep>>
+TrainingStep::retarget(const CompileOptions &compile) const {
+  StepOptions retargeted = options;
+  retargeted.compile = compile;
+  auto step = create(spec, retargeted);
+  if (step)
+    (*step)->state->bound = state->bound;
+  return step;
+}
+
+llvm::Error TrainingStep::compile() {
+  State &s = *state;
+  if (s.compiled)
+    return llvm::Error::success();
   // Compilation lowers in place: compile a clone.
   OwningOpRef<ModuleOp> module = s.imported->clone();
   std::string entry = kForwardFuncName.str();
+  std::vector<std::pair<unsigned, unsigned>> gradResults;
   if (options.gradients) {
     llvm::Expected<std::string> vjp =
         differentiate(*module, kForwardFuncName, /*seedAllResults=*/false);
@@ -93,36 +116,55 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
     for (unsigned r = 0; r < vjpFunc.getNumResults(); ++r)
       if (auto of =
               vjpFunc.getResultAttrOfType<IntegerAttr>(r, kGradOfAttrName))
-        s.gradResults.push_back({r, unsigned(of.getInt())});
+        gradResults.push_back({r, unsigned(of.getInt())});
   }
+  auto start = std::chrono::steady_clock::now();
   auto compiled = CompiledFunction::compile(*module, entry, options.compile);
   if (!compiled)
     return compiled.takeError();
+  compileMs = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
   s.compiled = std::move(*compiled);
-  step->compileMs = std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
-  return step;
+  s.gradResults = std::move(gradResults);
+  return llvm::Error::success();
 }
 
 llvm::Error TrainingStep::bind(Checkpoint checkpoint) {
   State &s = *state;
   auto forward = s.imported->lookupSymbol<func::FuncOp>(kForwardFuncName);
-  auto bound = bindParameters(forward, checkpoint);
-  if (!bound)
-    return bound.takeError();
-  s.params = std::move(*bound);
-  s.bf16Params.assign(s.params.size(), {});
+  auto params = bindParameters(forward, checkpoint);
+  if (!params)
+    return params.takeError();
+  auto bound = std::make_shared<BoundParameters>(
+      BoundParameters{std::move(*params), {}, std::move(checkpoint)});
+  bound->bf16.assign(bound->f32.size(), {});
   if (options.precision == Precision::bf16)
-    for (size_t i = kNumForwardInputs; i < s.params.size(); ++i)
-      s.bf16Params[i] = roundToBF16(s.params[i]);
-  s.checkpoint = std::move(checkpoint);
+    for (size_t i = kNumForwardInputs; i < bound->f32.size(); ++i)
+      bound->bf16[i] = roundToBF16(bound->f32[i]);
+  s.bound = std::move(bound);
+  return llvm::Error::success();
+}
+
+/// Ids in [0, vocab); labels too, or -100 (not counted).
+static llvm::Error checkTokens(const TokenBatch &batch, int64_t vocab) {
+  auto outside = [&](int64_t token, llvm::StringRef field) {
+    return makeError("token batch: field '" + field + "': token " +
+                     llvm::Twine(token) + " is outside the vocabulary [0, " +
+                     llvm::Twine(vocab) + ")");
+  };
+  for (int64_t id : batch.inputIds)
+    if (id < 0 || id >= vocab)
+      return outside(id, "input_ids");
+  for (int64_t label : batch.labels)
+    if ((label < 0 || label >= vocab) && label != -100)
+      return outside(label, "labels");
   return llvm::Error::success();
 }
 
 llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
   State &s = *state;
-  if (!s.checkpoint)
+  if (!s.bound)
     return makeError("the step has no parameters: bind a checkpoint first");
   bool hasLabels = !batch.labels.empty();
   if (options.gradients && !hasLabels)
@@ -133,11 +175,10 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
       (hasLabels && int64_t(batch.labels.size()) != B * T))
     return makeError("token batch: expected " + llvm::Twine(B) + "x" +
                      llvm::Twine(T) + " input ids (and labels)");
-  for (int64_t id : batch.inputIds)
-    if (id < 0 || id >= spec.vocabSize)
-      return makeError("token batch: token " + llvm::Twine(id) +
-                       " is outside the vocabulary [0, " +
-                       llvm::Twine(spec.vocabSize) + ")");
+  if (llvm::Error e = checkTokens(batch, spec.vocabSize))
+    return std::move(e);
+  if (llvm::Error e = compile())
+    return std::move(e);
 
   std::vector<int64_t> positions(B * T);
   for (int64_t b = 0; b < B; ++b)
@@ -150,10 +191,11 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
   args[kInputIdsArgument] = {batch.inputIds.data(), {B, T}};
   args[kPositionsArgument] = {positions.data(), {B, T}};
   args[kLabelsArgument] = {labels.data(), {B, T}};
-  for (size_t i = kNumForwardInputs; i < s.params.size(); ++i)
+  const BoundParameters &bound = *s.bound;
+  for (size_t i = kNumForwardInputs; i < bound.f32.size(); ++i)
     args.push_back({options.precision == Precision::bf16
-                        ? static_cast<const void *>(s.bf16Params[i].data())
-                        : s.params[i].data(),
+                        ? static_cast<const void *>(bound.bf16[i].data())
+                        : bound.f32[i].data(),
                     s.argShapes[i]});
   if (options.gradients)
     args.push_back({&seed, {}});
@@ -171,7 +213,8 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
   std::vector<const float *> byArg(s.argShapes.size(), nullptr);
   for (auto [r, a] : s.gradResults)
     byArg[a] = (*results)[r].f32.data();
-  auto named = unbindGradients(s.argParams, s.argShapes, byArg, *s.checkpoint);
+  auto named =
+      unbindGradients(s.argParams, s.argShapes, byArg, bound.checkpoint);
   if (!named)
     return named.takeError();
   out.gradients = std::move(*named);

@@ -109,50 +109,51 @@ std::vector<std::string> mlir::tfm::supportedModelTypes() {
 
 llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
                                                    llvm::StringRef source) {
-  auto fail = [&](const llvm::Twine &msg) { return makeError(msg); };
   if (text.trim().empty())
-    return fail(source + ": empty file, expected a JSON object");
+    return makeError(source + ": empty file, expected a JSON object");
   json root;
   try {
     root = json::parse(acceptNonStrictNumbers(text));
   } catch (const json::parse_error &e) {
-    return fail(source + ": not valid JSON (byte " + llvm::Twine(e.byte) +
-                "): " + e.what());
+    return makeError(source + ": not valid JSON (byte " + llvm::Twine(e.byte) +
+                     "): " + e.what());
   } catch (const json::exception &e) {
     // e.g. a number literal beyond the double range (out_of_range.406).
-    return fail(source + ": not valid JSON: " + e.what());
+    return makeError(source + ": not valid JSON: " + e.what());
   }
   if (!root.is_object())
-    return fail(source + ": expected a JSON object at the top level, got " +
-                root.type_name());
+    return makeError(source +
+                     ": expected a JSON object at the top level, got " +
+                     root.type_name());
 
   Fields f(root, source.str());
   ModelSpec spec;
 
   // --- Family ----------------------------------------------------------------
   if (!root.contains("model_type"))
-    return fail(source + ": field 'model_type': required field is missing");
+    return makeError(source +
+                     ": field 'model_type': required field is missing");
   spec.modelType = f.string("model_type", "");
   if (f.failed())
-    return fail(f.message());
+    return makeError(f.message());
   const FamilyRules *family = findFamily(spec.modelType);
   if (!family)
-    return fail(source + ": field 'model_type': unsupported model_type '" +
-                spec.modelType + "' (supported: " +
-                llvm::join(supportedModelTypes(), ", ") + ")");
+    return makeError(source + ": field 'model_type': unsupported model_type '" +
+                     spec.modelType + "' (supported: " +
+                     llvm::join(supportedModelTypes(), ", ") + ")");
   spec.architecture = family->architecture;
   if (f.has("architectures")) {
     const json &archs = f.at("architectures");
     if (!archs.is_array() || archs.empty() || !archs[0].is_string())
-      return fail(source +
-                  ": field 'architectures': must be a non-empty list of "
-                  "strings");
+      return makeError(source +
+                       ": field 'architectures': must be a non-empty list of "
+                       "strings");
     std::string arch = archs[0].get<std::string>();
     if (arch != family->architecture)
-      return fail(source +
-                  ": field 'architectures': unsupported architecture '" + arch +
-                  "' for model_type '" + spec.modelType + "' (expected " +
-                  family->architecture + ")");
+      return makeError(source +
+                       ": field 'architectures': unsupported architecture '" +
+                       arch + "' for model_type '" + spec.modelType +
+                       "' (expected " + family->architecture + ")");
   }
 
   // --- Sizes -----------------------------------------------------------------
@@ -171,36 +172,38 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   else
     spec.numKvHeads = f.size("num_key_value_heads", defaultKv);
   if (f.failed())
-    return fail(f.message());
+    return makeError(f.message());
   if (spec.numHeads % spec.numKvHeads != 0)
-    return fail(
+    return makeError(
         source +
         ": field 'num_key_value_heads': " + llvm::Twine(spec.numKvHeads) +
         " does not divide num_attention_heads = " + llvm::Twine(spec.numHeads));
   if (family->checkHeadsDivideHidden && spec.hiddenSize % spec.numHeads != 0)
-    return fail(source + ": field 'num_attention_heads': " +
-                llvm::Twine(spec.numHeads) + " does not divide hidden_size = " +
-                llvm::Twine(spec.hiddenSize));
+    return makeError(
+        source +
+        ": field 'num_attention_heads': " + llvm::Twine(spec.numHeads) +
+        " does not divide hidden_size = " + llvm::Twine(spec.hiddenSize));
   if (family->defaultHeadDim) {
     spec.headDim = f.size("head_dim", family->defaultHeadDim);
   } else if (auto hd = f.optionalSize("head_dim")) {
     spec.headDim = *hd;
   } else {
     if (spec.hiddenSize % spec.numHeads != 0)
-      return fail(source + ": field 'head_dim': absent, and hidden_size = " +
-                  llvm::Twine(spec.hiddenSize) +
-                  " is not divisible by num_attention_heads = " +
-                  llvm::Twine(spec.numHeads));
+      return makeError(source +
+                       ": field 'head_dim': absent, and hidden_size = " +
+                       llvm::Twine(spec.hiddenSize) +
+                       " is not divisible by num_attention_heads = " +
+                       llvm::Twine(spec.numHeads));
     spec.headDim = spec.hiddenSize / spec.numHeads;
   }
   if (f.failed())
-    return fail(f.message());
+    return makeError(f.message());
   // Products that size tensors must stay far from overflow.
   auto absurd = [&](llvm::StringRef key, llvm::StringRef product,
                     double value) {
-    return fail(source + ": field '" + key + "': " + product + " = " +
-                json(value).dump() +
-                " is absurdly large (limit 10^15 elements per weight)");
+    return makeError(source + ": field '" + key + "': " + product + " = " +
+                     json(value).dump() +
+                     " is absurdly large (limit 10^15 elements per weight)");
   };
   if (spec.numHeads * spec.headDim >= kMaxSize)
     return absurd("head_dim", "num_attention_heads * head_dim",
@@ -264,7 +267,7 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     spec.finalSoftcap = optionalCap("final_logit_softcapping",
                                     family->defaultFinalLogitSoftcap);
   if (f.failed())
-    return fail(f.message());
+    return makeError(f.message());
 
   // --- Per-layer attention windows ------------------------------------------
   int64_t numLayers = spec.numLayers;
@@ -335,18 +338,18 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   }
   }
   if (f.failed())
-    return fail(f.message());
+    return makeError(f.message());
   if (!window && llvm::is_contained(sliding, true))
-    return fail(source + ": field 'sliding_window': some layers are "
-                         "sliding_attention but no window size is set");
+    return makeError(source + ": field 'sliding_window': some layers are "
+                              "sliding_attention but no window size is set");
   // Refuse rather than mis-import a model that is not a causal LM.
   if (family->rejectsBidirectionalAttention &&
       f.boolean("use_bidirectional_attention", false))
-    return fail(source + ": field 'use_bidirectional_attention': "
-                         "bidirectional attention is not supported (only "
-                         "causal language models)");
+    return makeError(source + ": field 'use_bidirectional_attention': "
+                              "bidirectional attention is not supported (only "
+                              "causal language models)");
   if (f.failed())
-    return fail(f.message());
+    return makeError(f.message());
 
   // --- RoPE ------------------------------------------------------------------
   llvm::Expected<ModelRope> rope = readModelRope(f, *family, spec.headDim);

@@ -128,7 +128,6 @@ RopeSpec readRope(Fields &top, const json &rp, llvm::StringRef where,
 
 llvm::Expected<ModelRope>
 hf::readModelRope(Fields &f, const FamilyRules &family, int64_t headDim) {
-  auto fail = [&](const llvm::Twine &msg) { return makeError(msg); };
   const std::string &source = f.source;
   const json &root = f.obj;
   int64_t maxPositions =
@@ -136,9 +135,9 @@ hf::readModelRope(Fields &f, const FamilyRules &family, int64_t headDim) {
   int64_t rotaryDim = headDim;
   for (const char *key : {"rope_scaling", "rope_parameters"})
     if (f.has(key) && !f.at(key).is_object())
-      return fail(source + ": field '" + key +
-                  "': must be an object or null, got " +
-                  Fields::typeName(f.at(key)));
+      return makeError(source + ": field '" + key +
+                       "': must be an object or null, got " +
+                       Fields::typeName(f.at(key)));
   json legacyScaling =
       root.contains("rope_scaling") ? root.at("rope_scaling") : json();
   json ropeParameters =
@@ -150,13 +149,13 @@ hf::readModelRope(Fields &f, const FamilyRules &family, int64_t headDim) {
         ropeParameters["partial_rotary_factor"].is_number())
       prf = ropeParameters["partial_rotary_factor"].get<double>();
     if (!(prf > 0 && prf <= 1))
-      return fail(source +
-                  ": field 'partial_rotary_factor': must be in (0, 1]");
+      return makeError(source +
+                       ": field 'partial_rotary_factor': must be in (0, 1]");
     rotaryDim = int64_t(double(headDim) * prf);
   }
   if (rotaryDim <= 0 || rotaryDim % 2 != 0)
-    return fail(source + ": field 'head_dim': the rotary dimension " +
-                llvm::Twine(rotaryDim) + " must be positive and even");
+    return makeError(source + ": field 'head_dim': the rotary dimension " +
+                     llvm::Twine(rotaryDim) + " must be positive and even");
   // phi3: the top-level field (class default 4096, also when absent)
   // overrides original_max_position_embeddings in the rope dict.
   std::optional<int64_t> originalOverride;
@@ -165,7 +164,7 @@ hf::readModelRope(Fields &f, const FamilyRules &family, int64_t headDim) {
                               family.defaultTopLevelOriginal);
   double topTheta = f.positiveNumber("rope_theta", family.defaultTheta);
   if (f.failed())
-    return fail(f.message());
+    return makeError(f.message());
 
   ModelRope rope;
   if (family.ropePerLayerType) {
@@ -194,6 +193,6 @@ hf::readModelRope(Fields &f, const FamilyRules &family, int64_t headDim) {
     rope.local = rope.global;
   }
   if (f.failed())
-    return fail(f.message());
+    return makeError(f.message());
   return rope;
 }

@@ -71,6 +71,6 @@ void tfm::buildTfmLowerToLinalgPipeline(OpPassManager &pm) {
   // destination, and one-shot bufferization (MLIR 22) then lets two yielded
   // results alias (test/Autodiff/gradcheck-repeat.test catches it).
   pm.addPass(createCSEPass());
-  pm.addPass(createTfmConvertToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createTfmConvertToLinalgPass());
   pm.addPass(createCanonicalizerPass());
 }

@@ -1,6 +1,7 @@
 //===- Safetensors.cpp - checked safetensors reading and writing ----------===//
 
 #include "tfm/Runtime/Safetensors.h"
+#include "tfm/Support/BFloat16.h"
 #include "tfm/Support/Error.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -98,8 +99,7 @@ llvm::Error TensorView::readAsF32(float *out) const {
     for (int64_t i = 0; i < n; ++i) {
       uint16_t h;
       std::memcpy(&h, data + 2 * i, 2);
-      uint32_t bits = uint32_t(h) << 16;
-      std::memcpy(&out[i], &bits, 4);
+      out[i] = bf16BitsToFloat(h);
     }
     return llvm::Error::success();
   case DType::F16:

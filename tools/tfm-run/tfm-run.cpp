@@ -1,12 +1,9 @@
 //===- tfm-run.cpp - run a compiled training step on an HF checkpoint -----===//
 //
-//   tfm-run DIR --tokens TOKENS.json --output OUT.safetensors [--grads]
-//   tfm-run --mlir FILE --func F [--autodiff] --inputs IN --output OUT ...
-//
-// The command line of the engine library (tfm/Engine, docs/cli.md):
+// The command line of the engine library (tfm/Engine; usage in docs/cli.md):
 // checkpoint mode writes `logits`, `loss` and `grad/<hf-name>`; kernel mode
-// runs one function of a .mlir file (or its F_vjp) on `arg<i>` tensors and
-// writes `result<i>`. On any error nothing is written.
+// (--mlir) runs one function of a .mlir file (or its F_vjp) on `arg<i>`
+// tensors and writes `result<i>`. On any error nothing is written.
 //
 //===----------------------------------------------------------------------===//
 
@@ -189,6 +186,8 @@ static int runCheckpoint(StepOptions options) {
     return fail(llvm::toString(step.takeError()));
   if (auto e = (*step)->bind(std::move(*checkpoint)))
     return fail(llvm::toString(std::move(e)));
+  if (auto e = (*step)->compile())
+    return fail(llvm::toString(std::move(e)));
   double ms;
   auto result = bestOf([&] { return (*step)->run(*tokens); },
                        [](const StepResult &r) { return r.stepMs; }, ms);
@@ -196,7 +195,7 @@ static int runCheckpoint(StepOptions options) {
     return fail(llvm::toString(result.takeError()));
   std::string comparison;
   if (checkAgainstCpu) {
-    auto compared = compareWithCpu(**step, checkpointDir, *tokens, *result);
+    auto compared = compareWithCpu(**step, *tokens, *result);
     if (!compared)
       return fail(llvm::toString(compared.takeError()));
     comparison = compared->summary();

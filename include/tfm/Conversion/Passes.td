@@ -5,7 +5,8 @@
 
 include "mlir/Pass/PassBase.td"
 
-def TfmConvertToLinalgPass : Pass<"tfm-convert-to-linalg", "ModuleOp"> {
+def TfmConvertToLinalgPass
+    : InterfacePass<"tfm-convert-to-linalg", "mlir::FunctionOpInterface"> {
   let summary = "Lower tfm ops to linalg, tensor, arith, math and scf";
   let description = [{
     Every tfm op becomes tensor-level upstream IR: element-wise and

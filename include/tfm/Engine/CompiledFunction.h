@@ -59,7 +59,9 @@ struct HostArray {
   }
 };
 
-/// One function of a tfm module compiled with the MLIR JIT.
+/// One function of a tfm module compiled with the MLIR JIT. It keeps the
+/// function's argument and result types, so the module's MLIRContext must
+/// outlive it.
 class CompiledFunction {
 public:
   /// Lowers `module` (in place) with the pipeline of `options.device`

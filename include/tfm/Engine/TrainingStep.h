@@ -6,12 +6,16 @@
 // precision, bind a checkpoint through the weight map, run token batches,
 // and get logits, the loss and gradients keyed by HF tensor name.
 //
-//   auto spec = readHFConfig(dir);                      // tfm/Import
-//   auto step = TrainingStep::create(*spec, options);   // compile
-//   step->bind(Checkpoint::open(dir));                  // weights
-//   auto result = step->run(batch);                     // logits, loss, grads
+//   llvm::Expected<ModelSpec> spec = readHFConfig(dir);        // tfm/Import
+//   auto step = TrainingStep::create(*spec, options);          // import
+//   llvm::Expected<Checkpoint> checkpoint = Checkpoint::open(dir);
+//   llvm::Error e = (*step)->bind(std::move(*checkpoint));     // weights
+//   e = (*step)->compile();                 // autodiff, lower, JIT (optional:
+//                                           // the first run() compiles)
+//   llvm::Expected<StepResult> r = (*step)->run(batch);  // logits, loss, grads
 //
-// Errors come back as llvm::Error, naming the file, field, tensor or op.
+// Every Expected is checked and every Error handled in real code; each one
+// names the file, field, tensor or op at fault.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,8 +69,8 @@ struct StepResult {
 /// One model's step, compiled once for any batch and sequence length.
 class TrainingStep {
 public:
-  /// Imports `spec`, derives the backward if asked and compiles for
-  /// `options.compile.device`.
+  /// Imports `spec` (cheap: one layer of IR per layer kind); nothing is
+  /// compiled yet, so a checkpoint can be bound and checked first.
   static llvm::Expected<std::unique_ptr<TrainingStep>>
   create(const ModelSpec &spec, const StepOptions &options);
   ~TrainingStep();
@@ -76,13 +80,22 @@ public:
   /// or unused tensor. The step keeps the checkpoint to name gradients.
   llvm::Error bind(Checkpoint checkpoint);
 
-  /// Runs the step on `batch` (token ids checked against the vocabulary).
-  /// Needs bind() first, and labels when gradients are on.
+  /// Derives the backward if asked and compiles for
+  /// `options.compile.device` (once; run() calls it when needed).
+  llvm::Error compile();
+
+  /// Runs the step on `batch` (ids and labels checked against the
+  /// vocabulary). Needs bind() first, and labels when gradients are on.
   llvm::Expected<StepResult> run(const TokenBatch &batch);
+
+  /// The same model and options for another device, sharing this step's
+  /// bound parameters (a reference run costs no second copy of them).
+  llvm::Expected<std::unique_ptr<TrainingStep>>
+  retarget(const CompileOptions &compile) const;
 
   const ModelSpec &getSpec() const { return spec; }
   const StepOptions &getOptions() const { return options; }
-  /// Wall time of create(): import, autodiff, lowering and JIT.
+  /// Wall time of the lowering pipeline and the JIT in compile().
   double getCompileMs() const { return compileMs; }
 
 private:
@@ -116,13 +129,11 @@ llvm::Expected<StepComparison> compareSteps(const StepResult &result,
                                             const StepResult &reference,
                                             Precision precision);
 
-/// Compiles `step`'s model for the CPU with the same options, binds the
-/// checkpoint in `checkpointDir`, runs `batch` and compares `result` (the
-/// step's own) with it. Errors: "CPU reference: ..." when the CPU step
-/// fails, "GPU and CPU results differ: ..." when the results do not match
-/// in structure.
+/// Runs `batch` on `step` retargeted to the CPU (same options, same bound
+/// parameters) and compares `result` (the step's own) with it. Errors:
+/// "CPU reference: ..." when the CPU step fails, "GPU and CPU results
+/// differ: ..." when the results do not match in structure.
 llvm::Expected<StepComparison> compareWithCpu(const TrainingStep &step,
-                                              llvm::StringRef checkpointDir,
                                               const TokenBatch &batch,
                                               const StepResult &result);
 

@@ -27,19 +27,20 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
     const AttentionParams *p = &params;
     OpBuilder &b = rewriter;
     Location loc = op.getLoc();
-    Value dout = readBuffer(b, loc, op.getDout()),
-          q = readBuffer(b, loc, op.getQ()), k = readBuffer(b, loc, op.getK()),
-          v = readBuffer(b, loc, op.getV());
-    Value sinks = op.getSinks() ? readBuffer(b, loc, op.getSinks()) : Value();
-    Value batch = tensor::DimOp::create(b, loc, op.getQ(), 0);
-    Value queries = tensor::DimOp::create(b, loc, op.getQ(), 1);
-    Value keys = tensor::DimOp::create(b, loc, op.getK(), 1);
+    Value doutT = adaptor.getDout(), qT = adaptor.getQ(), kT = adaptor.getK(),
+          vT = adaptor.getV(), sinksT = adaptor.getSinks();
+    Value dout = readBuffer(b, loc, doutT), q = readBuffer(b, loc, qT),
+          k = readBuffer(b, loc, kT), v = readBuffer(b, loc, vT);
+    Value sinks = sinksT ? readBuffer(b, loc, sinksT) : Value();
+    Value batch = tensor::DimOp::create(b, loc, qT, 0);
+    Value queries = tensor::DimOp::create(b, loc, qT, 1);
+    Value keys = tensor::DimOp::create(b, loc, kT, 1);
     auto dqType = cast<RankedTensorType>(op.getDq().getType());
     auto dkType = cast<RankedTensorType>(op.getDk().getType());
     auto dvType = cast<RankedTensorType>(op.getDv().getType());
-    Value dq = allocLike(b, loc, dqType, op.getQ()),
-          dk = allocLike(b, loc, dkType, op.getK()),
-          dv = allocLike(b, loc, dvType, op.getV());
+    Value dq = allocLike(b, loc, dqType, qT),
+          dk = allocLike(b, loc, dkType, kT),
+          dv = allocLike(b, loc, dvType, vT);
     auto c = [&](int64_t x) {
       return arith::ConstantIndexOp::create(b, loc, x).getResult();
     };

@@ -4,6 +4,7 @@
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfm {
@@ -30,24 +31,28 @@ namespace {
 struct TfmConvertToLinalgPass
     : mlir::tfm::impl::TfmConvertToLinalgPassBase<TfmConvertToLinalgPass> {
   void runOnOperation() override {
+    // Every tfm op is illegal: one left over (no pattern, or its pattern
+    // failed) is reported by the conversion, naming it. The lowerings create
+    // ops of these dialects only (and tfm ops, converted in the same run).
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<TfmDialect>();
+    target.addLegalDialect<affine::AffineDialect, arith::ArithDialect,
+                           bufferization::BufferizationDialect,
+                           func::FuncDialect, linalg::LinalgDialect,
+                           math::MathDialect, memref::MemRefDialect,
+                           scf::SCFDialect, tensor::TensorDialect>();
     RewritePatternSet patterns(&getContext());
     populateTfmToLinalgPatterns(patterns);
-    // Every op has exactly one lowering, and lowerings only create ops of
-    // other dialects (or tfm ops that are lowered in the same run).
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      return signalPassFailure();
+    // The lowerings build constants and index arithmetic a fold removes
+    // (e.g. a scale factor rounded to bf16); fold them here, so the pass's
+    // output reads as the lowering meant it.
     GreedyRewriteConfig config;
     config.setMaxIterations(GreedyRewriteConfig::kNoLimit);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
-      return signalPassFailure();
-    WalkResult left = getOperation().walk([](Operation *op) {
-      if (isa<TfmDialect>(op->getDialect())) {
-        op->emitError() << "'" << op->getName()
-                        << "' could not be lowered to linalg";
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (left.wasInterrupted())
+    if (failed(applyPatternsGreedily(getOperation(),
+                                     RewritePatternSet(&getContext()), config)))
       signalPassFailure();
   }
 };

@@ -32,6 +32,10 @@ struct TfmGlobalsToArenaPass
     FunctionOpInterface func = getOperation();
     if (func.isExternal())
       return;
+    // The function's own returns (not those of nested regions).
+    auto isReturn = [&](Operation *op) {
+      return op->hasTrait<OpTrait::ReturnLike>() && op->getParentOp() == func;
+    };
     // Globals read in this function, each copied once at entry. The
     // globals themselves are only looked up (they are siblings of the
     // function), never changed.
@@ -49,10 +53,8 @@ struct TfmGlobalsToArenaPass
     SmallVector<Value> buffers;
     for (auto &[name, ops] : uses) {
       auto type = cast<MemRefType>(ops.front().getType());
-      bool returned = llvm::any_of(ops, [](memref::GetGlobalOp op) {
-        return llvm::any_of(op->getUsers(), [](Operation *u) {
-          return isa<func::ReturnOp>(u);
-        });
+      bool returned = llvm::any_of(ops, [&](memref::GetGlobalOp op) {
+        return llvm::any_of(op->getUsers(), isReturn);
       });
       // A returned global would be returned freed: leave it (the GPU
       // pipeline's deallocation has already cloned returned buffers).
@@ -66,10 +68,12 @@ struct TfmGlobalsToArenaPass
         rewriter.replaceOp(op, buffer);
       buffers.push_back(buffer);
     }
-    func.walk([&](func::ReturnOp ret) {
+    func.walk([&](Operation *ret) {
+      if (!isReturn(ret))
+        return;
       rewriter.setInsertionPoint(ret);
       for (Value buffer : buffers)
-        memref::DeallocOp::create(rewriter, ret.getLoc(), buffer);
+        memref::DeallocOp::create(rewriter, ret->getLoc(), buffer);
     });
   }
 };

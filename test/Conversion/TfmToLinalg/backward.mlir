@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --split-input-file --tfm-convert-to-linalg | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-convert-to-linalg))" | FileCheck %s
 
 // Weight gradients: dyᵀ·x over all rows as one transposed-A matmul.
 // CHECK-DAG: #[[$TA:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>

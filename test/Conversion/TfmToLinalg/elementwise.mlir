@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --split-input-file --tfm-convert-to-linalg | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-convert-to-linalg))" | FileCheck %s
 
 // Element-wise ops become one parallel linalg.generic over the whole shape,
 // with sizes taken from the operand.

@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --split-input-file --tfm-convert-to-linalg | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-convert-to-linalg))" | FileCheck %s
 
 // [B, T, K] x [N, K]^T: leading dims collapse into M, one transposed-B
 // linalg.matmul, then the result expands back.
