@@ -22,9 +22,8 @@ namespace {
 struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
   using KernelPattern::KernelPattern;
   SmallVector<Value> build(AttentionBackwardOp op, OpAdaptor adaptor,
-                           const AttentionParams &params,
+                           const AttentionParams &p,
                            ConversionPatternRewriter &rewriter) const override {
-    const AttentionParams *p = &params;
     OpBuilder &b = rewriter;
     Location loc = op.getLoc();
     Value doutT = adaptor.getDout(), qT = adaptor.getQ(), kT = adaptor.getK(),
@@ -45,9 +44,9 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
       return arith::ConstantIndexOp::create(b, loc, x).getResult();
     };
     Value qRows = arith::MulIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, batch, c(p->hq)), queries);
+        b, loc, arith::MulIOp::create(b, loc, batch, c(p.hq)), queries);
     Value kRows = arith::MulIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, batch, c(p->hkv)), keys);
+        b, loc, arith::MulIOp::create(b, loc, batch, c(p.hkv)), keys);
     // Per query row: max, sum, delta = dout . out, and the sink term.
     auto scratchType = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
     Value mBuf =
@@ -60,17 +59,17 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
         sinks ? memref::AllocOp::create(b, loc, scratchType, ValueRange{qRows})
                     .getResult()
               : Value();
-    int64_t group = p->hq / p->hkv;
+    int64_t group = p.hq / p.hkv;
 
     // A: dq, and the row statistics.
     launchRows(
         b, loc, qRows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
           OpBuilder &kbb = kb.b;
-          auto [bi, h, i] = decodeRow(kb, row, queries, p->hq);
+          auto [bi, h, i] = decodeRow(kb, row, queries, p.hq);
           Value kvh = arith::DivUIOp::create(kbb, loc, h, kb.idx(group));
-          SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p->d / lanes);
-          SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p->dv / lanes);
-          RowState st = forwardPass(kb, qs, k, v, bi, i, kvh, keys, *p,
+          SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p.d / lanes);
+          SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p.dv / lanes);
+          RowState st = forwardPass(kb, qs, k, v, bi, i, kvh, keys, p,
                                     /*withOutput=*/true);
           Value sinkE = sinks ? foldSink(kb, st, sinks, h) : Value();
           // delta = dout . out, out = acc / l.
@@ -79,21 +78,21 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
             partial =
                 math::FmaOp::create(kbb, loc, kb.div(a, st.l), g, partial);
           Value delta = kb.laneSum(partial);
-          auto [lo, hi] = kb.keyRange(i, keys, *p);
-          SmallVector<Value> init(p->d / lanes, kb.f32(0));
+          auto [lo, hi] = kb.keyRange(i, keys, p);
+          SmallVector<Value> init(p.d / lanes, kb.f32(0));
           auto loop = scf::ForOp::create(kbb, loc, lo, hi, kb.idx(1), init);
           {
             OpBuilder::InsertionGuard g(kbb);
             kbb.setInsertionPointToStart(loop.getBody());
             Value j = loop.getInductionVar();
             Value t;
-            Value s = kb.score(kb.dot(qs, k, bi, j, kvh), *p, &t);
+            Value s = kb.score(kb.dot(qs, k, bi, j, kvh), p, &t);
             Value prob = kb.div(kb.exp(kb.sub(s, st.m)), st.l);
             Value dp = kb.dot(dos, v, bi, j, kvh);
             Value ds = kb.mul(prob, kb.sub(dp, delta));
-            if (p->softcap)
+            if (p.softcap)
               ds = kb.mul(ds, kb.sub(kb.f32(1), kb.mul(t, t)));
-            SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p->d / lanes);
+            SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p.d / lanes);
             SmallVector<Value> next;
             for (auto [acc, kv] : llvm::zip(loop.getRegionIterArgs(), ks))
               next.push_back(math::FmaOp::create(kbb, loc, ds, kv, acc));
@@ -101,7 +100,7 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
           }
           SmallVector<Value> dqs;
           for (Value a : loop.getResults())
-            dqs.push_back(kb.mul(a, kb.f32(p->scale)));
+            dqs.push_back(kb.mul(a, kb.f32(p.scale)));
           // Every lane of the row holds the same statistics and stores them:
           // the same value to the same address, and no lane-0 branch (fewer
           // convergence points for ptxas, which otherwise spills on sm_80).
@@ -122,11 +121,11 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
     launchRows(
         b, loc, kRows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
           OpBuilder &kbb = kb.b;
-          auto [bi, kvh, j] = decodeRow(kb, row, keys, p->hkv);
-          SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p->d / lanes);
-          SmallVector<Value> vs = kb.loadSlice(v, bi, j, kvh, p->dv / lanes);
-          auto [lo, hi] = kb.queryRange(j, queries, *p);
-          SmallVector<Value> init(p->d / lanes + p->dv / lanes, kb.f32(0));
+          auto [bi, kvh, j] = decodeRow(kb, row, keys, p.hkv);
+          SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p.d / lanes);
+          SmallVector<Value> vs = kb.loadSlice(v, bi, j, kvh, p.dv / lanes);
+          auto [lo, hi] = kb.queryRange(j, queries, p);
+          SmallVector<Value> init(p.d / lanes + p.dv / lanes, kb.f32(0));
           // One loop over (query head of the group, query) pairs: with a
           // constant group size, nested loops would be fully unrolled and
           // spill.
@@ -143,41 +142,40 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
                               arith::DivUIOp::create(kbb, loc, t, count));
             Value i = kb.iadd(lo, arith::RemUIOp::create(kbb, loc, t, count));
             Value qrow = kb.iadd(
-                kb.imul(kb.iadd(kb.imul(bi, kb.idx(p->hq)), h), queries), i);
+                kb.imul(kb.iadd(kb.imul(bi, kb.idx(p.hq)), h), queries), i);
             Value m = memref::LoadOp::create(kbb, loc, mBuf, qrow);
             Value l = memref::LoadOp::create(kbb, loc, lBuf, qrow);
             Value delta = memref::LoadOp::create(kbb, loc, deltaBuf, qrow);
-            SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p->d / lanes);
-            SmallVector<Value> dos =
-                kb.loadSlice(dout, bi, i, h, p->dv / lanes);
+            SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p.d / lanes);
+            SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p.dv / lanes);
             Value tanhS;
             Value partial = kb.f32(0);
             for (auto [x, y] : llvm::zip(qs, ks))
               partial = math::FmaOp::create(kbb, loc, x, y, partial);
-            Value s = kb.score(kb.laneSum(partial), *p, &tanhS);
+            Value s = kb.score(kb.laneSum(partial), p, &tanhS);
             Value prob = kb.div(kb.exp(kb.sub(s, m)), l);
             Value dpPartial = kb.f32(0);
             for (auto [x, y] : llvm::zip(dos, vs))
               dpPartial = math::FmaOp::create(kbb, loc, x, y, dpPartial);
             Value ds = kb.mul(prob, kb.sub(kb.laneSum(dpPartial), delta));
-            if (p->softcap)
+            if (p.softcap)
               ds = kb.mul(ds, kb.sub(kb.f32(1), kb.mul(tanhS, tanhS)));
             ValueRange acc = loop.getRegionIterArgs();
-            int64_t nk = p->d / lanes;
+            int64_t nk = p.d / lanes;
             SmallVector<Value> next;
             for (int64_t c = 0; c < nk; ++c)
               next.push_back(math::FmaOp::create(kbb, loc, ds, qs[c], acc[c]));
-            for (int64_t c = 0; c < p->dv / lanes; ++c)
+            for (int64_t c = 0; c < p.dv / lanes; ++c)
               next.push_back(
                   math::FmaOp::create(kbb, loc, prob, dos[c], acc[nk + c]));
             scf::YieldOp::create(kbb, loc, next);
           }
           auto heads = loop; // results: dk accumulators, then dv
-          int64_t nk = p->d / lanes;
+          int64_t nk = p.d / lanes;
           SmallVector<Value> dks, dvs;
           for (int64_t c = 0; c < nk; ++c)
-            dks.push_back(kb.mul(heads.getResult(c), kb.f32(p->scale)));
-          for (int64_t c = 0; c < p->dv / lanes; ++c)
+            dks.push_back(kb.mul(heads.getResult(c), kb.f32(p.scale)));
+          for (int64_t c = 0; c < p.dv / lanes; ++c)
             dvs.push_back(heads.getResult(nk + c));
           ifActive(kbb, loc, active, [&] {
             kb.storeSlice(dks, dk, bi, j, kvh);
@@ -194,7 +192,7 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
       Value ds = memref::AllocOp::create(
           b, loc, MemRefType::get(dsType.getShape(), dsType.getElementType()));
       launchRows(
-          b, loc, c(p->hq), 1, [&](KernelBuilder &kb, Value h, Value active) {
+          b, loc, c(p.hq), 1, [&](KernelBuilder &kb, Value h, Value active) {
             OpBuilder &kbb = kb.b;
             Value n = kb.imul(batch, queries);
             auto loop = scf::ForOp::create(kbb, loc, kb.idx(0), n, kb.idx(1),
@@ -206,7 +204,7 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
               Value bi = arith::DivUIOp::create(kbb, loc, r, queries);
               Value i = arith::RemUIOp::create(kbb, loc, r, queries);
               Value qrow = kb.iadd(
-                  kb.imul(kb.iadd(kb.imul(bi, kb.idx(p->hq)), h), queries), i);
+                  kb.imul(kb.iadd(kb.imul(bi, kb.idx(p.hq)), h), queries), i);
               Value term = memref::LoadOp::create(kbb, loc, sinkBuf, qrow);
               scf::YieldOp::create(
                   kbb, loc,
