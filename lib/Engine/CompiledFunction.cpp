@@ -135,6 +135,11 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
                                             /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
+  // The perf listener writes a jitdump file per run under $TMPDIR/.debug;
+  // only a profiling session wants those (TFM_JIT_PERF=1).
+  const char *perf = std::getenv("TFM_JIT_PERF");
+  engineOptions.enablePerfNotificationListener =
+      perf && std::string(perf) == "1";
   auto created = ExecutionEngine::create(module, engineOptions);
   if (!created)
     return makeError("JIT compilation failed: " +
