@@ -34,6 +34,8 @@
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <cstdlib>
 
 using namespace mlir;
@@ -126,6 +128,13 @@ void mlir::tfm::buildTfmLowerGpuToLlvmPipeline(
   if (!llvm::is_contained({"isa", "bin", "fatbin"}, options.format))
     return addOptionError(pm, "format '" + options.format +
                                   "' is not one of isa, bin, fatbin");
+  // Without the toolkit upstream reports the missing path but, for PTX
+  // text, carries on and emits kernels calling unlinked libdevice functions
+  // (__nv_expf): fail instead, with upstream's message.
+  std::string toolkit = toolkitPath(options);
+  if (!llvm::sys::fs::is_directory(toolkit))
+    return addOptionError(pm, "CUDA path: " + toolkit +
+                                  " does not exist or is not a directory.");
   // scf-parallel-for-to-nested-fors, convert-scf-to-cf,
   // expand-strided-metadata, lower-affine, nvvm-attach-target{chip features
   // O=3}, gpu.module(convert-gpu-to-nvvm, canonicalize, cse,
@@ -146,7 +155,7 @@ void mlir::tfm::buildTfmLowerGpuToLlvmPipeline(
   kernels.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
-  binary.toolkitPath = toolkitPath(options);
+  binary.toolkitPath = toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
   // Host: allocations go through the runtime's arena. convert-math-to-libm,
   // finalize-memref-to-llvm{use-generic-functions=1}, gpu-to-llvm,
