@@ -68,6 +68,10 @@ if os.path.exists(os.path.join(_mock, "libcuda.so.1")):
 
 if _has_cuda_device():
     config.available_features.add("cuda-device")
+# The CUDA toolkit (libdevice for the GPU pipeline's math functions); no GPU.
+_cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+if os.path.exists(os.path.join(_cuda_home, "nvvm", "libdevice")):
+    config.available_features.add("cuda-toolkit")
 if shutil.which("clang-format-14"):
     config.available_features.add("clang-format-14")
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):

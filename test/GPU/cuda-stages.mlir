@@ -1,5 +1,7 @@
 // Each stage of --tfm-train-cuda can be run and printed on its own; none
-// needs a GPU (format=isa embeds PTX text without calling ptxas).
+// needs a GPU (format=isa embeds PTX text without calling ptxas), but the
+// last links libdevice from the CUDA toolkit.
+// REQUIRES: cuda-toolkit
 // RUN: tfm-opt %s --tfm-lower-to-linalg-cuda --tfm-bufferize-cuda | FileCheck %s --check-prefix=BUF
 // RUN: tfm-opt %s --tfm-lower-to-linalg-cuda --tfm-bufferize-cuda --tfm-map-to-gpu | FileCheck %s --check-prefix=GPU
 // RUN: tfm-opt %s --tfm-lower-to-linalg-cuda --tfm-bufferize-cuda --tfm-map-to-gpu --tfm-lower-gpu-to-llvm="chip=sm_80" | FileCheck %s --check-prefix=LLVM
