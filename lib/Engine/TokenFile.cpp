@@ -13,9 +13,8 @@ using json = nlohmann::json;
 
 /// Reads one [batch][seq] integer matrix from `field`.
 static llvm::Error readMatrix(const json &root, llvm::StringRef path,
-                              const char *field, int64_t vocab,
-                              bool allowIgnore, TokenBatch &out,
-                              std::vector<int64_t> &dest) {
+                              const char *field, int64_t vocab, bool isLabel,
+                              TokenBatch &out, std::vector<int64_t> &dest) {
   const json &rows = root[field];
   std::string where = (path + ": field '" + field + "'").str();
   if (!rows.is_array() || rows.empty())
@@ -36,11 +35,11 @@ static llvm::Error readMatrix(const json &root, llvm::StringRef path,
         return makeError(where + ": row " + llvm::Twine(b) +
                          " has a non-integer " + t.dump());
       int64_t v = t.get<int64_t>();
-      if ((v < 0 || v >= vocab) && !(allowIgnore && v == -100))
+      if (!isValidToken(v, vocab, isLabel))
         return makeError(where + ": token " + llvm::Twine(v) + " in row " +
                          llvm::Twine(b) + " is outside the vocabulary [0, " +
                          llvm::Twine(vocab) + ")" +
-                         (allowIgnore ? " and is not -100" : ""));
+                         (isLabel ? " and is not -100" : ""));
       dest.push_back(v);
     }
     ++b;

@@ -154,10 +154,10 @@ static llvm::Error checkTokens(const TokenBatch &batch, int64_t vocab) {
                      llvm::Twine(vocab) + ")");
   };
   for (int64_t id : batch.inputIds)
-    if (id < 0 || id >= vocab)
+    if (!isValidToken(id, vocab, /*isLabel=*/false))
       return outside(id, "input_ids");
   for (int64_t label : batch.labels)
-    if ((label < 0 || label >= vocab) && label != -100)
+    if (!isValidToken(label, vocab, /*isLabel=*/true))
       return outside(label, "labels");
   return llvm::Error::success();
 }
@@ -184,13 +184,16 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t < T; ++t)
       positions[b * T + t] = t;
-  std::vector<int64_t> labels =
-      hasLabels ? batch.labels : std::vector<int64_t>(B * T, -100);
+  // Without labels every position is ignored (the loss is then not read).
+  std::vector<int64_t> noLabels;
+  if (!hasLabels)
+    noLabels.assign(B * T, -100);
+  const int64_t *labels = hasLabels ? batch.labels.data() : noLabels.data();
   float seed = 1.0f; // d loss / d loss (the loss is f32 in every precision)
   std::vector<CompiledFunction::Arg> args(kNumForwardInputs);
   args[kInputIdsArgument] = {batch.inputIds.data(), {B, T}};
   args[kPositionsArgument] = {positions.data(), {B, T}};
-  args[kLabelsArgument] = {labels.data(), {B, T}};
+  args[kLabelsArgument] = {labels, {B, T}};
   const BoundParameters &bound = *s.bound;
   for (size_t i = kNumForwardInputs; i < bound.f32.size(); ++i)
     args.push_back({options.precision == Precision::bf16

@@ -2,8 +2,8 @@
 //
 // tfm-lower-to-linalg (stage 1 of both paths) and the pieces of
 // bufferization both paths share. Passes are created through their
-// generated typed constructors and options; each comment gives the
-// equivalent tfm-opt spelling (docs/passes.md).
+// generated typed constructors and options; PipelineUtils.h and
+// docs/passes.md give the equivalent tfm-opt spelling.
 //
 //===----------------------------------------------------------------------===//
 

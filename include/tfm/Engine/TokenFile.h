@@ -18,6 +18,12 @@ struct TokenBatch {
   std::vector<int64_t> labels;   // [batch, seq], or empty
 };
 
+/// The one rule for tokens: ids lie in [0, vocab); labels too, or are -100
+/// (not counted in the loss).
+inline bool isValidToken(int64_t token, int64_t vocab, bool isLabel) {
+  return (token >= 0 && token < vocab) || (isLabel && token == -100);
+}
+
 /// Reads {"input_ids": [[...], ...], "labels": [[...], ...]} (labels
 /// optional, other keys ignored). Ids must lie in [0, vocab); labels too, or
 /// equal -100. Rows must all have the same length.

@@ -55,28 +55,39 @@ namespace {
 struct TfmAttentionToGpuPass
     : mlir::tfm::impl::TfmAttentionToGpuPassBase<TfmAttentionToGpuPass> {
   using Base::Base;
-  void runOnOperation() override {
+
+  /// Checks the options and builds the target and patterns once, for every
+  /// function the pass runs on.
+  LogicalResult initialize(MLIRContext *ctx) override {
     // A row's lanes run loops whose trip counts depend on the row and
     // shuffle inside them: on a GPU they must be a whole warp (32), or one
     // thread (1, for running the kernels as CPU loops).
-    if (lanes != 1 && lanes != 32) {
-      getOperation().emitError(
-          "tfm-attention-to-gpu: lanes must be 32 (a warp) or 1");
-      return signalPassFailure();
-    }
+    if (lanes != 1 && lanes != 32)
+      return emitError(UnknownLoc::get(ctx),
+                       "tfm-attention-to-gpu: lanes must be 32 (a warp) or 1");
     // The kernels are built from these dialects; everything else the
-    // module holds is left as it is (a partial conversion).
-    ConversionTarget target(getContext());
-    target.addLegalDialect<arith::ArithDialect,
-                           bufferization::BufferizationDialect, gpu::GPUDialect,
-                           math::MathDialect, memref::MemRefDialect,
-                           scf::SCFDialect, tensor::TensorDialect>();
-    RewritePatternSet patterns(&getContext());
-    populateAttentionForwardToGpuPatternsAndLegality(patterns, target, lanes);
-    populateAttentionBackwardToGpuPatternsAndLegality(patterns, target, lanes);
-    if (failed(applyPartialConversion(getOperation(), target,
-                                      std::move(patterns))))
+    // function holds is left as it is (a partial conversion).
+    auto conversionTarget = std::make_shared<ConversionTarget>(*ctx);
+    conversionTarget->addLegalDialect<
+        arith::ArithDialect, bufferization::BufferizationDialect,
+        gpu::GPUDialect, math::MathDialect, memref::MemRefDialect,
+        scf::SCFDialect, tensor::TensorDialect>();
+    RewritePatternSet set(ctx);
+    populateAttentionForwardToGpuPatternsAndLegality(set, *conversionTarget,
+                                                     lanes);
+    populateAttentionBackwardToGpuPatternsAndLegality(set, *conversionTarget,
+                                                      lanes);
+    target = std::move(conversionTarget);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (failed(applyPartialConversion(getOperation(), *target, patterns)))
       signalPassFailure();
   }
+
+  std::shared_ptr<const ConversionTarget> target;
+  FrozenRewritePatternSet patterns;
 };
 } // namespace

@@ -30,31 +30,41 @@ namespace {
 
 struct TfmConvertToLinalgPass
     : mlir::tfm::impl::TfmConvertToLinalgPassBase<TfmConvertToLinalgPass> {
-  void runOnOperation() override {
+  /// The target and patterns, built once for every function.
+  LogicalResult initialize(MLIRContext *ctx) override {
     // Every tfm op is illegal: one left over (no pattern, or its pattern
     // failed) is reported by the conversion, naming it. The lowerings create
     // ops of these dialects only (and tfm ops, converted in the same run).
-    ConversionTarget target(getContext());
-    target.addIllegalDialect<TfmDialect>();
-    target.addLegalDialect<affine::AffineDialect, arith::ArithDialect,
-                           bufferization::BufferizationDialect,
-                           func::FuncDialect, linalg::LinalgDialect,
-                           math::MathDialect, memref::MemRefDialect,
-                           scf::SCFDialect, tensor::TensorDialect>();
-    RewritePatternSet patterns(&getContext());
-    populateTfmToLinalgPatterns(patterns);
-    if (failed(applyPartialConversion(getOperation(), target,
-                                      std::move(patterns))))
+    auto conversionTarget = std::make_shared<ConversionTarget>(*ctx);
+    conversionTarget->addIllegalDialect<TfmDialect>();
+    conversionTarget->addLegalDialect<
+        affine::AffineDialect, arith::ArithDialect,
+        bufferization::BufferizationDialect, func::FuncDialect,
+        linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
+        scf::SCFDialect, tensor::TensorDialect>();
+    RewritePatternSet set(ctx);
+    populateTfmToLinalgPatterns(set);
+    target = std::move(conversionTarget);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (failed(applyPartialConversion(getOperation(), *target, patterns)))
       return signalPassFailure();
     // The lowerings build constants and index arithmetic a fold removes
     // (e.g. a scale factor rounded to bf16); fold them here, so the pass's
     // output reads as the lowering meant it.
     GreedyRewriteConfig config;
     config.setMaxIterations(GreedyRewriteConfig::kNoLimit);
-    if (failed(applyPatternsGreedily(getOperation(),
-                                     RewritePatternSet(&getContext()), config)))
+    if (failed(applyPatternsGreedily(getOperation(), noPatterns, config)))
       signalPassFailure();
   }
+
+  std::shared_ptr<const ConversionTarget> target;
+  FrozenRewritePatternSet patterns;
+  /// Folding only.
+  FrozenRewritePatternSet noPatterns;
 };
 
 } // namespace

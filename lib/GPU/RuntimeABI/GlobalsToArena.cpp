@@ -40,8 +40,10 @@ struct TfmGlobalsToArenaPass
     // globals themselves are only looked up (they are siblings of the
     // function), never changed.
     llvm::MapVector<StringAttr, SmallVector<memref::GetGlobalOp>> uses;
+    SymbolTableCollection
+        symbols; // one hashed lookup table, not a scan per use
     func.walk([&](memref::GetGlobalOp op) {
-      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      auto global = symbols.lookupNearestSymbolFrom<memref::GlobalOp>(
           op, op.getNameAttr());
       if (global && global.getConstant())
         uses[op.getNameAttr().getAttr()].push_back(op);

@@ -134,12 +134,15 @@ struct TfmParallelLoopsToGpuPass
     : mlir::tfm::impl::TfmParallelLoopsToGpuPassBase<
           TfmParallelLoopsToGpuPass> {
   using Base::Base;
-  void runOnOperation() override {
-    if (blockSize < 1 || blockSize > 1024) {
-      getOperation().emitError(
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (blockSize < 1 || blockSize > 1024)
+      return emitError(
+          UnknownLoc::get(ctx),
           "tfm-parallel-loops-to-gpu: block-size must be in [1, 1024]");
-      return signalPassFailure();
-    }
+    return success();
+  }
+
+  void runOnOperation() override {
     SmallVector<scf::ParallelOp> loops;
     getOperation()->walk([&](scf::ParallelOp op) {
       if (isOutermost(op) && op.getNumResults() == 0)

@@ -227,17 +227,20 @@ struct TfmRowReductionsToGpuPass
     : mlir::tfm::impl::TfmRowReductionsToGpuPassBase<
           TfmRowReductionsToGpuPass> {
   using Base::Base;
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (lanes != 1 && lanes != 32)
+      return emitError(
+          UnknownLoc::get(ctx),
+          "tfm-row-reductions-to-gpu: lanes must be 32 (a warp) or 1");
+    return success();
+  }
+
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, SmallVector<Operation *>>> matches;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (auto combiners = matchRowReduction(op); succeeded(combiners))
         matches.push_back({op, *combiners});
     });
-    if (lanes != 1 && lanes != 32) {
-      getOperation().emitError(
-          "tfm-row-reductions-to-gpu: lanes must be 32 (a warp) or 1");
-      return signalPassFailure();
-    }
     IRRewriter rewriter(&getContext());
     for (auto &[op, combiners] : matches)
       launchWarpPerRow(rewriter, op, combiners, warpsPerBlock, lanes);
