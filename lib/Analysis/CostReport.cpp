@@ -56,7 +56,10 @@ struct TfmCostReportPass
           << "tfm-cost-report: no function body @" << funcName;
       return signalPassFailure();
     }
-    DimResolver dims(batch, seq);
+    // MoE layers share one top-k; it sizes their expert-grouped rows.
+    int64_t topK = 1;
+    func.walk([&](MoeRouterOp router) { topK = router.getTopK(); });
+    DimResolver dims(batch, seq, topK);
     std::map<std::string, Row> rows;
     collect(func.getBody().front(), 1, dims, rows);
     std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());

@@ -148,6 +148,39 @@ OpCost cost(FusedLmHeadLossOp op, const DimResolver &d) {
   double f = 2 * tokens * v * h + (op.getSoftcap() ? 7 : 4) * tokens * v;
   return streaming(op, d, f);
 }
+//===----------------------------------------------------------------------===//
+// Mixture of experts: work is proportional to the routed pairs (top-k of E)
+//===----------------------------------------------------------------------===//
+
+/// Scores (exp or sigmoid, ~4 per logit) and k selection passes over E.
+OpCost cost(MoeRouterOp op, const DimResolver &d) {
+  double logits = d.elements(op.getLogits());
+  return streaming(op, d, logits * double(4 + op.getTopK()));
+}
+/// A counting pass and a placement pass over the pairs.
+OpCost cost(MoeRoutePlanOp op, const DimResolver &d) {
+  return streaming(op, d, 2 * d.elements(op.getIndices()));
+}
+OpCost cost(MoeDispatchOp op, const DimResolver &d) {
+  // Reads each token row once per slot (the gathered rows), writes [R, H].
+  OpCost c;
+  c.bytesRead = d.bytes(op.getSources()) + d.bytes(op.getResult());
+  c.bytesWritten = d.bytes(op.getResult());
+  return c;
+}
+OpCost cost(MoeCombineOp op, const DimResolver &d) {
+  return streaming(op, d, 2 * d.elements(op.getRows()));
+}
+/// 2·R·N·K: every routed row once, whatever the split between experts; the
+/// expert weights are read once each.
+OpCost cost(MoeGroupedMatmulOp op, const DimResolver &d) {
+  OpCost c = streaming(op, d, 0);
+  auto w = cast<RankedTensorType>(op.getW().getType());
+  c.flops = 2 * d.elements(op.getX()) *
+            double(w.getDimSize(op.getTranspose() == Transpose::nt ? 1 : 2));
+  return c;
+}
+
 OpCost cost(ZerosLikeOp op, const DimResolver &d) {
   return {0, 0, d.bytes(op.getResult())};
 }
@@ -176,6 +209,17 @@ OpCost cost(MatmulGradWeightOp op, const DimResolver &d) {
 }
 OpCost cost(SumLeadingOp op, const DimResolver &d) {
   return streaming(op, d, d.elements(op.getX()));
+}
+OpCost cost(MoeRouterBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, 8 * d.elements(op.getLogits()));
+}
+OpCost cost(MoeCombineBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, 3 * d.elements(op.getRows()));
+}
+OpCost cost(MoeGroupedMatmulGradWeightOp op, const DimResolver &d) {
+  OpCost c = streaming(op, d, 0);
+  c.flops = 2 * d.elements(op.getDy()) * double(d.dim(op.getX(), 1));
+  return c;
 }
 OpCost cost(RopeBackwardOp op, const DimResolver &d) {
   return streaming(op, d, ropeFlops(d, op.getDy(), op.getRotaryDim()));

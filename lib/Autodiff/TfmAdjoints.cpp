@@ -389,6 +389,61 @@ LogicalResult adjoint(FusedLmHeadLossOp op, AdjointBuilder &ab) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+/// Through the weights only: the indices are piecewise constant.
+LogicalResult adjoint(MoeRouterOp op, AdjointBuilder &ab) {
+  Value dw = ab.resultGrad(0);
+  if (!dw)
+    return success();
+  ab.addGrad(0, MoeRouterBackwardOp::create(
+                    ab.builder, ab.getLoc(), op.getLogits().getType(), dw,
+                    ab.operand(0), ab.primal(op.getIndices()),
+                    op.getRoutingAttr(), op.getNormalizeAttr()));
+  return success();
+}
+
+/// dx[n] = sum over slots of drows[positions[n, j]]: an unweighted combine.
+LogicalResult adjoint(MoeDispatchOp op, AdjointBuilder &ab) {
+  ab.addGrad(0, MoeCombineOp::create(ab.builder, ab.getLoc(),
+                                     op.getX().getType(), ab.resultGrad(0),
+                                     ab.operand(1), ab.operand(2), Value()));
+  return success();
+}
+
+LogicalResult adjoint(MoeCombineOp op, AdjointBuilder &ab) {
+  Value dy = ab.resultGrad(0);
+  if (!op.getWeights()) {
+    ab.addGrad(0, MoeDispatchOp::create(ab.builder, ab.getLoc(),
+                                        op.getRows().getType(), dy,
+                                        ab.operand(1), ab.operand(2)));
+    return success();
+  }
+  auto bw = MoeCombineBackwardOp::create(
+      ab.builder, ab.getLoc(), op.getRows().getType(),
+      op.getWeights().getType(), dy, ab.operand(0), ab.operand(1),
+      ab.operand(2), ab.operand(3));
+  ab.addGrad(0, bw.getDrows());
+  ab.addGrad(3, bw.getDweights());
+  return success();
+}
+
+LogicalResult adjoint(MoeGroupedMatmulOp op, AdjointBuilder &ab) {
+  Value dy = ab.resultGrad(0);
+  Location loc = ab.getLoc();
+  Transpose t = op.getTranspose();
+  Transpose flipped = t == Transpose::nt ? Transpose::nn : Transpose::nt;
+  ab.addGrad(0, MoeGroupedMatmulOp::create(ab.builder, loc, op.getX().getType(),
+                                           dy, ab.operand(1), ab.operand(2),
+                                           transposeAttr(ab, flipped)));
+  ab.addGrad(1, MoeGroupedMatmulGradWeightOp::create(
+                    ab.builder, loc, op.getW().getType(), dy, ab.operand(0),
+                    ab.operand(2), transposeAttr(ab, t)));
+  return success();
+}
+
 /// zeros_like's result does not depend on its operand's values.
 LogicalResult adjoint(ZerosLikeOp, AdjointBuilder &) { return success(); }
 

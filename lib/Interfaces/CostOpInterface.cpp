@@ -9,6 +9,10 @@ int64_t DimResolver::dim(Type t, unsigned d) const {
   auto shaped = cast<ShapedType>(t);
   if (!shaped.isDynamicDim(d))
     return shaped.getDimSize(d);
+  // Expert-grouped rows: [R] or [R, H], the only tfm types whose single
+  // dynamic dimension leads a rank-1 or rank-2 tensor.
+  if (d == 0 && shaped.getNumDynamicDims() == 1 && shaped.getRank() <= 2)
+    return batch * seq * topK;
   unsigned nth = 0;
   for (unsigned i = 0; i < d; ++i)
     nth += shaped.isDynamicDim(i);

@@ -224,6 +224,54 @@ func.func @main(%c: tensor<4xf64>, %h: {H}, %n: tensor<2x4xf64>) -> (tensor<4xf6
 }}""", r(4), r(1, 2, 4), r(2, 4))
 
 
+# Mixture of experts. Router logits are spread (scale 2) so no pair of
+# scores sits within the finite-difference step of a selection change.
+L6, W3 = ty([None, None, 6]), ty([None, None, 3])
+for name, attrs in [
+        ("router_softmax_topk", "routing = #tfm.moe_routing<softmax_topk>"),
+        ("router_softmax_topk_normalize", "routing = #tfm.moe_routing<softmax_topk>, normalize"),
+        ("router_topk_softmax", "routing = #tfm.moe_routing<topk_softmax>"),
+        ("router_sigmoid_topk", "routing = #tfm.moe_routing<sigmoid_topk>"),
+        ("router_sigmoid_topk_normalize", "routing = #tfm.moe_routing<sigmoid_topk>, normalize")]:
+    case("moe", name, f"""
+func.func @main(%l: {L6}) -> {W3} {{
+  %w, %i = tfm.moe_router %l {{top_k = 3 : i64, {attrs}}} : ({L6}) -> ({W3}, {ty([None, None, 3], "i64")})
+  return %w : {W3}
+}}""", r(2, 3, 6, scale=2.0))
+
+
+def moe_block(transpose_gu, gu_shape, mask):
+    """x -> router -> plan -> dispatch -> grouped gate/up -> SwiGLU ->
+    grouped down -> weighted combine; `mask` (an input) adds a fixed
+    offset to the router logits, e.g. to starve an expert."""
+    X, P = ty([None, None, 4]), ty([None, None, 2], "i64")
+    return f"""
+func.func @main(%x: {X}, %wr: tensor<5x4xf64>, %mask: {ty([None, None, 5])}, %wgu: tensor<{gu_shape}xf64>, %wd: tensor<5x4x3xf64>) -> {X} {{
+  %l0 = tfm.matmul %x, %wr {{transpose = #tfm.transpose<nt>}} : ({X}, tensor<5x4xf64>) -> {ty([None, None, 5])}
+  %l = tfm.add %l0, %mask : {ty([None, None, 5])}
+  %w, %i = tfm.moe_router %l {{top_k = 2 : i64, routing = #tfm.moe_routing<softmax_topk>, normalize}} : ({ty([None, None, 5])}) -> ({ty([None, None, 2])}, {P})
+  %off, %pos, %src = tfm.moe_route_plan %i {{num_experts = 5 : i64}} : ({P}) -> (tensor<6xi64>, {P}, tensor<?xi64>)
+  %xp = tfm.moe_dispatch %x, %pos, %src : ({X}, {P}, tensor<?xi64>) -> tensor<?x4xf64>
+  %gu = tfm.moe_grouped_matmul %xp, %wgu, %off {{transpose = #tfm.transpose<{transpose_gu}>}} : (tensor<?x4xf64>, tensor<{gu_shape}xf64>, tensor<6xi64>) -> tensor<?x6xf64>
+  %g, %u = tfm.split %gu {{dim = 1 : i64}} : (tensor<?x6xf64>) -> (tensor<?x3xf64>, tensor<?x3xf64>)
+  %a = tfm.silu %g : tensor<?x3xf64>
+  %h = tfm.mul %a, %u : tensor<?x3xf64>
+  %yp = tfm.moe_grouped_matmul %h, %wd, %off {{transpose = #tfm.transpose<nt>}} : (tensor<?x3xf64>, tensor<5x4x3xf64>, tensor<6xi64>) -> tensor<?x4xf64>
+  %y = tfm.moe_combine %yp, %pos, %src, %w : (tensor<?x4xf64>, {P}, tensor<?xi64>, {ty([None, None, 2])}) -> {X}
+  %y2 = tfm.moe_combine %yp, %pos, %src : (tensor<?x4xf64>, {P}, tensor<?xi64>) -> {X}
+  %o = tfm.add %y, %y2 : {X}
+  return %o : {X}
+}}"""
+
+
+no_mask = torch.zeros(2, 3, 5, dtype=torch.float64)
+starve = no_mask.clone()
+starve[..., 4] = -30.0  # expert 4 never selected: zero gradients
+case("moe", "block_nt", moe_block("nt", "5x6x4", no_mask),
+     r(2, 3, 4), r(5, 4, scale=2.0), no_mask, r(5, 6, 4), r(5, 4, 3))
+case("moe", "block_nn_starved_expert", moe_block("nn", "5x4x6", starve),
+     r(2, 3, 4), r(5, 4, scale=2.0), starve, r(5, 4, 6), r(5, 4, 3))
+
 def run(tfm_run, workdir, group, name, mlir, inputs):
     base = os.path.join(workdir, f"{group}-{name}")
     with open(base + ".mlir", "w") as f:

@@ -376,6 +376,75 @@ func.func @main(%x: {ty([None, None, 6, 4])}) -> ({ty([None, None, 24])}, {ty([N
 }}""", [s6], lambda a: [a.reshape(B, T, 24), a[:, :, :2], torch.cat([a[:, :, 2:], a[:, :, :2]], 2)])
 
 
+# ------------------------------------------------------------ mixture of experts
+# References written the way HF's eager MoE code computes (softmax in f32,
+# torch.topk, a loop over experts with index_add_), independently of tfm's
+# gather formulation.
+E, K, HM, IM = 16, 4, 16, 8
+moe_logits = randn(B, T, E, scale=2.0)
+LE, WK = ty([None, None, E]), ty([None, None, K])
+
+
+def ref_router(logits, routing, normalize):
+    if routing == "topk_softmax":
+        top, _ = torch.topk(logits, K, dim=-1)
+        return torch.softmax(top, dim=-1)
+    p = torch.softmax(logits, -1) if routing == "softmax_topk" else torch.sigmoid(logits)
+    w, _ = torch.topk(p, K, dim=-1)
+    return w / w.sum(-1, keepdim=True) if normalize else w
+
+
+for routing, normalize in [("softmax_topk", False), ("softmax_topk", True),
+                           ("topk_softmax", False), ("sigmoid_topk", True)]:
+    attrs = f"routing = #tfm.moe_routing<{routing}>" + (", normalize" if normalize else "")
+    case("moe", f"router_{routing}" + ("_normalize" if normalize else ""), f"""
+func.func @main(%l: {LE}) -> {WK} {{
+  %w, %i = tfm.moe_router %l {{top_k = {K} : i64, {attrs}}} : ({LE}) -> ({WK}, {ty([None, None, K], "i64")})
+  return %w : {WK}
+}}""", [moe_logits], lambda l, r=routing, n=normalize: [ref_router(l, r, n)])
+
+
+def ref_moe_block(x, wr, mask, wgu, wd):
+    """Qwen3-MoE's eager sparse block (norm_topk_prob) on stacked experts."""
+    h = x.reshape(-1, HM)
+    logits = h @ wr.T + mask.reshape(-1, E)
+    p = torch.softmax(logits, dim=-1, dtype=torch.float)
+    w, sel = torch.topk(p, K, dim=-1)
+    w = w / w.sum(-1, keepdim=True)
+    out = torch.zeros_like(h)
+    hit = torch.nn.functional.one_hot(sel, E).permute(2, 1, 0)
+    for e in range(E):
+        slot, tok = torch.where(hit[e])
+        if tok.numel() == 0:
+            continue
+        gate, up = torch.nn.functional.linear(h[tok], wgu[e]).chunk(2, dim=-1)
+        y = torch.nn.functional.linear(F.silu(gate) * up, wd[e])
+        out.index_add_(0, tok, y * w[tok, slot, None])
+    return [out.reshape(x.shape)]
+
+
+XM, PM = ty([None, None, HM]), ty([None, None, K], "i64")
+moe_mask = torch.zeros(B, T, E)
+moe_mask[..., 3] = -40.0  # experts 3 and 11 receive no token
+moe_mask[..., 11] = -40.0
+case("moe", "block_stacked_experts", f"""
+func.func @main(%x: {XM}, %wr: tensor<{E}x{HM}xf32>, %mask: {LE}, %wgu: tensor<{E}x{2 * IM}x{HM}xf32>, %wd: tensor<{E}x{HM}x{IM}xf32>) -> {XM} {{
+  %l0 = tfm.matmul %x, %wr {{transpose = #tfm.transpose<nt>}} : ({XM}, tensor<{E}x{HM}xf32>) -> {LE}
+  %l = tfm.add %l0, %mask : {LE}
+  %w, %i = tfm.moe_router %l {{top_k = {K} : i64, routing = #tfm.moe_routing<softmax_topk>, normalize}} : ({LE}) -> ({WK}, {PM})
+  %off, %pos, %src = tfm.moe_route_plan %i {{num_experts = {E} : i64}} : ({PM}) -> (tensor<{E + 1}xi64>, {PM}, tensor<?xi64>)
+  %xp = tfm.moe_dispatch %x, %pos, %src : ({XM}, {PM}, tensor<?xi64>) -> tensor<?x{HM}xf32>
+  %gu = tfm.moe_grouped_matmul %xp, %wgu, %off {{transpose = #tfm.transpose<nt>}} : (tensor<?x{HM}xf32>, tensor<{E}x{2 * IM}x{HM}xf32>, tensor<{E + 1}xi64>) -> tensor<?x{2 * IM}xf32>
+  %g, %u = tfm.split %gu {{dim = 1 : i64}} : (tensor<?x{2 * IM}xf32>) -> (tensor<?x{IM}xf32>, tensor<?x{IM}xf32>)
+  %a = tfm.silu %g : tensor<?x{IM}xf32>
+  %h = tfm.mul %a, %u : tensor<?x{IM}xf32>
+  %yp = tfm.moe_grouped_matmul %h, %wd, %off {{transpose = #tfm.transpose<nt>}} : (tensor<?x{IM}xf32>, tensor<{E}x{HM}x{IM}xf32>, tensor<{E + 1}xi64>) -> tensor<?x{HM}xf32>
+  %y = tfm.moe_combine %yp, %pos, %src, %w : (tensor<?x{HM}xf32>, {PM}, tensor<?xi64>, {WK}) -> {XM}
+  return %y : {XM}
+}}""", [randn(B, T, HM), randn(E, HM), moe_mask, randn(E, 2 * IM, HM, scale=0.3),
+        randn(E, HM, IM, scale=0.3)], ref_moe_block)
+
+
 def run_case(tfm_run, workdir, group, name, mlir, inputs, ref):
     base = os.path.join(workdir, f"{group}-{name}")
     with open(base + ".mlir", "w") as f:

@@ -28,10 +28,13 @@ struct OpCost {
 
 /// Concrete sizes for dynamic dimensions. tfm's dynamic dimensions are, in
 /// order of appearance in a type, batch then sequence ([B, T, ...],
-/// [B, H, T], [L, B, T, ...]), so a resolver needs only those two numbers.
+/// [B, H, T], [L, B, T, ...]), so a resolver needs only those two numbers,
+/// and the top-k of MoE layers: the one dynamic dimension of the
+/// expert-grouped rows ([R], [R, H]) is R = batch * seq * topK.
 class DimResolver {
 public:
-  DimResolver(int64_t batch, int64_t seq) : batch(batch), seq(seq) {}
+  DimResolver(int64_t batch, int64_t seq, int64_t topK = 1)
+      : batch(batch), seq(seq), topK(topK) {}
   /// Size of dimension `d` of shaped type `t`.
   int64_t dim(Type t, unsigned d) const;
   int64_t dim(Value v, unsigned d) const { return dim(v.getType(), d); }
@@ -40,7 +43,7 @@ public:
   double bytes(Type t) const;
   double elements(Value v) const { return elements(v.getType()); }
   double bytes(Value v) const { return bytes(v.getType()); }
-  int64_t batch, seq;
+  int64_t batch, seq, topK;
 };
 
 } // namespace mlir::tfm

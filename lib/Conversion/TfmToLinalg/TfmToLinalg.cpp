@@ -23,6 +23,7 @@ void mlir::tfm::populateTfmToLinalgPatterns(RewritePatternSet &patterns) {
   populateTfmAttentionToLinalgPatterns(patterns);
   populateTfmLossToLinalgPatterns(patterns);
   populateTfmShapeToLinalgPatterns(patterns);
+  populateTfmMoeToLinalgPatterns(patterns);
   populateTfmRepeatToScfPatterns(patterns);
 }
 

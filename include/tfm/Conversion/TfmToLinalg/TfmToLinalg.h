@@ -19,6 +19,7 @@ void populateTfmRopeToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmAttentionToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmLossToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmShapeToLinalgPatterns(RewritePatternSet &patterns);
+void populateTfmMoeToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmRepeatToScfPatterns(RewritePatternSet &patterns);
 
 /// All of the above.

@@ -19,10 +19,6 @@ using namespace mlir::tfm::detail;
 
 static constexpr int64_t kDyn = ShapedType::kDynamic;
 
-static RankedTensorType rankedOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
 /// Shape without its last dimension.
 static SmallVector<int64_t> dropLast(ArrayRef<int64_t> shape) {
   return SmallVector<int64_t>(shape.drop_back());

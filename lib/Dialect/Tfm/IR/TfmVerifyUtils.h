@@ -13,6 +13,11 @@
 
 namespace mlir::tfm::detail {
 
+/// The ranked tensor type of `v` (tfm operands are ranked tensors).
+inline RankedTensorType rankedOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
 /// True when the dimensions may be equal (either is dynamic, or both agree).
 inline bool dimsCompatible(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;

@@ -47,6 +47,22 @@ def Tfm_QkNormModeAttr : EnumAttr<Tfm_Dialect, Tfm_QkNormMode, "qk_norm_mode"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Tfm_MoeSoftmaxTopk : I32EnumAttrCase<"softmax_topk", 0>;
+def Tfm_MoeTopkSoftmax : I32EnumAttrCase<"topk_softmax", 1>;
+def Tfm_MoeSigmoidTopk : I32EnumAttrCase<"sigmoid_topk", 2>;
+def Tfm_MoeRouting : I32EnumAttr<"MoeRouting",
+    "how tfm.moe_router turns router logits into top-k weights: "
+    "softmax_topk (softmax over the experts, then top-k: Mixtral, Qwen3-MoE, "
+    "OLMoE, Granite-MoE), topk_softmax (top-k of the logits, then softmax "
+    "over the k: gpt-oss), sigmoid_topk (sigmoid scores, then top-k)",
+    [Tfm_MoeSoftmaxTopk, Tfm_MoeTopkSoftmax, Tfm_MoeSigmoidTopk]> {
+  let cppNamespace = "::mlir::tfm";
+  let genSpecializedAttr = 0;
+}
+def Tfm_MoeRoutingAttr : EnumAttr<Tfm_Dialect, Tfm_MoeRouting, "moe_routing"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Tfm_MapDirect : I32EnumAttrCase<"direct", 0>;
 def Tfm_MapFuse : I32EnumAttrCase<"fuse", 1>;
 def Tfm_MapSplit : I32EnumAttrCase<"split", 2>;

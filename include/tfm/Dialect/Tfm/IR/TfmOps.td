@@ -24,6 +24,9 @@ def Tfm_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
 def Tfm_IdTensor : RankedTensorOf<[I32, I64]>;
 // Statistics (rstd, lse, loss) are f32, or f64 when the inputs are f64.
 def Tfm_StatTensor : RankedTensorOf<[F32, F64]>;
+// Values a layer scan stacks: weights, saved activations, and the integer
+// routing plans MoE layers save for their backward.
+def Tfm_StackableTensor : RankedTensorOf<[F16, BF16, F32, F64, I32, I64]>;
 
 // The common printed form: operands, attributes, then the functional type.
 defvar Tfm_FunctionalFormat =
@@ -547,12 +550,12 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
     stacked outputs (see tfm-autodiff).
   }];
   let arguments = (ins Variadic<Tfm_FloatTensor>:$inits,
-                   Variadic<Tfm_FloatTensor>:$weights,
+                   Variadic<Tfm_StackableTensor>:$weights,
                    I64Attr:$num_layers,
                    OptionalAttr<DenseI64ArrayAttr>:$schedule,
                    OptionalAttr<StrArrayAttr>:$kind_names,
                    UnitAttr:$reverse);
-  let results = (outs Variadic<Tfm_FloatTensor>:$results);
+  let results = (outs Variadic<Tfm_StackableTensor>:$results);
   let regions = (region VariadicRegion<SizedRegion<1>>:$kinds);
   let assemblyFormat = [{
     `(` $inits `:` type($inits) `)` `layers` `(` ($weights^ `:` type($weights))? `)`
@@ -581,5 +584,6 @@ def Tfm_YieldOp : Tfm_Op<"yield", [Pure, Terminator, ReturnLike,
 }
 
 include "tfm/Dialect/Tfm/IR/TfmBackwardOps.td"
+include "tfm/Dialect/Tfm/IR/TfmMoeOps.td"
 
 #endif // TFM_OPS

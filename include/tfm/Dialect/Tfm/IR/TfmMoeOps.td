@@ -1,0 +1,215 @@
+//===- TfmMoeOps.td - mixture-of-experts ops ---------------*- tablegen -*-===//
+//
+// A sparse MoE block is five ops, dropless (no capacity, no token dropped):
+//
+//   %logits          = tfm.matmul %x, %router                 [.., E]
+//   %w, %idx         = tfm.moe_router %logits                 [.., k] each
+//   %off, %pos, %src = tfm.moe_route_plan %idx                the expert order
+//   %xp              = tfm.moe_dispatch %x, %pos, %src        [R, H], R = N*k
+//   %hp              = tfm.moe_grouped_matmul %xp, %w1, %off  per expert rows
+//   ...activation, a second grouped matmul...
+//   %y               = tfm.moe_combine %yp, %pos, %src, %w    [.., H]
+//
+// N is the number of tokens (the product of the leading dimensions), R the
+// number of (token, slot) pairs. Rows of the permuted [R, ·] tensors are
+// grouped by expert: expert e owns rows [offsets[e], offsets[e+1]), in token
+// order, so every kernel does work proportional to top-k, and the per-expert
+// row counts are run-time values, not shapes. The normative text is
+// docs/spec.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_MOE_OPS
+#define TFM_MOE_OPS
+
+def Tfm_MoeRouterOp : Tfm_PureOp<"moe_router"> {
+  let summary = "top-k expert selection and routing weights from router logits";
+  let description = [{
+    `logits` `[.., E]`; results `weights` `[.., k]` (f32; f64 for f64
+    logits) and `indices` `[.., k]` (i64), slot 0 the best expert. Scores are
+    computed in f32 whatever the logits type:
+
+    - `softmax_topk`: `p = softmax(logits)`; the k largest `p`;
+      `weights = p[indices]`, divided by their sum with `normalize`
+      (HF `norm_topk_prob`).
+    - `topk_softmax`: the k largest logits; `weights = softmax` over those k
+      (gpt-oss).
+    - `sigmoid_topk`: `p = sigmoid(logits)`; the k largest; `weights =
+      p[indices]`, divided by their sum with `normalize`.
+
+    Selection is deterministic: a larger score first, and among equal
+    scores the lower expert index.
+
+    ```mlir
+    %w, %idx = tfm.moe_router %logits
+        {top_k = 2 : i64, routing = #tfm.moe_routing<softmax_topk>, normalize}
+        : (tensor<?x?x8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+    ```
+
+    Gradient: through the weights only (the selection is piecewise
+    constant). With `s` the scores and `g` the weight gradient, `normalize`
+    first maps `g_j -> (g_j - Σ_i g_i w_i) / Σ_i s[idx_i]`; then `ds[idx_j] =
+    g_j` (zero for unselected experts), and `dlogits = p * (ds - Σ ds * p)`
+    (softmax), `ds * p * (1 - p)` (sigmoid), or, for `topk_softmax`,
+    `dlogits[idx_j] = w_j (g_j - Σ_i g_i w_i)` and zero elsewhere.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$logits, I64Attr:$top_k,
+                   Tfm_MoeRoutingAttr:$routing, UnitAttr:$normalize);
+  let results = (outs Tfm_StatTensor:$weights, Tfm_IdTensor:$indices);
+}
+
+def Tfm_MoeRoutePlanOp : Tfm_PureOp<"moe_route_plan", [Tfm_NotDifferentiable]> {
+  let summary = "the expert-grouped order of (token, slot) pairs";
+  let description = [{
+    `indices` `[.., k]` (experts in `[0, num_experts)`), flattened to
+    `f = n * k + j` for token `n` and slot `j`, `R = N * k` pairs. Expert
+    `e` owns rows `[offsets[e], offsets[e+1])` of the permuted order, and
+    its pairs sit there in increasing `f`:
+
+    - `offsets` `[E + 1]`: `offsets[0] = 0`, `offsets[e+1] - offsets[e]` the
+      number of pairs routed to `e`;
+    - `positions` `[.., k]`: the row of pair `(n, j)`;
+    - `sources` `[R]`: the pair `f` of each row (the inverse permutation).
+
+    ```mlir
+    %off, %pos, %src = tfm.moe_route_plan %idx {num_experts = 8 : i64}
+        : (tensor<?x?x2xi64>) -> (tensor<9xi64>, tensor<?x?x2xi64>, tensor<?xi64>)
+    ```
+
+    No gradient (integer results).
+  }];
+  let arguments = (ins Tfm_IdTensor:$indices, I64Attr:$num_experts);
+  let results = (outs Tfm_IdTensor:$offsets, Tfm_IdTensor:$positions,
+                      Tfm_IdTensor:$sources);
+}
+
+def Tfm_MoeDispatchOp : Tfm_PureOp<"moe_dispatch"> {
+  let summary = "gather token rows into the expert-grouped order";
+  let description = [{
+    `x` `[.., H]` (N tokens), `positions` and `sources` from
+    `tfm.moe_route_plan`: `result[r] = x[sources[r] / k]`, `[R, H]`. Each
+    token appears once per slot, so no row is dropped.
+
+    ```mlir
+    %xp = tfm.moe_dispatch %x, %pos, %src
+        : (tensor<?x?x64xf32>, tensor<?x?x2xi64>, tensor<?xi64>) -> tensor<?x64xf32>
+    ```
+
+    Gradient: `dx[n] = Σ_j dresult[positions[n, j]]`, i.e. `tfm.moe_combine`
+    of `dresult` without weights (a gather, not a scatter).
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, Tfm_IdTensor:$positions,
+                   Tfm_IdTensor:$sources);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_MoeCombineOp : Tfm_PureOp<"moe_combine"> {
+  let summary = "sum each token's expert rows, weighted by the routing weights";
+  let description = [{
+    `rows` `[R, H]` in the expert-grouped order, the plan's `positions`
+    `[.., k]` and `sources` `[R]` (as `tfm.moe_dispatch` takes them; the
+    gradient reads `sources`), optional `weights` `[.., k]`: `result[n] =
+    Σ_j weights[n, j] * rows[positions[n, j]]` (weight 1 without
+    `weights`), accumulated in f32 and rounded once to the element type.
+    `result` is `[.., H]`.
+
+    ```mlir
+    %y = tfm.moe_combine %yp, %pos, %src, %w
+        : (tensor<?x64xf32>, tensor<?x?x2xi64>, tensor<?xi64>, tensor<?x?x2xf32>)
+        -> tensor<?x?x64xf32>
+    ```
+
+    Gradient: `drows[positions[n, j]] = weights[n, j] * dresult[n]`,
+    `dweights[n, j] = Σ_h dresult[n, h] * rows[positions[n, j], h]`
+    (`tfm.moe_combine_backward`); without weights, `drows` is
+    `tfm.moe_dispatch` of `dresult`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$rows, Tfm_IdTensor:$positions,
+                   Tfm_IdTensor:$sources, Optional<Tfm_StatTensor>:$weights);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_MoeGroupedMatmulOp : Tfm_PureOp<"moe_grouped_matmul"> {
+  let summary = "one GEMM per expert over its rows of the grouped order";
+  let description = [{
+    `x` `[R, K]` in the expert-grouped order, `w` `[E, N, K]` (`nt`, HF
+    `F.linear` layout per expert) or `[E, K, N]` (`nn`), `offsets` `[E + 1]`
+    from `tfm.moe_route_plan`: rows `[offsets[e], offsets[e+1])` of the
+    result are those rows of `x` times `w[e]` (transposed for `nt`). The
+    row counts are run-time values; an expert with no rows costs nothing.
+    Accumulates in f32 for bf16/f16 inputs.
+
+    ```mlir
+    %h = tfm.moe_grouped_matmul %xp, %w, %off {transpose = #tfm.transpose<nt>}
+        : (tensor<?x64xf32>, tensor<8x256x64xf32>, tensor<9xi64>) -> tensor<?x256xf32>
+    ```
+
+    Gradient: `dx = grouped_matmul(dy, w)` with the other transpose,
+    `dw[e] = dy[rows of e]ᵀ · x[rows of e]` (`nt`; zero for an expert with
+    no rows), `tfm.moe_grouped_matmul_grad_weight`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, Tfm_FloatTensor:$w,
+                   Tfm_IdTensor:$offsets, Tfm_TransposeAttr:$transpose);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+def Tfm_MoeRouterBackwardOp : Tfm_BackwardOp<"moe_router_backward"> {
+  let summary = "gradient of tfm.moe_router with respect to the logits";
+  let description = [{
+    The `tfm.moe_router` gradient of docs/spec.md, from the forward logits
+    and the selected `indices` (scores are recomputed in f32).
+
+    ```mlir
+    %dl = tfm.moe_router_backward %dw, %logits, %idx
+        {routing = #tfm.moe_routing<softmax_topk>, normalize}
+        : (tensor<?x?x2xf32>, tensor<?x?x8xf32>, tensor<?x?x2xi64>) -> tensor<?x?x8xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_StatTensor:$dweights, Tfm_FloatTensor:$logits,
+                   Tfm_IdTensor:$indices, Tfm_MoeRoutingAttr:$routing,
+                   UnitAttr:$normalize);
+  let results = (outs Tfm_FloatTensor:$dlogits);
+}
+
+def Tfm_MoeCombineBackwardOp : Tfm_BackwardOp<"moe_combine_backward"> {
+  let summary = "gradients of tfm.moe_combine (rows and weights)";
+  let description = [{
+    `drows[r] = weights[f] * dy[f / k]` with `f = sources[r]`, and
+    `dweights[n, j] = Σ_h dy[n, h] * rows[positions[n, j], h]` (f32). Both
+    are gathers, parallel over rows and pairs.
+
+    ```mlir
+    %drows, %dw = tfm.moe_combine_backward %dy, %yp, %pos, %src, %w
+        : (tensor<?x?x64xf32>, tensor<?x64xf32>, tensor<?x?x2xi64>, tensor<?xi64>, tensor<?x?x2xf32>)
+        -> (tensor<?x64xf32>, tensor<?x?x2xf32>)
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$rows,
+                   Tfm_IdTensor:$positions, Tfm_IdTensor:$sources,
+                   Tfm_StatTensor:$weights);
+  let results = (outs Tfm_FloatTensor:$drows, Tfm_StatTensor:$dweights);
+}
+
+def Tfm_MoeGroupedMatmulGradWeightOp
+    : Tfm_BackwardOp<"moe_grouped_matmul_grad_weight"> {
+  let summary = "per-expert weight gradient of tfm.moe_grouped_matmul";
+  let description = [{
+    `nt`: `dw[e] = dy[rows of e]ᵀ · x[rows of e]` (`[E, N, K]`); `nn`:
+    `x[rows of e]ᵀ · dy[rows of e]` (`[E, K, N]`). An expert with no rows
+    gets exact zeros.
+
+    ```mlir
+    %dw = tfm.moe_grouped_matmul_grad_weight %dy, %xp, %off {transpose = #tfm.transpose<nt>}
+        : (tensor<?x256xf32>, tensor<?x64xf32>, tensor<9xi64>) -> tensor<8x256x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x,
+                   Tfm_IdTensor:$offsets, Tfm_TransposeAttr:$transpose);
+  let results = (outs Tfm_FloatTensor:$dweight);
+}
+
+#endif // TFM_MOE_OPS

@@ -1,0 +1,818 @@
+//===- MoeOps.cpp - the MoE ops to linalg, scf and tensor -----------------===//
+//
+// Work is proportional to the routed pairs:
+//
+// - the router is one parallel generic over [N, k]: each (token, slot)
+//   finds its expert with k selection passes over the E scores (E and k
+//   are small next to the expert GEMMs, and no sort or T x E scratch is
+//   needed);
+// - the route plan is a counting sort (three sequential loops over the
+//   N*k pairs);
+// - dispatch, combine and their gradients are gathers (parallel generics
+//   reading through the plan, no scatter, no atomics);
+// - grouped matmuls are one GEMM per expert on its rows of the grouped
+//   order, sliced at run-time offsets; tfm-linalg-matmul-to-blas turns each
+//   into a BLAS call, and an expert without rows is skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::lowering;
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+Value idx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+Value toIndex(OpBuilder &b, Location loc, Value i64) {
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), i64);
+}
+Value toI64(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+}
+
+/// An i64 tensor of `size` zeros (filledTensor is for floats).
+Value zerosI64(OpBuilder &b, Location loc, int64_t size) {
+  Type i64 = b.getI64Type();
+  Value empty = emptyTensor(b, loc, {b.getIndexAttr(size)}, i64);
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+  return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+      .getResult(0);
+}
+
+/// [.., k] -> [N*k] (all dimensions collapsed).
+Value flatten(OpBuilder &b, Location loc, Value x) {
+  auto t = cast<RankedTensorType>(x.getType());
+  if (t.getRank() == 1)
+    return x;
+  ReassociationIndices all;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    all.push_back(i);
+  return tensor::CollapseShapeOp::create(
+      b, loc, x, SmallVector<ReassociationIndices>{all});
+}
+
+/// The leading sizes of `x` (all but the last dimension).
+SmallVector<OpFoldResult> leadingSizes(OpBuilder &b, Location loc, Value x) {
+  SmallVector<OpFoldResult> s = sizesOf(b, loc, x);
+  s.pop_back();
+  return s;
+}
+
+/// A generic over `sizes` writing one tensor per `outElems` entry, with no
+/// tensor inputs (the body reads through linalg.index and tensor.extract).
+SmallVector<Value> buildIndexMap(OpBuilder &b, Location loc,
+                                 ArrayRef<OpFoldResult> sizes,
+                                 ArrayRef<Type> outElems,
+                                 function_ref<SmallVector<Value>(
+                                     OpBuilder &, Location, ValueRange)>
+                                     body) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = sizes.size();
+  SmallVector<Value> outs;
+  SmallVector<Type> types;
+  for (Type e : outElems) {
+    outs.push_back(emptyTensor(b, loc, sizes, e));
+    types.push_back(outs.back().getType());
+  }
+  SmallVector<AffineMap> maps(outs.size(), identityMap(ctx, rank));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto g = linalg::GenericOp::create(
+      b, loc, types, ValueRange{}, outs, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        SmallVector<Value> ivs;
+        for (unsigned d = 0; d < rank; ++d)
+          ivs.push_back(linalg::IndexOp::create(nb, l, d));
+        yieldValues(nb, l, body(nb, l, ivs));
+      });
+  return SmallVector<Value>(g.getResults());
+}
+
+//===----------------------------------------------------------------------===//
+// Router
+//===----------------------------------------------------------------------===//
+
+/// Per-row max and sum of exp(l - max) of [N, E] logits, in `acc`.
+std::pair<Value, Value> softmaxStats(OpBuilder &b, Location loc, Value logits,
+                                     Type acc) {
+  Value max = reduceLastDim(
+      b, loc, logits, acc, -std::numeric_limits<double>::infinity(),
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::MaximumFOp::create(nb, l, a[0], a[1]);
+      });
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> rows = {tensor::getMixedSize(b, loc, logits, 0)};
+  Value sum = buildReduction(
+      b, loc, rows, acc, 0.0, ValueRange{logits, max},
+      {identityMap(ctx, 2), dropLastDimMap(ctx, 2)}, dropLastDimMap(ctx, 2),
+      {false, true}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value x = castFloat(nb, l, a[0], acc);
+        Value e = math::ExpOp::create(nb, l,
+                                      arith::SubFOp::create(nb, l, x, a[1]));
+        return arith::AddFOp::create(nb, l, a[2], e);
+      });
+  return {max, sum};
+}
+
+/// Reads logits[n, e] and turns it into the selection score.
+struct ScoreReader {
+  Value logits, max, sum; // max/sum: softmax row statistics ([N]) or null
+  MoeRouting routing;
+  Type acc;
+
+  Value logit(OpBuilder &b, Location l, Value n, Value e) const {
+    return castFloat(
+        b, l, tensor::ExtractOp::create(b, l, logits, ValueRange{n, e}), acc);
+  }
+  Value score(OpBuilder &b, Location l, Value n, Value e) const {
+    Value x = logit(b, l, n, e);
+    switch (routing) {
+    case MoeRouting::softmax_topk: {
+      Value m = tensor::ExtractOp::create(b, l, max, ValueRange{n});
+      Value s = tensor::ExtractOp::create(b, l, sum, ValueRange{n});
+      Value ex =
+          math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, m));
+      return arith::DivFOp::create(b, l, ex, s);
+    }
+    case MoeRouting::sigmoid_topk: {
+      Value one = constFloat(b, l, acc, 1.0);
+      Value ex = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+      return arith::DivFOp::create(b, l, one,
+                                   arith::AddFOp::create(b, l, one, ex));
+    }
+    case MoeRouting::topk_softmax:
+      return x;
+    }
+    llvm_unreachable("unknown routing");
+  }
+};
+
+ScoreReader makeScores(OpBuilder &b, Location loc, Value logits2,
+                       MoeRouting routing, Type acc) {
+  ScoreReader r{logits2, Value(), Value(), routing, acc};
+  if (routing == MoeRouting::softmax_topk)
+    std::tie(r.max, r.sum) = softmaxStats(b, loc, logits2, acc);
+  return r;
+}
+
+struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeRouterOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value logits2 = collapseToMatrix(rewriter, loc, op.getLogits());
+    auto lt = cast<RankedTensorType>(logits2.getType());
+    int64_t experts = lt.getDimSize(1), k = op.getTopK();
+    Type acc = op.getWeights().getType().getElementType();
+    MoeRouting routing = op.getRouting();
+    bool normalize = op.getNormalize();
+    ScoreReader scores = makeScores(rewriter, loc, logits2, routing, acc);
+    SmallVector<OpFoldResult> sizes = {
+        tensor::getMixedSize(rewriter, loc, logits2, 0),
+        rewriter.getIndexAttr(k)};
+    Type i64 = rewriter.getI64Type();
+    double inf = std::numeric_limits<double>::infinity();
+    SmallVector<Value> outs = buildIndexMap(
+        rewriter, loc, sizes, {acc, i64},
+        [&](OpBuilder &b, Location l, ValueRange iv) -> SmallVector<Value> {
+          Value n = iv[0], slot = toI64(b, l, iv[1]);
+          // Pass t finds the best (score, expert) strictly after the one
+          // pass t - 1 found, in the order (score descending, expert
+          // ascending); slot j keeps pass j's, and all k feed the sums.
+          Value zero = constFloat(b, l, acc, 0.0);
+          SmallVector<Value> init = {
+              constFloat(b, l, acc, inf), // previous score
+              arith::ConstantIntOp::create(b, l, -1, 64), // previous expert
+              zero,                                       // sum of scores
+              zero,                                       // top score
+              zero,                                       // sum exp (topk_softmax)
+              zero,                                       // this slot's score
+              arith::ConstantIntOp::create(b, l, 0, 64)}; // this slot's expert
+          auto passes = scf::ForOp::create(
+              b, l, idx(b, l, 0), idx(b, l, k), idx(b, l, 1), init,
+              [&](OpBuilder &pb, Location pl, Value t, ValueRange st) {
+                Value prevS = st[0], prevE = st[1];
+                auto scan = scf::ForOp::create(
+                    pb, pl, idx(pb, pl, 0), idx(pb, pl, experts),
+                    idx(pb, pl, 1),
+                    ValueRange{constFloat(pb, pl, acc, -inf),
+                               arith::ConstantIntOp::create(pb, pl, -1, 64)},
+                    [&](OpBuilder &sb, Location sl, Value e, ValueRange best) {
+                      Value s = scores.score(sb, sl, n, e);
+                      Value ei = toI64(sb, sl, e);
+                      // After the previous pick in the order?
+                      Value lower = arith::CmpFOp::create(
+                          sb, sl, arith::CmpFPredicate::OLT, s, prevS);
+                      Value tie = arith::AndIOp::create(
+                          sb, sl,
+                          arith::CmpFOp::create(sb, sl,
+                                                arith::CmpFPredicate::OEQ, s,
+                                                prevS),
+                          arith::CmpIOp::create(sb, sl,
+                                                arith::CmpIPredicate::sgt, ei,
+                                                prevE));
+                      Value after = arith::OrIOp::create(sb, sl, lower, tie);
+                      // Strictly better than the best so far (ties keep the
+                      // lower expert, scanned first); any candidate beats
+                      // none.
+                      Value none = arith::CmpIOp::create(
+                          sb, sl, arith::CmpIPredicate::slt, best[1],
+                          arith::ConstantIntOp::create(sb, sl, 0, 64));
+                      Value better = arith::OrIOp::create(
+                          sb, sl, none,
+                          arith::CmpFOp::create(
+                              sb, sl, arith::CmpFPredicate::OGT, s, best[0]));
+                      Value take = arith::AndIOp::create(sb, sl, after, better);
+                      scf::YieldOp::create(
+                          sb, sl,
+                          ValueRange{
+                              arith::SelectOp::create(sb, sl, take, s, best[0]),
+                              arith::SelectOp::create(sb, sl, take, ei,
+                                                      best[1])});
+                    });
+                Value s = scan.getResult(0), e = scan.getResult(1);
+                Value first = arith::CmpIOp::create(
+                    pb, pl, arith::CmpIPredicate::eq, t, idx(pb, pl, 0));
+                Value top = arith::SelectOp::create(pb, pl, first, s, st[3]);
+                Value sumExp = arith::AddFOp::create(
+                    pb, pl, st[4],
+                    math::ExpOp::create(pb, pl,
+                                        arith::SubFOp::create(pb, pl, s, top)));
+                Value mine = arith::CmpIOp::create(
+                    pb, pl, arith::CmpIPredicate::eq, toI64(pb, pl, t), slot);
+                scf::YieldOp::create(
+                    pb, pl,
+                    ValueRange{s, e, arith::AddFOp::create(pb, pl, st[2], s),
+                               top, sumExp,
+                               arith::SelectOp::create(pb, pl, mine, s, st[5]),
+                               arith::SelectOp::create(pb, pl, mine, e,
+                                                       st[6])});
+              });
+          Value s = passes.getResult(5), e = passes.getResult(6);
+          Value w = s;
+          if (routing == MoeRouting::topk_softmax)
+            w = arith::DivFOp::create(
+                b, l,
+                math::ExpOp::create(
+                    b, l, arith::SubFOp::create(b, l, s, passes.getResult(3))),
+                passes.getResult(4));
+          else if (normalize)
+            w = arith::DivFOp::create(b, l, s, passes.getResult(2));
+          return {w, e};
+        });
+    SmallVector<OpFoldResult> leading =
+        leadingSizes(rewriter, loc, op.getLogits());
+    rewriter.replaceOp(
+        op, {expandFromMatrix(rewriter, loc, outs[0], op.getWeights().getType(),
+                              leading),
+             expandFromMatrix(rewriter, loc, outs[1], op.getIndices().getType(),
+                              leading)});
+    return success();
+  }
+};
+
+struct MoeRouterBackwardLowering : OpRewritePattern<MoeRouterBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeRouterBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value logits2 = collapseToMatrix(rewriter, loc, op.getLogits());
+    Value dw = collapseToMatrix(rewriter, loc, op.getDweights());
+    Value ids = collapseToMatrix(rewriter, loc, op.getIndices());
+    auto lt = cast<RankedTensorType>(logits2.getType());
+    Type elem = lt.getElementType();
+    Type acc = op.getDweights().getType().getElementType();
+    int64_t k = cast<RankedTensorType>(ids.getType()).getDimSize(1);
+    MoeRouting routing = op.getRouting();
+    bool normalize = op.getNormalize();
+    ScoreReader scores = makeScores(rewriter, loc, logits2, routing, acc);
+    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, logits2);
+    SmallVector<Value> outs = buildIndexMap(
+        rewriter, loc, sizes, {elem},
+        [&](OpBuilder &b, Location l, ValueRange iv) -> SmallVector<Value> {
+          Value n = iv[0], e = toI64(b, l, iv[1]);
+          Value zero = constFloat(b, l, acc, 0.0);
+          Value top =
+              scores.score(b, l, n,
+                           toIndex(b, l,
+                                   tensor::ExtractOp::create(
+                                       b, l, ids, ValueRange{n, idx(b, l, 0)})));
+          // Pass 1: over the k slots, the sums the rule needs, and the
+          // gradient reaching this expert's score (zero if not selected).
+          Value no = arith::ConstantIntOp::create(b, l, 0, 1);
+          auto pass1 = scf::ForOp::create(
+              b, l, idx(b, l, 0), idx(b, l, k), idx(b, l, 1),
+              ValueRange{zero, zero, zero, zero, no},
+              [&](OpBuilder &pb, Location pl, Value t, ValueRange st) {
+                Value ej = tensor::ExtractOp::create(pb, pl, ids,
+                                                     ValueRange{n, t});
+                Value g = castFloat(
+                    pb, pl,
+                    tensor::ExtractOp::create(pb, pl, dw, ValueRange{n, t}),
+                    acc);
+                Value s = scores.score(pb, pl, n, toIndex(pb, pl, ej));
+                if (routing == MoeRouting::topk_softmax)
+                  s = math::ExpOp::create(pb, pl,
+                                          arith::SubFOp::create(pb, pl, s, top));
+                Value mine = arith::CmpIOp::create(
+                    pb, pl, arith::CmpIPredicate::eq, ej, e);
+                scf::YieldOp::create(
+                    pb, pl,
+                    ValueRange{
+                        arith::AddFOp::create(pb, pl, st[0], s), // Σ s
+                        arith::AddFOp::create(
+                            pb, pl, st[1],
+                            arith::MulFOp::create(pb, pl, g, s)), // Σ g s
+                        arith::SelectOp::create(pb, pl, mine, g, st[2]),
+                        arith::SelectOp::create(pb, pl, mine, s, st[3]),
+                        arith::OrIOp::create(pb, pl, mine, st[4])});
+              });
+          Value sumS = pass1.getResult(0), sumGS = pass1.getResult(1);
+          Value g = pass1.getResult(2), selected = pass1.getResult(4);
+          Value result;
+          if (routing == MoeRouting::topk_softmax) {
+            // w = exp(s - top) / Σ; dl = w (g - Σ g w) for selected experts.
+            Value w = arith::DivFOp::create(b, l, pass1.getResult(3), sumS);
+            Value gw = arith::DivFOp::create(b, l, sumGS, sumS);
+            result = arith::SelectOp::create(
+                b, l, selected,
+                arith::MulFOp::create(b, l, w,
+                                      arith::SubFOp::create(b, l, g, gw)),
+                zero);
+          } else {
+            // ds_j = g_j, or (g_j - Σ g w) / Σ s with normalize.
+            auto ds = [&](OpBuilder &nb, Location nl, Value gj) -> Value {
+              if (!normalize)
+                return gj;
+              Value gw = arith::DivFOp::create(nb, nl, sumGS, sumS);
+              return arith::DivFOp::create(
+                  nb, nl, arith::SubFOp::create(nb, nl, gj, gw), sumS);
+            };
+            Value dsE = arith::SelectOp::create(b, l, selected, ds(b, l, g),
+                                                zero);
+            Value p = scores.score(b, l, n, iv[1]);
+            if (routing == MoeRouting::softmax_topk) {
+              // Σ_e ds_e p_e over the selected experts.
+              auto pass2 = scf::ForOp::create(
+                  b, l, idx(b, l, 0), idx(b, l, k), idx(b, l, 1),
+                  ValueRange{zero},
+                  [&](OpBuilder &pb, Location pl, Value t, ValueRange st) {
+                    Value ej = tensor::ExtractOp::create(pb, pl, ids,
+                                                         ValueRange{n, t});
+                    Value gj = castFloat(
+                        pb, pl,
+                        tensor::ExtractOp::create(pb, pl, dw, ValueRange{n, t}),
+                        acc);
+                    Value sj = scores.score(pb, pl, n, toIndex(pb, pl, ej));
+                    scf::YieldOp::create(
+                        pb, pl,
+                        ValueRange{arith::AddFOp::create(
+                            pb, pl, st[0],
+                            arith::MulFOp::create(pb, pl, ds(pb, pl, gj),
+                                                  sj))});
+                  });
+              result = arith::MulFOp::create(
+                  b, l, p,
+                  arith::SubFOp::create(b, l, dsE, pass2.getResult(0)));
+            } else {
+              Value one = constFloat(b, l, acc, 1.0);
+              result = arith::MulFOp::create(
+                  b, l, dsE,
+                  arith::MulFOp::create(b, l, p,
+                                        arith::SubFOp::create(b, l, one, p)));
+            }
+          }
+          return {castFloat(b, l, result, elem)};
+        });
+    rewriter.replaceOp(
+        op, expandFromMatrix(rewriter, loc, outs[0], op.getDlogits().getType(),
+                             leadingSizes(rewriter, loc, op.getLogits())));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Route plan: a counting sort of the (token, slot) pairs by expert
+//===----------------------------------------------------------------------===//
+
+struct MoeRoutePlanLowering : OpRewritePattern<MoeRoutePlanOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeRoutePlanOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value flat = flatten(rewriter, loc, op.getIndices());
+    int64_t experts = op.getNumExperts();
+    Type i64 = rewriter.getI64Type();
+    Value pairs = tensor::DimOp::create(rewriter, loc, flat, 0);
+    Value c0 = idx(rewriter, loc, 0), c1 = idx(rewriter, loc, 1);
+    auto i64Const = [&](OpBuilder &b, Location l, int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, l, v, 64);
+    };
+    // counts[e] = pairs routed to e.
+    Value counts = zerosI64(rewriter, loc, experts);
+    counts = scf::ForOp::create(
+                 rewriter, loc, c0, pairs, c1, ValueRange{counts},
+                 [&](OpBuilder &b, Location l, Value f, ValueRange st) {
+                   Value e = toIndex(
+                       b, l, tensor::ExtractOp::create(b, l, flat, f));
+                   Value c = tensor::ExtractOp::create(b, l, st[0], e);
+                   Value next = arith::AddIOp::create(b, l, c,
+                                                      i64Const(b, l, 1));
+                   scf::YieldOp::create(
+                       b, l,
+                       ValueRange{tensor::InsertOp::create(b, l, next, st[0],
+                                                           ValueRange{e})});
+                 })
+                 .getResult(0);
+    // offsets = exclusive prefix sum, with the total last.
+    Value offsets = zerosI64(rewriter, loc, experts + 1);
+    offsets =
+        scf::ForOp::create(
+            rewriter, loc, c0, idx(rewriter, loc, experts), c1,
+            ValueRange{offsets},
+            [&](OpBuilder &b, Location l, Value e, ValueRange st) {
+              Value sum = arith::AddIOp::create(
+                  b, l, tensor::ExtractOp::create(b, l, st[0], e),
+                  tensor::ExtractOp::create(b, l, counts, e));
+              Value next = arith::AddIOp::create(b, l, e, idx(b, l, 1));
+              scf::YieldOp::create(
+                  b, l,
+                  ValueRange{tensor::InsertOp::create(b, l, sum, st[0],
+                                                      ValueRange{next})});
+            })
+            .getResult(0);
+    // Place pairs in increasing f within their expert.
+    Value cursor = tensor::ExtractSliceOp::create(
+        rewriter, loc, RankedTensorType::get({experts}, i64), offsets,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(experts)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+    SmallVector<OpFoldResult> r = {OpFoldResult(pairs)};
+    Value positions = emptyTensor(rewriter, loc, r, i64);
+    Value sources = emptyTensor(rewriter, loc, r, i64);
+    auto place = scf::ForOp::create(
+        rewriter, loc, c0, pairs, c1, ValueRange{cursor, positions, sources},
+        [&](OpBuilder &b, Location l, Value f, ValueRange st) {
+          Value e = toIndex(b, l, tensor::ExtractOp::create(b, l, flat, f));
+          Value p = tensor::ExtractOp::create(b, l, st[0], e);
+          Value cur = tensor::InsertOp::create(
+              b, l, arith::AddIOp::create(b, l, p, i64Const(b, l, 1)), st[0],
+              ValueRange{e});
+          Value pos = tensor::InsertOp::create(b, l, p, st[1], ValueRange{f});
+          Value src = tensor::InsertOp::create(b, l, toI64(b, l, f), st[2],
+                                               ValueRange{toIndex(b, l, p)});
+          scf::YieldOp::create(b, l, ValueRange{cur, pos, src});
+        });
+    Value pos = place.getResult(1);
+    auto it = cast<RankedTensorType>(op.getIndices().getType());
+    if (it.getRank() > 1) {
+      ReassociationIndices all;
+      for (int64_t i = 0; i < it.getRank(); ++i)
+        all.push_back(i);
+      pos = tensor::ExpandShapeOp::create(
+          rewriter, loc, it, pos, SmallVector<ReassociationIndices>{all},
+          sizesOf(rewriter, loc, op.getIndices()));
+    }
+    Value src = place.getResult(2);
+    if (src.getType() != op.getSources().getType())
+      src = tensor::CastOp::create(rewriter, loc, op.getSources().getType(),
+                                   src);
+    rewriter.replaceOp(op, {offsets, pos, src});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Dispatch and combine: gathers through the plan
+//===----------------------------------------------------------------------===//
+
+int64_t slotsOf(Value positions) {
+  return cast<RankedTensorType>(positions.getType()).getShape().back();
+}
+
+/// result[r, h] = value(sources[r], h) over [R, H] in `elem`.
+Value gatherRows(OpBuilder &b, Location loc, Value sources, int64_t hidden,
+                 Type elem,
+                 function_ref<Value(OpBuilder &, Location, Value, Value)>
+                     value) {
+  SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, sources, 0),
+                                     b.getIndexAttr(hidden)};
+  MLIRContext *ctx = b.getContext();
+  return buildMap(b, loc, sizes, elem, ValueRange{sources},
+                  {AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx)},
+                  [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                    return value(nb, l, toIndex(nb, l, a[0]),
+                                 linalg::IndexOp::create(nb, l, 1));
+                  });
+}
+
+struct MoeDispatchLowering : OpRewritePattern<MoeDispatchOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeDispatchOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = collapseToMatrix(rewriter, loc, op.getX());
+    int64_t k = slotsOf(op.getPositions());
+    Value rows = gatherRows(
+        rewriter, loc, op.getSources(), op.getType().getDimSize(1),
+        op.getType().getElementType(),
+        [&](OpBuilder &b, Location l, Value f, Value h) -> Value {
+          Value n = arith::DivUIOp::create(b, l, f, idx(b, l, k));
+          return tensor::ExtractOp::create(b, l, x, ValueRange{n, h});
+        });
+    if (rows.getType() != op.getType())
+      rows = tensor::CastOp::create(rewriter, loc, op.getType(), rows);
+    rewriter.replaceOp(op, rows);
+    return success();
+  }
+};
+
+struct MoeCombineLowering : OpRewritePattern<MoeCombineOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeCombineOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value rows = op.getRows();
+    Value pos = collapseToMatrix(rewriter, loc, op.getPositions());
+    Type elem = op.getType().getElementType(), acc = computeType(elem);
+    int64_t hidden = op.getType().getShape().back();
+    SmallVector<OpFoldResult> out = {tensor::getMixedSize(rewriter, loc, pos, 0),
+                                     rewriter.getIndexAttr(hidden)};
+    // (n, h, j): j reduces.
+    AffineExpr n = rewriter.getAffineDimExpr(0),
+               h = rewriter.getAffineDimExpr(1),
+               j = rewriter.getAffineDimExpr(2);
+    SmallVector<Value> ins = {pos};
+    SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {n, j}, ctx)};
+    if (Value w = op.getWeights()) {
+      ins.push_back(collapseToMatrix(rewriter, loc, w));
+      maps.push_back(AffineMap::get(3, 0, {n, j}, ctx));
+    }
+    Value sum = buildReduction(
+        rewriter, loc, out, acc, 0.0, ins, maps,
+        AffineMap::get(3, 0, {n, h}, ctx), {false, false, true},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value r = toIndex(b, l, a[0]);
+          Value col = linalg::IndexOp::create(b, l, 1);
+          Value v = castFloat(
+              b, l, tensor::ExtractOp::create(b, l, rows, ValueRange{r, col}),
+              acc);
+          if (a.size() == 3)
+            v = arith::MulFOp::create(b, l, v, castFloat(b, l, a[1], acc));
+          return arith::AddFOp::create(b, l, a.back(), v);
+        });
+    sum = roundTensor(rewriter, loc, sum, elem);
+    rewriter.replaceOp(
+        op, expandFromMatrix(rewriter, loc, sum, op.getType(),
+                             leadingSizes(rewriter, loc, op.getPositions())));
+    return success();
+  }
+};
+
+struct MoeCombineBackwardLowering : OpRewritePattern<MoeCombineBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeCombineBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value dy = collapseToMatrix(rewriter, loc, op.getDy());
+    Value pos = collapseToMatrix(rewriter, loc, op.getPositions());
+    Value w = collapseToMatrix(rewriter, loc, op.getWeights());
+    Value rows = op.getRows();
+    auto rt = cast<RankedTensorType>(rows.getType());
+    Type elem = rt.getElementType(), acc = computeType(elem);
+    Type wElem = op.getWeights().getType().getElementType();
+    int64_t k = slotsOf(op.getPositions()), hidden = rt.getDimSize(1);
+    // drows[r] = w[f] * dy[f / k], f = sources[r].
+    Value drows = gatherRows(
+        rewriter, loc, op.getSources(), hidden, elem,
+        [&](OpBuilder &b, Location l, Value f, Value h) -> Value {
+          Value n = arith::DivUIOp::create(b, l, f, idx(b, l, k));
+          Value j = arith::RemUIOp::create(b, l, f, idx(b, l, k));
+          Value g = castFloat(
+              b, l, tensor::ExtractOp::create(b, l, dy, ValueRange{n, h}), acc);
+          Value wf = castFloat(
+              b, l, tensor::ExtractOp::create(b, l, w, ValueRange{n, j}), acc);
+          return castFloat(b, l, arith::MulFOp::create(b, l, g, wf), elem);
+        });
+    if (drows.getType() != rt)
+      drows = tensor::CastOp::create(rewriter, loc, rt, drows);
+    // dweights[n, j] = Σ_h dy[n, h] rows[positions[n, j], h]: (n, j, h).
+    AffineExpr n = rewriter.getAffineDimExpr(0),
+               j = rewriter.getAffineDimExpr(1),
+               h = rewriter.getAffineDimExpr(2);
+    SmallVector<OpFoldResult> out = sizesOf(rewriter, loc, pos);
+    Value dw = buildReduction(
+        rewriter, loc, out, wElem, 0.0, ValueRange{pos, dy},
+        {AffineMap::get(3, 0, {n, j}, ctx), AffineMap::get(3, 0, {n, h}, ctx)},
+        AffineMap::get(3, 0, {n, j}, ctx), {false, false, true},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value r = toIndex(b, l, a[0]);
+          Value col = linalg::IndexOp::create(b, l, 2);
+          Value v = castFloat(
+              b, l, tensor::ExtractOp::create(b, l, rows, ValueRange{r, col}),
+              wElem);
+          Value p =
+              arith::MulFOp::create(b, l, castFloat(b, l, a[1], wElem), v);
+          return arith::AddFOp::create(b, l, a[2], p);
+        });
+    rewriter.replaceOp(
+        op, {drows, expandFromMatrix(
+                        rewriter, loc, dw, op.getWeights().getType(),
+                        leadingSizes(rewriter, loc, op.getPositions()))});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Grouped matmuls: one GEMM per expert on its rows
+//===----------------------------------------------------------------------===//
+
+/// op(a)·op(b) of 2-D tensors into a fresh [m, n] tensor of `acc`: a linalg
+/// named matmul when the inputs are already `acc` (BLAS after
+/// bufferization), else a widening generic.
+Value gemm(OpBuilder &b, Location loc, Value a, Value bm, bool transA,
+           bool transB, ArrayRef<OpFoldResult> mn, Type acc) {
+  Value init = filledTensor(b, loc, mn, acc, 0.0);
+  Type elem = cast<RankedTensorType>(a.getType()).getElementType();
+  Type initType = init.getType(); // TypeRange only points at it
+  TypeRange types(initType);
+  if (elem == acc && !(transA && transB)) {
+    if (transA)
+      return linalg::MatmulTransposeAOp::create(b, loc, types,
+                                                ValueRange{a, bm}, init)
+          .getResult(0);
+    if (transB)
+      return linalg::MatmulTransposeBOp::create(b, loc, types,
+                                                ValueRange{a, bm}, init)
+          .getResult(0);
+    return linalg::MatmulOp::create(b, loc, types, ValueRange{a, bm}, init)
+        .getResult(0);
+  }
+  MLIRContext *ctx = b.getContext();
+  AffineExpr m = b.getAffineDimExpr(0), n = b.getAffineDimExpr(1),
+             k = b.getAffineDimExpr(2);
+  return buildReduction(
+      b, loc, mn, acc, 0.0, ValueRange{a, bm},
+      {AffineMap::get(3, 0, {transA ? k : m, transA ? m : k}, ctx),
+       AffineMap::get(3, 0, {transB ? n : k, transB ? k : n}, ctx)},
+      AffineMap::get(3, 0, {m, n}, ctx), {false, false, true},
+      [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+        Value p = arith::MulFOp::create(nb, l, castFloat(nb, l, v[0], acc),
+                                        castFloat(nb, l, v[1], acc));
+        return arith::AddFOp::create(nb, l, v[2], p);
+      });
+}
+
+/// Rows [lo, lo + count) of a 2-D tensor.
+Value rowSlice(OpBuilder &b, Location loc, Value x, Value lo, Value count) {
+  auto t = cast<RankedTensorType>(x.getType());
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({kDyn, t.getDimSize(1)}, t.getElementType()),
+      x, ArrayRef<OpFoldResult>{lo, b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{count, b.getIndexAttr(t.getDimSize(1))},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+/// Expert e's [d1, d2] matrix of an [E, d1, d2] tensor.
+Value expertSlice(OpBuilder &b, Location loc, Value w, Value e) {
+  auto t = cast<RankedTensorType>(w.getType());
+  return tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get({t.getDimSize(1), t.getDimSize(2)},
+                            t.getElementType()),
+      w, ArrayRef<OpFoldResult>{e, b.getIndexAttr(0), b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(t.getDimSize(1)),
+                             b.getIndexAttr(t.getDimSize(2))},
+      ArrayRef<OpFoldResult>(SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
+}
+
+/// for e in experts: if rows(e) > 0: acc = step(e, lo, count, acc).
+Value forEachExpertWithRows(
+    OpBuilder &b, Location loc, Value offsets, int64_t experts, Value init,
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value, Value)>
+        step) {
+  return scf::ForOp::create(
+             b, loc, idx(b, loc, 0), idx(b, loc, experts), idx(b, loc, 1),
+             ValueRange{init},
+             [&](OpBuilder &fb, Location l, Value e, ValueRange st) {
+               Value lo = toIndex(
+                   fb, l, tensor::ExtractOp::create(fb, l, offsets, e));
+               Value hi = toIndex(
+                   fb, l,
+                   tensor::ExtractOp::create(
+                       fb, l, offsets,
+                       ValueRange{arith::AddIOp::create(fb, l, e,
+                                                        idx(fb, l, 1))}));
+               Value count = arith::SubIOp::create(fb, l, hi, lo);
+               Value any = arith::CmpIOp::create(
+                   fb, l, arith::CmpIPredicate::sgt, count, idx(fb, l, 0));
+               auto ifOp = scf::IfOp::create(fb, l, TypeRange{init.getType()},
+                                             any, /*addThenBlock=*/true,
+                                             /*addElseBlock=*/true);
+               OpBuilder tb = ifOp.getThenBodyBuilder();
+               scf::YieldOp::create(
+                   tb, l, ValueRange{step(tb, l, e, lo, count, st[0])});
+               OpBuilder eb = ifOp.getElseBodyBuilder();
+               scf::YieldOp::create(eb, l, ValueRange{st[0]});
+               scf::YieldOp::create(fb, l, ifOp.getResults());
+             })
+      .getResult(0);
+}
+
+struct MoeGroupedMatmulLowering : OpRewritePattern<MoeGroupedMatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeGroupedMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getX(), w = op.getW(), offsets = op.getOffsets();
+    RankedTensorType rt = op.getType();
+    Type elem = rt.getElementType(), acc = computeType(elem);
+    bool nt = op.getTranspose() == Transpose::nt;
+    int64_t experts = cast<RankedTensorType>(w.getType()).getDimSize(0);
+    int64_t n = rt.getDimSize(1);
+    // Every row belongs to exactly one expert, so each is written once.
+    Value init = emptyTensor(
+        rewriter, loc, {tensor::getMixedSize(rewriter, loc, x, 0),
+                        rewriter.getIndexAttr(n)},
+        elem);
+    Value result = forEachExpertWithRows(
+        rewriter, loc, offsets, experts, init,
+        [&](OpBuilder &b, Location l, Value e, Value lo, Value count,
+            Value into) -> Value {
+          Value part =
+              gemm(b, l, rowSlice(b, l, x, lo, count), expertSlice(b, l, w, e),
+                   /*transA=*/false, /*transB=*/nt,
+                   {OpFoldResult(count), b.getIndexAttr(n)}, acc);
+          part = roundTensor(b, l, part, elem);
+          return tensor::InsertSliceOp::create(
+              b, l, part, into, ArrayRef<OpFoldResult>{lo, b.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{count, b.getIndexAttr(n)},
+              ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+        });
+    if (result.getType() != rt)
+      result = tensor::CastOp::create(rewriter, loc, rt, result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct MoeGroupedMatmulGradWeightLowering
+    : OpRewritePattern<MoeGroupedMatmulGradWeightOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeGroupedMatmulGradWeightOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value dy = op.getDy(), x = op.getX();
+    RankedTensorType wt = op.getType();
+    Type elem = wt.getElementType(), acc = computeType(elem);
+    bool nt = op.getTranspose() == Transpose::nt;
+    int64_t experts = wt.getDimSize(0), d1 = wt.getDimSize(1),
+            d2 = wt.getDimSize(2);
+    // Experts without rows keep these zeros.
+    Value init = filledTensor(
+        rewriter, loc,
+        {rewriter.getIndexAttr(experts), rewriter.getIndexAttr(d1),
+         rewriter.getIndexAttr(d2)},
+        acc, 0.0);
+    Value result = forEachExpertWithRows(
+        rewriter, loc, op.getOffsets(), experts, init,
+        [&](OpBuilder &b, Location l, Value e, Value lo, Value count,
+            Value into) -> Value {
+          Value dys = rowSlice(b, l, dy, lo, count);
+          Value xs = rowSlice(b, l, x, lo, count);
+          // nt: dyᵀ·x [N, K]; nn: xᵀ·dy [K, N].
+          Value part = gemm(b, l, nt ? dys : xs, nt ? xs : dys,
+                            /*transA=*/true, /*transB=*/false,
+                            {b.getIndexAttr(d1), b.getIndexAttr(d2)}, acc);
+          return tensor::InsertSliceOp::create(
+              b, l, part, into,
+              ArrayRef<OpFoldResult>{e, b.getIndexAttr(0), b.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(d1),
+                                     b.getIndexAttr(d2)},
+              ArrayRef<OpFoldResult>(
+                  SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
+        });
+    rewriter.replaceOp(op, roundTensor(rewriter, loc, result, elem));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfm::populateTfmMoeToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<MoeRouterLowering, MoeRouterBackwardLowering,
+               MoeRoutePlanLowering, MoeDispatchLowering, MoeCombineLowering,
+               MoeCombineBackwardLowering, MoeGroupedMatmulLowering,
+               MoeGroupedMatmulGradWeightLowering>(patterns.getContext());
+}
