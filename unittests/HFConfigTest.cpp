@@ -464,8 +464,8 @@ TEST(HFConfigErrors, OneLineNamingFileAndField) {
   c["model_type"] = "gpt2";
   EXPECT_EQ(parseError(c.dump()),
             "config.json: field 'model_type': unsupported model_type 'gpt2' "
-            "(supported: gemma2, gemma3_text, llama, mistral, olmo2, phi3, "
-            "qwen2, qwen3, smollm3)");
+            "(supported: gemma2, gemma3_text, granitemoe, llama, mistral, "
+            "mixtral, olmo2, olmoe, phi3, qwen2, qwen3, qwen3_moe, smollm3)");
   EXPECT_EQ(parseError(""), "config.json: empty file, expected a JSON object");
   EXPECT_EQ(parseError("[]"),
             "config.json: expected a JSON object at the top level, got array");
@@ -490,9 +490,10 @@ TEST(HFConfigErrors, NonStrictNumbers) {
 }
 
 TEST(HFConfigErrors, SupportedModelTypes) {
-  std::vector<std::string> expected = {"gemma2",  "gemma3_text", "llama",
-                                       "mistral", "olmo2",       "phi3",
-                                       "qwen2",   "qwen3",       "smollm3"};
+  std::vector<std::string> expected = {
+      "gemma2",  "gemma3_text", "granitemoe", "llama", "mistral",
+      "mixtral", "olmo2",       "olmoe",      "phi3",  "qwen2",
+      "qwen3",   "qwen3_moe",   "smollm3"};
   EXPECT_EQ(supportedModelTypes(), expected);
 }
 

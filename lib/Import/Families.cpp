@@ -73,6 +73,67 @@ FamilyRules mistral() {
   return r;
 }
 
+/// MixtralConfig and modeling_mixtral: softmax over all experts, top-k,
+/// always renormalised. Hub checkpoints keep 4.x names
+/// (block_sparse_moe.experts.{e}.w1/w3/w2), which transformers 5 renames.
+FamilyRules mixtral() {
+  FamilyRules r("mixtral", "MixtralForCausalLM");
+  r.defaultKvHeads = 8;
+  r.kvHeadsNullable = false;
+  r.defaultEps = 1e-5;
+  r.bias = BiasRule::none;
+  r.window = WindowRule::allLayers; // class default sliding_window=None
+  r.defaultTheta = 1e6;
+  r.defaultMaxPositions = 131072;
+  r.moe.enabled = true;
+  r.moe.alwaysNormalize = true;
+  r.moe.legacyRouter = "block_sparse_moe.gate.weight";
+  r.moe.legacyGate = "block_sparse_moe.experts.{expert}.w1.weight";
+  r.moe.legacyUp = "block_sparse_moe.experts.{expert}.w3.weight";
+  r.moe.legacyDown = "block_sparse_moe.experts.{expert}.w2.weight";
+  return r;
+}
+
+/// OlmoeConfig and modeling_olmoe: OLMo-2-style whole-projection q/k norms
+/// in a pre-norm block, Qwen-MoE routing.
+FamilyRules olmoe() {
+  FamilyRules r("olmoe", "OlmoeForCausalLM");
+  r.defaultEps = 1e-5;
+  r.qkNorm = QkNorm::whole;
+  r.defaultMaxPositions = 4096;
+  r.refusesClipQkv = true;
+  r.moe.enabled = true;
+  r.moe.expertsKey = "num_experts";
+  r.moe.expertsAlias = "num_local_experts";
+  r.moe.defaultExperts = 64;
+  r.moe.defaultTopK = 8;
+  r.moe.readsNormTopkProb = true;
+  r.moe.defaultAuxLossCoef = 0.01;
+  r.moe.legacyGate = "mlp.experts.{expert}.gate_proj.weight";
+  r.moe.legacyUp = "mlp.experts.{expert}.up_proj.weight";
+  r.moe.legacyDown = "mlp.experts.{expert}.down_proj.weight";
+  return r;
+}
+
+/// GraniteMoeConfig and modeling_granitemoe: top-k of the logits, softmax
+/// over the k; embedding, residual, attention and logits multipliers. Hub
+/// checkpoints are stacked under older names (input_linear, output_linear,
+/// router.layer).
+FamilyRules granitemoe() {
+  FamilyRules r("granitemoe", "GraniteMoeForCausalLM");
+  r.graniteMultipliers = true;
+  r.moe.enabled = true;
+  r.moe.expertsAlias = "";
+  r.moe.topkThenSoftmax = true;
+  r.moe.block = "block_sparse_moe";
+  r.moe.router = "router";
+  r.moe.legacyRouter = "block_sparse_moe.router.layer.weight";
+  r.moe.legacyGate = "block_sparse_moe.input_linear.weight";
+  r.moe.legacyDown = "block_sparse_moe.output_linear.weight";
+  r.moe.legacyStacked = true;
+  return r;
+}
+
 /// Olmo2Config and modeling_olmo2.
 FamilyRules olmo2() {
   FamilyRules r("olmo2", "Olmo2ForCausalLM");
@@ -118,6 +179,33 @@ FamilyRules qwen3() {
   return r;
 }
 
+/// Qwen3MoeConfig and modeling_qwen3_moe: Qwen 3 attention (head_dim from
+/// the JSON, else hidden / heads), norm_topk_prob routing, dense layers per
+/// decoder_sparse_step / mlp_only_layers.
+FamilyRules qwen3Moe() {
+  FamilyRules r("qwen3_moe", "Qwen3MoeForCausalLM");
+  r.defaultKvHeads = 4;
+  r.kvHeadsNullable = false;
+  r.qkNorm = QkNorm::perHead;
+  r.window = WindowRule::gatedAll;
+  r.defaultWindow = 4096;
+  r.defaultMaxPositions = 32768;
+  r.moe.enabled = true;
+  r.moe.expertsKey = "num_experts";
+  r.moe.expertsAlias = "num_local_experts"; // attribute_map
+  r.moe.defaultExperts = 128;
+  r.moe.defaultTopK = 8;
+  r.moe.intermediateKey = "moe_intermediate_size";
+  r.moe.defaultIntermediate = 768;
+  r.moe.defaultDenseIntermediate = 6144;
+  r.moe.readsNormTopkProb = true;
+  r.moe.readsSparseLayers = true;
+  r.moe.legacyGate = "mlp.experts.{expert}.gate_proj.weight";
+  r.moe.legacyUp = "mlp.experts.{expert}.up_proj.weight";
+  r.moe.legacyDown = "mlp.experts.{expert}.down_proj.weight";
+  return r;
+}
+
 /// SmolLM3Config and modeling_smollm3.
 FamilyRules smollm3() {
   FamilyRules r("smollm3", "SmolLM3ForCausalLM");
@@ -134,8 +222,9 @@ FamilyRules smollm3() {
 
 const std::vector<FamilyRules> &hf::families() {
   static const std::vector<FamilyRules> table = {
-      gemma2(), gemma3Text(), llama(), mistral(), olmo2(),
-      phi3(),   qwen2(),      qwen3(), smollm3()};
+      gemma2(),  gemma3Text(), granitemoe(), llama(), mistral(),
+      mixtral(), olmo2(),      olmoe(),      phi3(),  qwen2(),
+      qwen3(),   qwen3Moe(),   smollm3()};
   return table;
 }
 

@@ -35,6 +35,37 @@ enum class WindowRule {
   alternate,  // gemma2: layers 0, 2, 4, ... (or `layer_types`)
   pattern,    // gemma3: (i + 1) % sliding_window_pattern != 0
   noRopeOnly, // smollm3: only NoPE layers, when use_sliding_window
+  gatedAll,   // qwen3_moe: every layer, when use_sliding_window
+};
+
+/// How a family's config and checkpoint describe its MoE MLP.
+struct MoeRules {
+  bool enabled = false;
+  /// The key holding the expert count, another key accepted for it (the
+  /// config class's attribute_map), and the class default.
+  const char *expertsKey = "num_local_experts";
+  const char *expertsAlias = "num_experts";
+  int64_t defaultExperts = 8;
+  int64_t defaultTopK = 2;
+  /// The key of one expert's width, and its class default (0: required).
+  const char *intermediateKey = "intermediate_size";
+  int64_t defaultIntermediate = 0;
+  /// Class default of the dense `intermediate_size` when the expert width
+  /// has its own key (0: required).
+  int64_t defaultDenseIntermediate = 0;
+  bool topkThenSoftmax = false;
+  /// Renormalisation: always (mixtral), or read from `norm_topk_prob`.
+  bool alwaysNormalize = false;
+  bool readsNormTopkProb = false;
+  double defaultAuxLossCoef = 0.001;
+  /// Qwen-style dense layers (`decoder_sparse_step`, `mlp_only_layers`).
+  bool readsSparseLayers = false;
+  const char *block = "mlp";
+  const char *router = "gate";
+  /// HF 4.x hub names (see MoeSpec).
+  const char *legacyRouter = "", *legacyGate = "", *legacyUp = "",
+             *legacyDown = "";
+  bool legacyStacked = false;
 };
 
 /// The defaults are what most families do (a pre-norm SiLU decoder without
@@ -110,6 +141,14 @@ struct FamilyRules {
   int64_t defaultTopLevelOriginal = 0;
   /// Rope types the family accepts (empty: all).
   std::vector<std::string> ropeTypes;
+
+  // --- MoE and multipliers -------------------------------------------------
+  MoeRules moe;
+  /// Granite multipliers: embedding_multiplier, residual_multiplier,
+  /// attention_multiplier (the softmax scale), logits_scaling (divides).
+  bool graniteMultipliers = false;
+  /// `clip_qkv` (OLMoE) is read and must be null.
+  bool refusesClipQkv = false;
 };
 
 /// Every supported family, one definition each (Families.cpp).

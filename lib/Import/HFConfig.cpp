@@ -93,6 +93,85 @@ std::vector<bool> readRopeLayers(Fields &f, int64_t numLayers) {
   return useRope;
 }
 
+/// The layers whose MLP is dense in a Qwen-MoE model: `mlp_only_layers`, and
+/// those with (i + 1) % decoder_sparse_step != 0.
+std::vector<bool> readDenseLayers(Fields &f, int64_t numLayers) {
+  std::vector<bool> dense(numLayers, false);
+  int64_t step = f.size("decoder_sparse_step", 1);
+  for (int64_t i = 0; i < numLayers; ++i)
+    dense[i] = (i + 1) % step != 0;
+  if (!f.has("mlp_only_layers"))
+    return dense;
+  const json &v = f.at("mlp_only_layers");
+  if (!v.is_array()) {
+    f.fail("mlp_only_layers",
+           "must be a list of layer indices, got " + Fields::typeName(v));
+    return dense;
+  }
+  for (const json &x : v) {
+    if (!x.is_number_integer() || x.get<int64_t>() < 0 ||
+        x.get<int64_t>() >= numLayers) {
+      f.fail("mlp_only_layers", "entries must be layer indices in [0, " +
+                                    std::to_string(numLayers) + "), got " +
+                                    x.dump());
+      return dense;
+    }
+    dense[x.get<int64_t>()] = true;
+  }
+  return dense;
+}
+
+/// The MoE MLP: expert count, top-k, width, routing and checkpoint names.
+llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
+                                const ModelSpec &spec) {
+  MoeSpec moe;
+  const char *expertsKey = m.expertsKey;
+  if (!f.present(expertsKey) && *m.expertsAlias && f.present(m.expertsAlias))
+    expertsKey = m.expertsAlias;
+  moe.numExperts = f.size(expertsKey, m.defaultExperts);
+  moe.topK = f.size("num_experts_per_tok", m.defaultTopK);
+  moe.intermediateSize = m.defaultIntermediate
+                             ? f.size(m.intermediateKey, m.defaultIntermediate)
+                             : f.size(m.intermediateKey);
+  moe.topkThenSoftmax = m.topkThenSoftmax;
+  moe.normalize = m.alwaysNormalize ||
+                  (m.readsNormTopkProb && f.boolean("norm_topk_prob", false));
+  moe.auxLossCoef = f.number("router_aux_loss_coef", m.defaultAuxLossCoef);
+  moe.outputRouterLogits = f.boolean("output_router_logits", false);
+  std::vector<bool> dense = m.readsSparseLayers
+                                ? readDenseLayers(f, spec.numLayers)
+                                : std::vector<bool>(spec.numLayers, false);
+  if (f.failed())
+    return makeError(f.message());
+  if (moe.topK > moe.numExperts)
+    return makeError(f.source +
+                     ": field 'num_experts_per_tok': " + llvm::Twine(moe.topK) +
+                     " exceeds the number of experts (" + expertsKey + " = " +
+                     llvm::Twine(moe.numExperts) + ")");
+  if (double(spec.numLayers) * double(moe.numExperts) *
+          double(moe.intermediateSize) * double(spec.hiddenSize) >=
+      1e15)
+    return makeError(f.source + ": field '" + expertsKey +
+                     "': num_hidden_layers * experts * expert width * "
+                     "hidden_size is absurdly large (limit 10^15 elements "
+                     "per weight)");
+  if (auto it = llvm::find(dense, true); it != dense.end())
+    return makeError(
+        f.source + ": field '" +
+        (f.has("mlp_only_layers") ? "mlp_only_layers" : "decoder_sparse_step") +
+        "': layer " + llvm::Twine(it - dense.begin()) +
+        " has a dense MLP (mlp_only_layers / decoder_sparse_step); models "
+        "mixing dense and MoE layers are not supported yet");
+  moe.block = m.block;
+  moe.router = m.router;
+  moe.legacyRouter = m.legacyRouter;
+  moe.legacyGate = m.legacyGate;
+  moe.legacyUp = m.legacyUp;
+  moe.legacyDown = m.legacyDown;
+  moe.legacyStacked = m.legacyStacked;
+  return moe;
+}
+
 } // namespace
 
 std::vector<std::string> mlir::tfm::supportedModelTypes() {
@@ -159,7 +238,10 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   // --- Sizes -----------------------------------------------------------------
   spec.vocabSize = f.size("vocab_size");
   spec.hiddenSize = f.size("hidden_size");
-  spec.intermediateSize = f.size("intermediate_size");
+  spec.intermediateSize =
+      family->moe.defaultDenseIntermediate
+          ? f.size("intermediate_size", family->moe.defaultDenseIntermediate)
+          : f.size("intermediate_size");
   spec.numLayers = f.size("num_hidden_layers");
   spec.numHeads = f.size("num_attention_heads");
   int64_t defaultKv =
@@ -289,6 +371,12 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     if (window)
       sliding.assign(numLayers, true);
     break;
+  case WindowRule::gatedAll:
+    window =
+        f.boolean("use_sliding_window", false) ? readWindow() : std::nullopt;
+    if (window)
+      sliding.assign(numLayers, true);
+    break;
   case WindowRule::qwen: {
     bool use = f.boolean("use_sliding_window", false);
     window = use ? readWindow() : std::nullopt;
@@ -348,6 +436,38 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     return makeError(source + ": field 'use_bidirectional_attention': "
                               "bidirectional attention is not supported (only "
                               "causal language models)");
+  if (f.failed())
+    return makeError(f.message());
+
+  // --- Mixture of experts and multipliers ----------------------------------
+  if (family->moe.enabled) {
+    llvm::Expected<MoeSpec> moe = readMoe(f, family->moe, spec);
+    if (!moe)
+      return moe.takeError();
+    spec.moe = std::move(*moe);
+  }
+  if (family->refusesClipQkv && f.has("clip_qkv"))
+    return makeError(source + ": field 'clip_qkv': clamping q/k/v is not "
+                              "supported (only null)");
+  if (family->graniteMultipliers) {
+    auto multiplier = [&](const char *key) {
+      double v = f.number(key, 1.0);
+      if (!std::isfinite(v) || v == 0)
+        f.fail(key, "must be a finite non-zero number, got " + formatNumber(v));
+      return v;
+    };
+    double embedding = multiplier("embedding_multiplier");
+    double residual = multiplier("residual_multiplier");
+    double logits = multiplier("logits_scaling");
+    // The softmax scale itself, replacing head_dim^-0.5.
+    spec.attentionScale = multiplier("attention_multiplier");
+    if (embedding != 1.0)
+      spec.embeddingScale = embedding;
+    if (residual != 1.0)
+      spec.residualMultiplier = residual;
+    if (logits != 1.0)
+      spec.logitsScaling = logits;
+  }
   if (f.failed())
     return makeError(f.message());
 

@@ -27,6 +27,10 @@ struct LayerParam {
   std::string suffix;
   std::string kind;
   SmallVector<int64_t> shape;
+  /// How the checkpoint stores it: direct (sources: older names) or
+  /// stacked_experts (sources: per-expert templates or an older name).
+  ParamMapping mapping = ParamMapping::direct;
+  std::vector<std::string> sources;
 };
 
 class ModelBuilder {
@@ -41,11 +45,15 @@ public:
 private:
   // --- Parameters ---------------------------------------------------------
   void addLayerParam(StringRef role, StringRef suffix, StringRef kind,
-                     ArrayRef<int64_t> shape) {
+                     ArrayRef<int64_t> shape,
+                     ParamMapping mapping = ParamMapping::direct,
+                     std::vector<std::string> sources = {}) {
     roles[role.str()] = layerParams.size();
-    layerParams.push_back(
-        {suffix.str(), kind.str(), SmallVector<int64_t>(shape)});
+    layerParams.push_back({suffix.str(), kind.str(),
+                           SmallVector<int64_t>(shape), mapping,
+                           std::move(sources)});
   }
+  void collectMoeParams(const MoeSpec &moe);
   bool hasRole(StringRef role) const { return roles.count(role.str()); }
   /// The per-layer slice of a parameter inside a layer body (null if absent).
   Value param(ValueRange weights, StringRef role) const {
@@ -94,6 +102,14 @@ private:
   Value attention(Value x, ValueRange w, Value positions,
                   const LayerSpec &layer);
   Value mlp(Value x, ValueRange w);
+  Value moeMlp(Value x, ValueRange w, const MoeSpec &moe);
+  /// A residual branch, times Granite's residual_multiplier.
+  Value branch(Value x) {
+    return spec.residualMultiplier
+               ? Value(ScaleOp::create(
+                     b, loc, x, b.getF64FloatAttr(*spec.residualMultiplier)))
+               : x;
+  }
   Value layerBody(Value h, ValueRange w, Value positions,
                   const LayerSpec &layer);
 
@@ -146,6 +162,10 @@ void ModelBuilder::collectLayerParams() {
   if (spec.style != BlockStyle::preNorm)
     addLayerParam("post_ff_norm", "post_feedforward_layernorm.weight", "norm",
                   {h});
+  if (spec.moe) {
+    collectMoeParams(*spec.moe);
+    return;
+  }
   if (spec.fusedGateUp) {
     addLayerParam("gate_up", "mlp.gate_up_proj.weight", "mlp_gate_up",
                   {2 * i, h});
@@ -160,6 +180,33 @@ void ModelBuilder::collectLayerParams() {
   addLayerParam("down", "mlp.down_proj.weight", "mlp_down", {h, i});
   if (spec.mlpBias)
     addLayerParam("down_bias", "mlp.down_proj.bias", "mlp_down", {h});
+}
+
+/// The router, and the experts' stacked gate|up [E, 2I, H] and down
+/// [E, H, I] (transformers-5 names), with the hub's older names as sources.
+void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
+  int64_t h = spec.hiddenSize, e = moe.numExperts, i = moe.intermediateSize;
+  auto some = [](const std::string &name) {
+    return name.empty() ? std::vector<std::string>{}
+                        : std::vector<std::string>{name};
+  };
+  addLayerParam("router", moe.block + "." + moe.router + ".weight",
+                "moe_router", {e, h}, ParamMapping::direct,
+                some(moe.legacyRouter));
+  std::vector<std::string> gateUp = some(moe.legacyGate);
+  if (!moe.legacyStacked && !moe.legacyUp.empty())
+    gateUp.push_back(moe.legacyUp);
+  std::vector<std::string> down = some(moe.legacyDown);
+  // Without hub names, the stacked tensor is its own (only) source.
+  std::string experts = moe.block + ".experts.";
+  if (gateUp.empty())
+    gateUp.push_back(experts + "gate_up_proj");
+  if (down.empty())
+    down.push_back(experts + "down_proj");
+  addLayerParam("experts_gate_up", experts + "gate_up_proj", "moe_gate_up",
+                {e, 2 * i, h}, ParamMapping::stacked_experts, gateUp);
+  addLayerParam("experts_down", experts + "down_proj", "moe_down", {e, h, i},
+                ParamMapping::stacked_experts, down);
 }
 
 Value ModelBuilder::rope(Value x, Value positions, const RopeSpec &r) {
@@ -239,6 +286,8 @@ Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
 }
 
 Value ModelBuilder::mlp(Value x, ValueRange w) {
+  if (spec.moe)
+    return moeMlp(x, w, *spec.moe);
   int64_t i = spec.intermediateSize;
   Value gate, up;
   if (spec.fusedGateUp) {
@@ -259,13 +308,51 @@ Value ModelBuilder::mlp(Value x, ValueRange w) {
   return matmul(prod, param(w, "down"), param(w, "down_bias"));
 }
 
+/// HF's sparse MoE block, dropless: route, group the (token, slot) pairs by
+/// expert, one GEMM per expert for gate|up and for down, combine weighted.
+Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
+  int64_t e = moe.numExperts, k = moe.topK, i = moe.intermediateSize;
+  int64_t h = spec.hiddenSize;
+  Type i64 = IntegerType::get(&ctx, 64);
+  auto routing = RankedTensorType::get({kDyn, kDyn, k}, i64);
+  auto rowsOf = [&](int64_t n) {
+    return RankedTensorType::get({kDyn, n}, elem);
+  };
+  auto nt = TransposeAttr::get(&ctx, Transpose::nt);
+  Value logits = matmul(x, param(w, "router"));
+  auto router = MoeRouterOp::create(
+      b, loc, stat({kDyn, kDyn, k}), routing, logits, b.getI64IntegerAttr(k),
+      MoeRoutingAttr::get(&ctx, moe.topkThenSoftmax ? MoeRouting::topk_softmax
+                                                    : MoeRouting::softmax_topk),
+      moe.normalize ? b.getUnitAttr() : UnitAttr());
+  auto plan =
+      MoeRoutePlanOp::create(b, loc, RankedTensorType::get({e + 1}, i64),
+                             routing, RankedTensorType::get({kDyn}, i64),
+                             router.getIndices(), b.getI64IntegerAttr(e));
+  Value xp = MoeDispatchOp::create(b, loc, rowsOf(h), x, plan.getPositions(),
+                                   plan.getSources());
+  Value gu = MoeGroupedMatmulOp::create(b, loc, rowsOf(2 * i), xp,
+                                        param(w, "experts_gate_up"),
+                                        plan.getOffsets(), nt);
+  // transformers-5 gate_up_proj rows: gate first, then up.
+  auto split = SplitOp::create(b, loc, TypeRange{rowsOf(i), rowsOf(i)}, gu,
+                               b.getI64IntegerAttr(1));
+  Value activated = MulOp::create(
+      b, loc, SiluOp::create(b, loc, split.getResult(0)), split.getResult(1));
+  Value yp = MoeGroupedMatmulOp::create(b, loc, rowsOf(h), activated,
+                                        param(w, "experts_down"),
+                                        plan.getOffsets(), nt);
+  return MoeCombineOp::create(b, loc, act({h}), yp, plan.getPositions(),
+                              plan.getSources(), router.getWeights());
+}
+
 Value ModelBuilder::layerBody(Value h, ValueRange w, Value positions,
                               const LayerSpec &layer) {
   switch (spec.style) {
   case BlockStyle::preNorm: {
     Value a = attention(rmsnorm(h, param(w, "in_norm")), w, positions, layer);
-    Value h2 = add(h, a);
-    return add(h2, mlp(rmsnorm(h2, param(w, "post_attn_norm")), w));
+    Value h2 = add(h, branch(a));
+    return add(h2, branch(mlp(rmsnorm(h2, param(w, "post_attn_norm")), w)));
   }
   case BlockStyle::sandwich: {
     Value a = attention(rmsnorm(h, param(w, "in_norm")), w, positions, layer);
@@ -321,9 +408,19 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   for (const LayerParam &p : layerParams) {
     SmallVector<int64_t> shape{L};
     shape.append(p.shape.begin(), p.shape.end());
+    ArrayAttr sources;
+    if (!p.sources.empty()) {
+      SmallVector<StringRef> names;
+      std::vector<std::string> full;
+      for (const std::string &src : p.sources)
+        full.push_back("model.layers.{layer}." + src);
+      for (const std::string &src : full)
+        names.push_back(src);
+      sources = b.getStrArrayAttr(names);
+    }
     addParam(RankedTensorType::get(shape, elem),
              ParamAttr::get(&ctx, "model.layers.{layer}." + p.suffix, p.kind,
-                            ParamMapping::direct, ArrayAttr(), 0, 0,
+                            p.mapping, sources, 0, 0,
                             /*stacked=*/true, ArrayAttr(), false));
   }
   size_t normArg = addParam(RankedTensorType::get({h}, elem),
@@ -391,6 +488,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   Value normed = rmsnorm(repeat.getResult(0), entry->getArgument(normArg));
   Value logits =
       matmul(normed, entry->getArgument(headArg ? *headArg : embedArg));
+  if (spec.logitsScaling)
+    logits = ScaleOp::create(b, loc, logits,
+                             b.getF64FloatAttr(1.0 / *spec.logitsScaling));
   if (spec.finalSoftcap)
     logits = SoftcapOp::create(b, loc, logits,
                                b.getF64FloatAttr(*spec.finalSoftcap));

@@ -11,6 +11,14 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
+/// `templ` with {expert} replaced by `expert`.
+static std::string expertName(std::string templ, int64_t expert) {
+  size_t pos = templ.find(kExpertPlaceholder.str());
+  if (pos != std::string::npos)
+    templ.replace(pos, kExpertPlaceholder.size(), std::to_string(expert));
+  return templ;
+}
+
 static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
   return "[" +
          llvm::join(llvm::map_range(
@@ -68,7 +76,13 @@ public:
         aliases.push_back(cast<StringAttr>(a).str());
     switch (param.getMapping()) {
     case ParamMapping::direct: {
-      const TensorView *t = lookup(layerName(param.getName()), aliases);
+      // Older checkpoint names of the same tensor are tried after the name.
+      std::vector<std::string> names;
+      if (ArrayAttr sources = param.getSources())
+        for (Attribute a : sources)
+          names.push_back(layerName(cast<StringAttr>(a).getValue()));
+      names.insert(names.end(), aliases.begin(), aliases.end());
+      const TensorView *t = lookup(layerName(param.getName()), names);
       if (!t)
         return makeError(missing);
       if (auto e = expectShape(*t, shape))
@@ -94,65 +108,124 @@ public:
     }
     case ParamMapping::fuse:
     case ParamMapping::split: {
-      int64_t dim = param.getDim();
-      int64_t outer = 1, inner = 1;
-      for (int64_t i = 0; i < dim; ++i)
-        outer *= shape[i];
-      for (size_t i = dim + 1; i < shape.size(); ++i)
-        inner *= shape[i];
-      bool fuse = param.getMapping() == ParamMapping::fuse;
-      // Validate every source before copying anything.
-      std::vector<const TensorView *> sources;
-      int64_t rows = 0;
-      for (Attribute src : param.getSources()) {
-        const TensorView *t =
-            lookup(layerName(cast<StringAttr>(src).getValue()).c_str(), {});
-        if (!t)
-          return makeError(missing);
-        bool ok = t->shape.size() == shape.size();
-        for (size_t i = 0; ok && i < shape.size(); ++i)
-          ok = int64_t(i) == dim || t->shape[i] == shape[i];
-        if (!ok)
-          return makeError(t->file + ": tensor '" + t->name + "' has shape " +
-                           shapeString(t->shape) +
-                           ", which does not fit parameter '" +
-                           param.getName() + "' " + shapeString(shape) +
-                           " along dim " + llvm::Twine(dim));
-        if (!fuse && param.getOffset() + shape[dim] > t->shape[dim])
-          return makeError(t->file + ": tensor '" + t->name + "' has " +
-                           llvm::Twine(t->shape[dim]) + " rows along dim " +
-                           llvm::Twine(dim) + ", the split needs " +
-                           llvm::Twine(param.getOffset() + shape[dim]));
-        rows += t->shape[dim];
-        sources.push_back(t);
-      }
-      if (fuse && rows != shape[dim])
-        return makeError("fused parameter '" + param.getName() +
-                         "': sources give " + llvm::Twine(rows) +
-                         " rows along dim " + llvm::Twine(dim) +
-                         ", the model expects " + llvm::Twine(shape[dim]));
-      int64_t outOffset = 0;
-      for (const TensorView *t : sources) {
-        std::vector<float> tmp(t->numElements());
-        if (auto e = t->readAsF32(tmp.data()))
-          return e;
-        int64_t srcDim = t->shape[dim];
-        // fuse: this source fills [outOffset, outOffset + srcDim) of out;
-        // split: out is [offset, offset + shape[dim]) of the source.
-        int64_t count = fuse ? srcDim : shape[dim];
-        int64_t srcStart = fuse ? 0 : param.getOffset();
-        int64_t dstStart = fuse ? outOffset : 0;
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t r = 0; r < count; ++r)
-            std::copy_n(&tmp[((o * srcDim) + srcStart + r) * inner], inner,
-                        &out[((o * shape[dim]) + dstStart + r) * inner]);
-        outOffset += srcDim;
-      }
-      return llvm::Error::success();
+      std::vector<std::string> names;
+      for (Attribute src : param.getSources())
+        names.push_back(layerName(cast<StringAttr>(src).getValue()));
+      return fuseOrSplit(param, names, param.getMapping() == ParamMapping::fuse,
+                         shape, out);
     }
     case ParamMapping::stacked_experts:
-      return makeError("parameter '" + param.getName() +
-                       "': stacked_experts binding is not supported yet");
+      return stackExperts(param, layerName, shape, out);
+    }
+    return llvm::Error::success();
+  }
+
+  /// fuse: `out` (row-major `shape`) is the concatenation of the tensors
+  /// `names` along param.getDim(); split: it is the slice of names[0] at
+  /// param.getOffset(). Validates every source before copying anything.
+  llvm::Error fuseOrSplit(ParamAttr param, ArrayRef<std::string> names,
+                          bool fuse, ArrayRef<int64_t> shape, float *out) {
+    int64_t dim = param.getDim();
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < dim; ++i)
+      outer *= shape[i];
+    for (size_t i = dim + 1; i < shape.size(); ++i)
+      inner *= shape[i];
+    std::vector<const TensorView *> sources;
+    int64_t rows = 0;
+    for (const std::string &name : names) {
+      const TensorView *t = lookup(name, {});
+      if (!t)
+        return makeError(missing);
+      bool ok = t->shape.size() == shape.size();
+      for (size_t i = 0; ok && i < shape.size(); ++i)
+        ok = int64_t(i) == dim || t->shape[i] == shape[i];
+      if (!ok)
+        return makeError(t->file + ": tensor '" + t->name + "' has shape " +
+                         shapeString(t->shape) +
+                         ", which does not fit parameter '" + param.getName() +
+                         "' " + shapeString(shape) + " along dim " +
+                         llvm::Twine(dim));
+      if (!fuse && param.getOffset() + shape[dim] > t->shape[dim])
+        return makeError(t->file + ": tensor '" + t->name + "' has " +
+                         llvm::Twine(t->shape[dim]) + " rows along dim " +
+                         llvm::Twine(dim) + ", the split needs " +
+                         llvm::Twine(param.getOffset() + shape[dim]));
+      rows += t->shape[dim];
+      sources.push_back(t);
+    }
+    if (fuse && rows != shape[dim])
+      return makeError("fused parameter '" + param.getName() +
+                       "': sources give " + llvm::Twine(rows) +
+                       " rows along dim " + llvm::Twine(dim) +
+                       ", the model expects " + llvm::Twine(shape[dim]));
+    int64_t outOffset = 0;
+    for (const TensorView *t : sources) {
+      std::vector<float> tmp(t->numElements());
+      if (auto e = t->readAsF32(tmp.data()))
+        return e;
+      int64_t srcDim = t->shape[dim];
+      // fuse: this source fills [outOffset, outOffset + srcDim) of out;
+      // split: out is [offset, offset + shape[dim]) of the source.
+      int64_t count = fuse ? srcDim : shape[dim];
+      int64_t srcStart = fuse ? 0 : param.getOffset();
+      int64_t dstStart = fuse ? outOffset : 0;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t r = 0; r < count; ++r)
+          std::copy_n(&tmp[((o * srcDim) + srcStart + r) * inner], inner,
+                      &out[((o * shape[dim]) + dstStart + r) * inner]);
+      outOffset += srcDim;
+    }
+    return llvm::Error::success();
+  }
+
+  /// The stacked tensor `name` ([E, ...]) as stored, or its older whole
+  /// name, or per expert the concatenation of the per-expert sources.
+  llvm::Error stackExperts(ParamAttr param,
+                           function_ref<std::string(StringRef)> layerName,
+                           ArrayRef<int64_t> shape, float *out) {
+    ArrayAttr sources = param.getSources();
+    std::string stackedName = layerName(param.getName());
+    bool perExpert =
+        cast<StringAttr>(sources[0]).getValue().contains(kExpertPlaceholder);
+    std::vector<std::string> whole;
+    if (!perExpert)
+      whole.push_back(layerName(cast<StringAttr>(sources[0]).getValue()));
+    if (ckpt.find(stackedName) || !perExpert) {
+      const TensorView *t = lookup(stackedName, whole);
+      if (!t)
+        return makeError(missing);
+      if (auto e = expectShape(*t, shape))
+        return e;
+      return t->readAsF32(out);
+    }
+    ArrayRef<int64_t> expertShape = shape.drop_front();
+    int64_t perExpertElems = 1;
+    for (int64_t d : expertShape)
+      perExpertElems *= d;
+    for (int64_t e = 0; e < shape[0]; ++e) {
+      std::vector<std::string> names;
+      for (Attribute src : sources)
+        names.push_back(
+            expertName(layerName(cast<StringAttr>(src).getValue()), e));
+      if (!ckpt.find(names[0]) && e == 0)
+        return makeError("checkpoint has no tensor '" + stackedName +
+                         "' (nor the per-expert tensors '" + names[0] +
+                         "', ...)");
+      float *slot = out + e * perExpertElems;
+      if (names.size() > 1) {
+        if (auto err =
+                fuseOrSplit(param, names, /*fuse=*/true, expertShape, slot))
+          return err;
+        continue;
+      }
+      const TensorView *t = lookup(names[0], {});
+      if (!t)
+        return makeError(missing);
+      if (auto err = expectShape(*t, expertShape))
+        return err;
+      if (auto err = t->readAsF32(slot))
+        return err;
     }
     return llvm::Error::success();
   }
@@ -231,6 +304,43 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
     }
     return g;
   };
+  /// The inverse of fuse (each source gets its rows) or split (the slice is
+  /// added into the source) for one parameter value `g` of `shape`.
+  auto unfuse = [&](ParamAttr param, ArrayRef<std::string> names, bool fuse,
+                    ArrayRef<int64_t> shape, const float *g) -> llvm::Error {
+    int64_t dim = param.getDim(), outer = 1, inner = 1;
+    for (int64_t d = 0; d < dim; ++d)
+      outer *= shape[d];
+    for (size_t d = dim + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+    int64_t offset = 0;
+    for (const std::string &n : names) {
+      std::vector<int64_t> srcShape = storedShape(n);
+      bool fits = srcShape.size() == shape.size();
+      for (size_t d = 0; fits && d < shape.size(); ++d)
+        fits = int64_t(d) == dim || srcShape[d] == shape[d];
+      if (fits && !fuse)
+        fits = param.getOffset() + shape[dim] <= srcShape[dim];
+      if (fits && fuse)
+        fits = offset + srcShape[dim] <= shape[dim];
+      if (!fits)
+        return makeError("checkpoint tensor '" + n +
+                         "' does not match the parameter '" + param.getName() +
+                         "'");
+      NamedGradient &t = target(n, srcShape);
+      int64_t srcRows = srcShape[dim];
+      int64_t count = fuse ? srcRows : shape[dim];
+      int64_t srcStart = fuse ? 0 : param.getOffset(),
+              paramStart = fuse ? offset : 0;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t r = 0; r < count; ++r)
+          for (int64_t e = 0; e < inner; ++e)
+            t.data[((o * srcRows) + srcStart + r) * inner + e] +=
+                g[((o * shape[dim]) + paramStart + r) * inner + e];
+      offset += srcRows;
+    }
+    return llvm::Error::success();
+  };
   for (unsigned i = 0; i < params.size(); ++i) {
     ParamAttr param = params[i];
     if (!param || i >= grads.size() || !grads[i])
@@ -254,6 +364,9 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
       switch (param.getMapping()) {
       case ParamMapping::direct: {
         std::vector<std::string> names = {layerName(param.getName())};
+        if (ArrayAttr sources = param.getSources())
+          for (Attribute a : sources)
+            names.push_back(layerName(cast<StringAttr>(a).getValue()));
         if (ArrayAttr tied = param.getTied())
           for (Attribute a : tied)
             names.push_back(cast<StringAttr>(a).str());
@@ -280,44 +393,50 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
       }
       case ParamMapping::fuse:
       case ParamMapping::split: {
-        bool fuse = param.getMapping() == ParamMapping::fuse;
-        int64_t dim = param.getDim(), outer = 1, inner = 1;
-        for (int64_t d = 0; d < dim; ++d)
-          outer *= perLayer[d];
-        for (size_t d = dim + 1; d < perLayer.size(); ++d)
-          inner *= perLayer[d];
-        int64_t offset = 0;
-        for (Attribute src : param.getSources()) {
-          std::string n = layerName(cast<StringAttr>(src).getValue());
-          std::vector<int64_t> srcShape = storedShape(n);
-          bool fits = srcShape.size() == perLayer.size();
-          for (size_t d = 0; fits && d < perLayer.size(); ++d)
-            fits = int64_t(d) == dim || srcShape[d] == perLayer[d];
-          if (fits && !fuse)
-            fits = param.getOffset() + perLayer[dim] <= srcShape[dim];
-          if (fits && fuse)
-            fits = offset + srcShape[dim] <= perLayer[dim];
-          if (!fits)
-            return makeError("checkpoint tensor '" + n +
-                             "' does not match the parameter '" +
-                             param.getName() + "'");
-          NamedGradient &t = target(n, srcShape);
-          int64_t srcRows = srcShape[dim];
-          int64_t count = fuse ? srcRows : perLayer[dim];
-          int64_t srcStart = fuse ? 0 : param.getOffset(),
-                  paramStart = fuse ? offset : 0;
-          for (int64_t o = 0; o < outer; ++o)
-            for (int64_t r = 0; r < count; ++r)
-              for (int64_t e = 0; e < inner; ++e)
-                t.data[((o * srcRows) + srcStart + r) * inner + e] +=
-                    g[((o * perLayer[dim]) + paramStart + r) * inner + e];
-          offset += srcRows;
+        std::vector<std::string> names;
+        for (Attribute src : param.getSources())
+          names.push_back(layerName(cast<StringAttr>(src).getValue()));
+        if (auto e =
+                unfuse(param, names, param.getMapping() == ParamMapping::fuse,
+                       perLayer, g))
+          return std::move(e);
+        break;
+      }
+      case ParamMapping::stacked_experts: {
+        // In the layout the checkpoint stores: stacked, under an older whole
+        // name, or per expert.
+        std::string stackedName = layerName(param.getName());
+        ArrayAttr sources = param.getSources();
+        bool perExpert = cast<StringAttr>(sources[0])
+                             .getValue()
+                             .contains(kExpertPlaceholder);
+        if (checkpoint.find(stackedName) || !perExpert) {
+          std::string n =
+              checkpoint.find(stackedName)
+                  ? stackedName
+                  : layerName(cast<StringAttr>(sources[0]).getValue());
+          NamedGradient &t = target(n, perLayer);
+          std::copy_n(g, perLayerElems, t.data.begin());
+          break;
+        }
+        ArrayRef<int64_t> expertShape = perLayer.drop_front();
+        int64_t perExpertElems = perLayerElems / perLayer[0];
+        for (int64_t e = 0; e < perLayer[0]; ++e) {
+          std::vector<std::string> names;
+          for (Attribute src : sources)
+            names.push_back(
+                expertName(layerName(cast<StringAttr>(src).getValue()), e));
+          const float *ge = g + e * perExpertElems;
+          if (names.size() == 1) {
+            NamedGradient &t = target(names[0], expertShape);
+            std::copy_n(ge, perExpertElems, t.data.begin());
+          } else if (auto err =
+                         unfuse(param, names, /*fuse=*/true, expertShape, ge)) {
+            return std::move(err);
+          }
         }
         break;
       }
-      case ParamMapping::stacked_experts:
-        return makeError("parameter '" + param.getName() +
-                         "': stacked_experts gradients are not supported yet");
       }
     }
   }

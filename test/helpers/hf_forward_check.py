@@ -94,10 +94,46 @@ VARIANTS = {
         # Interval 2: layers 1 and 3 are NoPE.
         "nope": dict(num_hidden_layers=4, no_rope_layer_interval=2),
     },
+    # Mixture of experts (HF's eager expert loop). 18 tokens x top-k pairs
+    # over the experts; "starved" variants have more experts than pairs
+    # reach, so some expert gets no token (its gradient must be exact 0).
+    "mixtral": {
+        "experts": dict(num_local_experts=8, num_experts_per_tok=2, intermediate_size=16,
+                        sliding_window=5),
+        "starved": dict(num_local_experts=16, num_experts_per_tok=2, intermediate_size=16),
+    },
+    "qwen3_moe": {
+        # Per-head q/k norm with head_dim 12 != 32 / 4, renormalised top-3.
+        "norm_topk": dict(num_experts=8, num_experts_per_tok=3, moe_intermediate_size=16,
+                          norm_topk_prob=True, head_dim=12),
+        # Unnormalised weights, every layer sliding, and a router scaled
+        # down so the routing margins are small (but above f32 rounding).
+        "small_margin": dict(num_experts=16, num_experts_per_tok=4, moe_intermediate_size=8,
+                             use_sliding_window=True, sliding_window=4),
+    },
+    "olmoe": {
+        # Whole-projection q/k norms, pre-norm block, top-2 of 8.
+        "whole_qk": dict(num_experts=8, num_experts_per_tok=2, intermediate_size=16),
+    },
+    "granitemoe": {
+        # Softmax over the top-k logits; every multiplier away from 1 (the
+        # attention multiplier is the softmax scale, logits are divided).
+        "multipliers": dict(num_local_experts=8, num_experts_per_tok=2, intermediate_size=16,
+                            embedding_multiplier=2.5, residual_multiplier=0.6,
+                            attention_multiplier=0.2, logits_scaling=3.0),
+    },
 }
 
-# How the checkpoint is stored.
-STORAGE = {"f32", "bf16", "f16", "sharded"}
+MOE_FAMILIES = {"mixtral", "qwen3_moe", "olmoe", "granitemoe"}
+# Router weights (per family, by name suffix) rescaled after randomisation.
+ROUTER_STD = {("qwen3_moe", "small_margin"): 0.02}
+# Variants that must route no token to some expert.
+STARVED = {("mixtral", "starved"), ("qwen3_moe", "small_margin")}
+
+# How the checkpoint is stored: f32/bf16/f16/sharded as save_pretrained
+# writes it (for MoE families: the HF 4.x hub layout, per-expert tensors or
+# older names), stacked as the model's own transformers-5 state dict.
+STORAGE = {"f32", "bf16", "f16", "sharded", "stacked"}
 
 
 def build_model(family, variant, seed):
@@ -105,13 +141,42 @@ def build_model(family, variant, seed):
     fields.update(VARIANTS[family][variant])
     config = AutoConfig.for_model(family, **fields)
     torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager").float().eval()
+    extra = dict(experts_implementation="eager") if family in MOE_FAMILIES else {}
+    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager",
+                                             **extra).float().eval()
     # HF initialises norms to ones/zeros and linears at std 0.02: too gentle
     # to exercise (1 + w) norms, biases and soft-caps. Randomise everything.
     with torch.no_grad():
-        for p in model.parameters():
+        for n, p in model.named_parameters():
             p.normal_(0.0, 0.4)
+            if (family, variant) in ROUTER_STD and n.endswith((".gate.weight", ".router.weight")):
+                p.normal_(0.0, ROUTER_STD[(family, variant)])
     return model
+
+
+def reference_grads(model, storage):
+    """HF's gradients under the names the checkpoint stores: the model's own
+    (transformers-5) names, or those save_pretrained writes (per expert)."""
+    grads = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
+    if storage == "stacked":
+        return grads
+    from transformers.core_model_loading import revert_weight_conversion
+    return revert_weight_conversion(model, grads)
+
+
+def starved_experts(grads):
+    """(name, expert) of expert gradients that are exactly zero: experts that
+    received no token (stacked [E, ...] tensors and per-expert ones)."""
+    out = []
+    for n, g in grads.items():
+        if "experts" not in n:
+            continue
+        if ".experts." in n and n.split(".experts.")[1].split(".")[0].isdigit():
+            if not g.any():
+                out.append((n, None))
+        else:
+            out += [(n, e) for e in range(g.shape[0]) if not g[e].any()]
+    return out
 
 
 def tokens(vocab, seed):
@@ -191,6 +256,12 @@ def main():
         # Save a copy: converting the model itself would also round its f32
         # RoPE buffers and degrade the reference.
         copy.deepcopy(model).to(dt).save_pretrained(ckpt)
+    elif args.storage == "stacked":
+        from safetensors.torch import save_file
+        os.makedirs(ckpt)
+        model.config.save_pretrained(ckpt)
+        save_file({n: t.contiguous() for n, t in model.state_dict().items()},
+                  os.path.join(ckpt, "model.safetensors"))
     elif args.storage == "sharded":
         model.save_pretrained(ckpt, max_shard_size="20KB")
         assert os.path.exists(os.path.join(ckpt, "model.safetensors.index.json"))
@@ -239,7 +310,7 @@ def main():
         # max|d| <= 1e-4 max|ref|; no gradient tfm wrote that HF lacks.
         stored = set(load_file(os.path.join(ckpt, "model.safetensors")).keys()) \
             if os.path.exists(os.path.join(ckpt, "model.safetensors")) else None
-        params = dict(model.named_parameters())
+        params = reference_grads(model, args.storage)
         expected = {n for n in params if stored is None or n in stored}
         written = {k[len("grad/"):] for k in got if k.startswith("grad/")}
         if stored is not None and written != stored:
@@ -248,13 +319,26 @@ def main():
             ok = False
         worst = 0.0
         for n in sorted(expected & written):
-            g, r = got["grad/" + n], params[n].grad
+            g, r = got["grad/" + n], params[n]
             rel = (g - r).abs().max().item() / max(r.abs().max().item(), 1e-30)
             worst = max(worst, rel)
             if rel > 1e-4:
                 print(f"FAIL grad/{n}: max|d| / max|ref| = {rel:.2e}")
                 ok = False
         print(f"{len(expected & written)} gradients, worst max|d| / max|ref| = {worst:.2e}")
+        # An expert that receives no token has exact zero gradients.
+        starved = starved_experts({n: params[n] for n in expected & written})
+        for n, e in starved:
+            g = got["grad/" + n] if e is None else got["grad/" + n][e]
+            if g.any():
+                print(f"FAIL grad/{n}" + (f"[{e}]" if e is not None else "") +
+                      ": expert received no token but its gradient is not exactly zero")
+                ok = False
+        if starved:
+            print(f"{len(starved)} expert gradients of experts without tokens: exact zeros")
+        if (args.family, args.variant) in STARVED and not starved:
+            print("FAIL this variant must leave some expert without a token")
+            ok = False
     return 0 if ok else 1
 
 

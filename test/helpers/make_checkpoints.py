@@ -33,6 +33,28 @@ def tensors():
     return out
 
 
+MOE_CONFIG = dict(CONFIG, architectures=["MixtralForCausalLM"], model_type="mixtral",
+                  num_local_experts=4, num_experts_per_tok=2)
+
+
+def moe_tensors(stacked):
+    """A tiny Mixtral: the hub's per-expert layout (w1/w3/w2), or the
+    transformers-5 stacked one."""
+    h, i, e = 8, 12, 4
+    out = {n: s for n, s in tensors().items() if ".mlp." not in n}
+    for l in range(2):
+        p = f"model.layers.{l}."
+        if stacked:
+            out.update({p + "mlp.gate.weight": [e, h], p + "mlp.experts.gate_up_proj": [e, 2 * i, h],
+                        p + "mlp.experts.down_proj": [e, h, i]})
+            continue
+        out[p + "block_sparse_moe.gate.weight"] = [e, h]
+        for x in range(e):
+            q = p + f"block_sparse_moe.experts.{x}."
+            out.update({q + "w1.weight": [i, h], q + "w3.weight": [i, h], q + "w2.weight": [h, i]})
+    return out
+
+
 def encode(entries, header_override=None):
     """entries: name -> (dtype, shape, bytes). Returns the file bytes."""
     header, data = {}, b""
@@ -84,6 +106,29 @@ def main():
     extra = dict(good)
     extra["model.layers.0.self_attn.q_norm.weight"] = ("F32", [4], f32([4], rng))
     write_case(root, "extra", encode(extra))
+
+    # Mixture of experts, both layouts, and the ways they go wrong.
+    moe = {n: ("F32", s, f32(s, rng)) for n, s in moe_tensors(stacked=False).items()}
+    write_case(root, "moe-good", encode(moe), MOE_CONFIG)
+    stacked = {n: ("F32", s, f32(s, rng)) for n, s in moe_tensors(stacked=True).items()}
+    write_case(root, "moe-stacked-good", encode(stacked), MOE_CONFIG)
+    bad = dict(moe)
+    del bad["model.layers.1.block_sparse_moe.experts.3.w2.weight"]
+    write_case(root, "moe-missing-expert", encode(bad), MOE_CONFIG)
+    bad = dict(moe)
+    bad["model.layers.0.block_sparse_moe.experts.4.w1.weight"] = ("F32", [12, 8], f32([12, 8], rng))
+    write_case(root, "moe-extra-expert", encode(bad), MOE_CONFIG)
+    bad = dict(stacked)
+    bad["model.layers.1.mlp.experts.gate_up_proj"] = ("F32", [3, 24, 8], f32([3, 24, 8], rng))
+    write_case(root, "moe-stacked-count", encode(bad), MOE_CONFIG)
+    bad = dict(moe)
+    bad["model.layers.0.block_sparse_moe.gate.weight"] = ("F32", [4, 7], f32([4, 7], rng))
+    write_case(root, "moe-router-shape", encode(bad), MOE_CONFIG)
+    bad = dict(moe)
+    del bad["model.layers.0.block_sparse_moe.experts.0.w1.weight"]
+    del bad["model.layers.0.block_sparse_moe.experts.0.w3.weight"]
+    del bad["model.layers.0.block_sparse_moe.experts.0.w2.weight"]
+    write_case(root, "moe-no-experts", encode(bad), MOE_CONFIG)
 
     blob = encode(good)
     write_case(root, "truncated", blob[: len(blob) - 100])

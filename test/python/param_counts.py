@@ -157,6 +157,25 @@ def tiny_cases():
                                           use_sliding_window=True, sliding_window=8),
         "smollm3-biases-untied-kv-null": cfg("smollm3", S3, pad_token_id=None, num_key_value_heads=None,
                                              attention_bias=True, mlp_bias=True, tie_word_embeddings=False),
+        # Mixture of experts: router, stacked gate_up [E, 2I, H] and down [E, H, I]
+        "mixtral-8-experts-window": cfg("mixtral", "MixtralForCausalLM", num_key_value_heads=2,
+                                        num_local_experts=8, num_experts_per_tok=2, sliding_window=16),
+        "mixtral-num-experts-alias": cfg("mixtral", "MixtralForCausalLM", num_experts=6,
+                                         num_key_value_heads=4,
+                                         num_experts_per_tok=3, head_dim=32),
+        "qwen3_moe-moe-width": cfg("qwen3_moe", "Qwen3MoeForCausalLM", num_key_value_heads=2,
+                                   num_experts=8, num_experts_per_tok=2, moe_intermediate_size=24,
+                                   head_dim=32, norm_topk_prob=True, attention_bias=True),
+        "qwen3_moe-local-experts-sliding": cfg("qwen3_moe", "Qwen3MoeForCausalLM", num_key_value_heads=2,
+                                               num_local_experts=4, num_experts_per_tok=4,
+                                               moe_intermediate_size=16, use_sliding_window=True,
+                                               sliding_window=32, tie_word_embeddings=True),
+        "olmoe-gqa": cfg("olmoe", "OlmoeForCausalLM", num_key_value_heads=2, num_experts=8,
+                         num_experts_per_tok=2, pad_token_id=None, eos_token_id=None),
+        "granitemoe-multipliers": cfg("granitemoe", "GraniteMoeForCausalLM", num_key_value_heads=2,
+                                      num_local_experts=4, num_experts_per_tok=2,
+                                      embedding_multiplier=12.0, residual_multiplier=0.22,
+                                      attention_multiplier=0.0078125, logits_scaling=6.0),
     }
 
 
@@ -306,9 +325,10 @@ def hf_layers(config, model):
     layer_types = getattr(config, "layer_types", None)
     out = []
     for i, layer in enumerate(model.model.layers):
-        # The mask HF applies: mistral and phi3 use config.sliding_window on
-        # every layer; the others pick the mask by layer_types[i].
-        if config.model_type in ("mistral", "phi3"):
+        # The mask HF applies: mistral, phi3, mixtral and qwen3_moe use
+        # config.sliding_window (None: causal) on every layer; the others
+        # pick the mask by layer_types[i].
+        if config.model_type in ("mistral", "phi3", "mixtral", "qwen3_moe"):
             window = config.sliding_window
         elif layer_types is not None and layer_types[i] == "sliding_attention":
             window = config.sliding_window

@@ -46,6 +46,30 @@ struct RopeSpec {
   bool operator==(const RopeSpec &o) const;
 };
 
+/// A sparse mixture-of-experts MLP (dropless; HF's eager expert loop).
+struct MoeSpec {
+  int64_t numExperts = 0, topK = 0;
+  /// Width of one expert (HF `moe_intermediate_size` or `intermediate_size`).
+  int64_t intermediateSize = 0;
+  /// Top-k of the logits, then softmax over the k (gpt-oss, Granite-MoE);
+  /// otherwise softmax over all experts, then top-k.
+  bool topkThenSoftmax = false;
+  /// Renormalise the k weights to sum 1 (Mixtral always, `norm_topk_prob`).
+  bool normalize = false;
+  /// Module path of the block under the layer (`mlp`, `block_sparse_moe`)
+  /// and of the router under it (`gate`, `router`).
+  std::string block = "mlp", router = "gate";
+  /// HF 4.x hub names under `model.layers.{layer}.`, with `{expert}`: the
+  /// router, the gate, up and down projections of one expert (each empty
+  /// when the hub layout is the transformers-5 one), or whole stacked
+  /// tensors (`legacyStacked`: gate_up, down).
+  std::string legacyRouter, legacyGate, legacyUp, legacyDown;
+  bool legacyStacked = false;
+  /// Load-balancing loss: `router_aux_loss_coef`, `output_router_logits`.
+  double auxLossCoef = 0.0;
+  bool outputRouterLogits = false;
+};
+
 /// What can differ between the layers of one model.
 struct LayerSpec {
   std::optional<int64_t> slidingWindow;
@@ -74,6 +98,10 @@ struct ModelSpec {
   std::optional<double> embeddingScale;
   double attentionScale = 1.0;
   std::optional<double> attnSoftcap, finalSoftcap;
+  /// Granite: each residual branch is multiplied by this; logits divided.
+  std::optional<double> residualMultiplier, logitsScaling;
+  /// The MLP of every layer is this sparse MoE block (none: dense).
+  std::optional<MoeSpec> moe;
   std::vector<LayerSpec> layers; // one per layer
 };
 

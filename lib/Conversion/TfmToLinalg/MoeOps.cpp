@@ -70,12 +70,10 @@ SmallVector<OpFoldResult> leadingSizes(OpBuilder &b, Location loc, Value x) {
 
 /// A generic over `sizes` writing one tensor per `outElems` entry, with no
 /// tensor inputs (the body reads through linalg.index and tensor.extract).
-SmallVector<Value> buildIndexMap(OpBuilder &b, Location loc,
-                                 ArrayRef<OpFoldResult> sizes,
-                                 ArrayRef<Type> outElems,
-                                 function_ref<SmallVector<Value>(
-                                     OpBuilder &, Location, ValueRange)>
-                                     body) {
+SmallVector<Value> buildIndexMap(
+    OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+    ArrayRef<Type> outElems,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
   MLIRContext *ctx = b.getContext();
   unsigned rank = sizes.size();
   SmallVector<Value> outs;
@@ -116,8 +114,8 @@ std::pair<Value, Value> softmaxStats(OpBuilder &b, Location loc, Value logits,
       {identityMap(ctx, 2), dropLastDimMap(ctx, 2)}, dropLastDimMap(ctx, 2),
       {false, true}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value x = castFloat(nb, l, a[0], acc);
-        Value e = math::ExpOp::create(nb, l,
-                                      arith::SubFOp::create(nb, l, x, a[1]));
+        Value e =
+            math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, x, a[1]));
         return arith::AddFOp::create(nb, l, a[2], e);
       });
   return {max, sum};
@@ -139,8 +137,7 @@ struct ScoreReader {
     case MoeRouting::softmax_topk: {
       Value m = tensor::ExtractOp::create(b, l, max, ValueRange{n});
       Value s = tensor::ExtractOp::create(b, l, sum, ValueRange{n});
-      Value ex =
-          math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, m));
+      Value ex = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, m));
       return arith::DivFOp::create(b, l, ex, s);
     }
     case MoeRouting::sigmoid_topk: {
@@ -190,12 +187,12 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
           // ascending); slot j keeps pass j's, and all k feed the sums.
           Value zero = constFloat(b, l, acc, 0.0);
           SmallVector<Value> init = {
-              constFloat(b, l, acc, inf), // previous score
+              constFloat(b, l, acc, inf),                 // previous score
               arith::ConstantIntOp::create(b, l, -1, 64), // previous expert
               zero,                                       // sum of scores
               zero,                                       // top score
-              zero,                                       // sum exp (topk_softmax)
-              zero,                                       // this slot's score
+              zero, // sum exp (topk_softmax)
+              zero, // this slot's score
               arith::ConstantIntOp::create(b, l, 0, 64)}; // this slot's expert
           auto passes = scf::ForOp::create(
               b, l, idx(b, l, 0), idx(b, l, k), idx(b, l, 1), init,
@@ -214,12 +211,10 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
                           sb, sl, arith::CmpFPredicate::OLT, s, prevS);
                       Value tie = arith::AndIOp::create(
                           sb, sl,
-                          arith::CmpFOp::create(sb, sl,
-                                                arith::CmpFPredicate::OEQ, s,
-                                                prevS),
-                          arith::CmpIOp::create(sb, sl,
-                                                arith::CmpIPredicate::sgt, ei,
-                                                prevE));
+                          arith::CmpFOp::create(
+                              sb, sl, arith::CmpFPredicate::OEQ, s, prevS),
+                          arith::CmpIOp::create(
+                              sb, sl, arith::CmpIPredicate::sgt, ei, prevE));
                       Value after = arith::OrIOp::create(sb, sl, lower, tie);
                       // Strictly better than the best so far (ties keep the
                       // lower expert, scanned first); any candidate beats
@@ -251,11 +246,10 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
                     pb, pl, arith::CmpIPredicate::eq, toI64(pb, pl, t), slot);
                 scf::YieldOp::create(
                     pb, pl,
-                    ValueRange{s, e, arith::AddFOp::create(pb, pl, st[2], s),
-                               top, sumExp,
-                               arith::SelectOp::create(pb, pl, mine, s, st[5]),
-                               arith::SelectOp::create(pb, pl, mine, e,
-                                                       st[6])});
+                    ValueRange{
+                        s, e, arith::AddFOp::create(pb, pl, st[2], s), top,
+                        sumExp, arith::SelectOp::create(pb, pl, mine, s, st[5]),
+                        arith::SelectOp::create(pb, pl, mine, e, st[6])});
               });
           Value s = passes.getResult(5), e = passes.getResult(6);
           Value w = s;
@@ -271,11 +265,11 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
         });
     SmallVector<OpFoldResult> leading =
         leadingSizes(rewriter, loc, op.getLogits());
-    rewriter.replaceOp(
-        op, {expandFromMatrix(rewriter, loc, outs[0], op.getWeights().getType(),
-                              leading),
-             expandFromMatrix(rewriter, loc, outs[1], op.getIndices().getType(),
-                              leading)});
+    rewriter.replaceOp(op,
+                       {expandFromMatrix(rewriter, loc, outs[0],
+                                         op.getWeights().getType(), leading),
+                        expandFromMatrix(rewriter, loc, outs[1],
+                                         op.getIndices().getType(), leading)});
     return success();
   }
 };
@@ -301,11 +295,11 @@ struct MoeRouterBackwardLowering : OpRewritePattern<MoeRouterBackwardOp> {
         [&](OpBuilder &b, Location l, ValueRange iv) -> SmallVector<Value> {
           Value n = iv[0], e = toI64(b, l, iv[1]);
           Value zero = constFloat(b, l, acc, 0.0);
-          Value top =
-              scores.score(b, l, n,
-                           toIndex(b, l,
-                                   tensor::ExtractOp::create(
-                                       b, l, ids, ValueRange{n, idx(b, l, 0)})));
+          Value top = scores.score(
+              b, l, n,
+              toIndex(b, l,
+                      tensor::ExtractOp::create(b, l, ids,
+                                                ValueRange{n, idx(b, l, 0)})));
           // Pass 1: over the k slots, the sums the rule needs, and the
           // gradient reaching this expert's score (zero if not selected).
           Value no = arith::ConstantIntOp::create(b, l, 0, 1);
@@ -313,16 +307,16 @@ struct MoeRouterBackwardLowering : OpRewritePattern<MoeRouterBackwardOp> {
               b, l, idx(b, l, 0), idx(b, l, k), idx(b, l, 1),
               ValueRange{zero, zero, zero, zero, no},
               [&](OpBuilder &pb, Location pl, Value t, ValueRange st) {
-                Value ej = tensor::ExtractOp::create(pb, pl, ids,
-                                                     ValueRange{n, t});
+                Value ej =
+                    tensor::ExtractOp::create(pb, pl, ids, ValueRange{n, t});
                 Value g = castFloat(
                     pb, pl,
                     tensor::ExtractOp::create(pb, pl, dw, ValueRange{n, t}),
                     acc);
                 Value s = scores.score(pb, pl, n, toIndex(pb, pl, ej));
                 if (routing == MoeRouting::topk_softmax)
-                  s = math::ExpOp::create(pb, pl,
-                                          arith::SubFOp::create(pb, pl, s, top));
+                  s = math::ExpOp::create(
+                      pb, pl, arith::SubFOp::create(pb, pl, s, top));
                 Value mine = arith::CmpIOp::create(
                     pb, pl, arith::CmpIPredicate::eq, ej, e);
                 scf::YieldOp::create(
@@ -357,8 +351,8 @@ struct MoeRouterBackwardLowering : OpRewritePattern<MoeRouterBackwardOp> {
               return arith::DivFOp::create(
                   nb, nl, arith::SubFOp::create(nb, nl, gj, gw), sumS);
             };
-            Value dsE = arith::SelectOp::create(b, l, selected, ds(b, l, g),
-                                                zero);
+            Value dsE =
+                arith::SelectOp::create(b, l, selected, ds(b, l, g), zero);
             Value p = scores.score(b, l, n, iv[1]);
             if (routing == MoeRouting::softmax_topk) {
               // Σ_e ds_e p_e over the selected experts.
@@ -373,12 +367,11 @@ struct MoeRouterBackwardLowering : OpRewritePattern<MoeRouterBackwardOp> {
                         tensor::ExtractOp::create(pb, pl, dw, ValueRange{n, t}),
                         acc);
                     Value sj = scores.score(pb, pl, n, toIndex(pb, pl, ej));
-                    scf::YieldOp::create(
-                        pb, pl,
-                        ValueRange{arith::AddFOp::create(
-                            pb, pl, st[0],
-                            arith::MulFOp::create(pb, pl, ds(pb, pl, gj),
-                                                  sj))});
+                    scf::YieldOp::create(pb, pl,
+                                         ValueRange{arith::AddFOp::create(
+                                             pb, pl, st[0],
+                                             arith::MulFOp::create(
+                                                 pb, pl, ds(pb, pl, gj), sj))});
                   });
               result = arith::MulFOp::create(
                   b, l, p,
@@ -419,20 +412,18 @@ struct MoeRoutePlanLowering : OpRewritePattern<MoeRoutePlanOp> {
     };
     // counts[e] = pairs routed to e.
     Value counts = zerosI64(rewriter, loc, experts);
-    counts = scf::ForOp::create(
-                 rewriter, loc, c0, pairs, c1, ValueRange{counts},
-                 [&](OpBuilder &b, Location l, Value f, ValueRange st) {
-                   Value e = toIndex(
-                       b, l, tensor::ExtractOp::create(b, l, flat, f));
-                   Value c = tensor::ExtractOp::create(b, l, st[0], e);
-                   Value next = arith::AddIOp::create(b, l, c,
-                                                      i64Const(b, l, 1));
-                   scf::YieldOp::create(
-                       b, l,
-                       ValueRange{tensor::InsertOp::create(b, l, next, st[0],
-                                                           ValueRange{e})});
-                 })
-                 .getResult(0);
+    counts =
+        scf::ForOp::create(
+            rewriter, loc, c0, pairs, c1, ValueRange{counts},
+            [&](OpBuilder &b, Location l, Value f, ValueRange st) {
+              Value e = toIndex(b, l, tensor::ExtractOp::create(b, l, flat, f));
+              Value c = tensor::ExtractOp::create(b, l, st[0], e);
+              Value next = arith::AddIOp::create(b, l, c, i64Const(b, l, 1));
+              scf::YieldOp::create(b, l,
+                                   ValueRange{tensor::InsertOp::create(
+                                       b, l, next, st[0], ValueRange{e})});
+            })
+            .getResult(0);
     // offsets = exclusive prefix sum, with the total last.
     Value offsets = zerosI64(rewriter, loc, experts + 1);
     offsets =
@@ -444,10 +435,9 @@ struct MoeRoutePlanLowering : OpRewritePattern<MoeRoutePlanOp> {
                   b, l, tensor::ExtractOp::create(b, l, st[0], e),
                   tensor::ExtractOp::create(b, l, counts, e));
               Value next = arith::AddIOp::create(b, l, e, idx(b, l, 1));
-              scf::YieldOp::create(
-                  b, l,
-                  ValueRange{tensor::InsertOp::create(b, l, sum, st[0],
-                                                      ValueRange{next})});
+              scf::YieldOp::create(b, l,
+                                   ValueRange{tensor::InsertOp::create(
+                                       b, l, sum, st[0], ValueRange{next})});
             })
             .getResult(0);
     // Place pairs in increasing f within their expert.
@@ -484,8 +474,8 @@ struct MoeRoutePlanLowering : OpRewritePattern<MoeRoutePlanOp> {
     }
     Value src = place.getResult(2);
     if (src.getType() != op.getSources().getType())
-      src = tensor::CastOp::create(rewriter, loc, op.getSources().getType(),
-                                   src);
+      src =
+          tensor::CastOp::create(rewriter, loc, op.getSources().getType(), src);
     rewriter.replaceOp(op, {offsets, pos, src});
     return success();
   }
@@ -500,10 +490,9 @@ int64_t slotsOf(Value positions) {
 }
 
 /// result[r, h] = value(sources[r], h) over [R, H] in `elem`.
-Value gatherRows(OpBuilder &b, Location loc, Value sources, int64_t hidden,
-                 Type elem,
-                 function_ref<Value(OpBuilder &, Location, Value, Value)>
-                     value) {
+Value gatherRows(
+    OpBuilder &b, Location loc, Value sources, int64_t hidden, Type elem,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> value) {
   SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, sources, 0),
                                      b.getIndexAttr(hidden)};
   MLIRContext *ctx = b.getContext();
@@ -546,8 +535,9 @@ struct MoeCombineLowering : OpRewritePattern<MoeCombineOp> {
     Value pos = collapseToMatrix(rewriter, loc, op.getPositions());
     Type elem = op.getType().getElementType(), acc = computeType(elem);
     int64_t hidden = op.getType().getShape().back();
-    SmallVector<OpFoldResult> out = {tensor::getMixedSize(rewriter, loc, pos, 0),
-                                     rewriter.getIndexAttr(hidden)};
+    SmallVector<OpFoldResult> out = {
+        tensor::getMixedSize(rewriter, loc, pos, 0),
+        rewriter.getIndexAttr(hidden)};
     // (n, h, j): j reduces.
     AffineExpr n = rewriter.getAffineDimExpr(0),
                h = rewriter.getAffineDimExpr(1),
@@ -627,9 +617,9 @@ struct MoeCombineBackwardLowering : OpRewritePattern<MoeCombineBackwardOp> {
           return arith::AddFOp::create(b, l, a[2], p);
         });
     rewriter.replaceOp(
-        op, {drows, expandFromMatrix(
-                        rewriter, loc, dw, op.getWeights().getType(),
-                        leadingSizes(rewriter, loc, op.getPositions()))});
+        op, {drows,
+             expandFromMatrix(rewriter, loc, dw, op.getWeights().getType(),
+                              leadingSizes(rewriter, loc, op.getPositions()))});
     return success();
   }
 };
@@ -678,8 +668,9 @@ Value gemm(OpBuilder &b, Location loc, Value a, Value bm, bool transA,
 Value rowSlice(OpBuilder &b, Location loc, Value x, Value lo, Value count) {
   auto t = cast<RankedTensorType>(x.getType());
   return tensor::ExtractSliceOp::create(
-      b, loc, RankedTensorType::get({kDyn, t.getDimSize(1)}, t.getElementType()),
-      x, ArrayRef<OpFoldResult>{lo, b.getIndexAttr(0)},
+      b, loc,
+      RankedTensorType::get({kDyn, t.getDimSize(1)}, t.getElementType()), x,
+      ArrayRef<OpFoldResult>{lo, b.getIndexAttr(0)},
       ArrayRef<OpFoldResult>{count, b.getIndexAttr(t.getDimSize(1))},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
 }
@@ -706,14 +697,13 @@ Value forEachExpertWithRows(
              b, loc, idx(b, loc, 0), idx(b, loc, experts), idx(b, loc, 1),
              ValueRange{init},
              [&](OpBuilder &fb, Location l, Value e, ValueRange st) {
-               Value lo = toIndex(
-                   fb, l, tensor::ExtractOp::create(fb, l, offsets, e));
+               Value lo =
+                   toIndex(fb, l, tensor::ExtractOp::create(fb, l, offsets, e));
                Value hi = toIndex(
                    fb, l,
-                   tensor::ExtractOp::create(
-                       fb, l, offsets,
-                       ValueRange{arith::AddIOp::create(fb, l, e,
-                                                        idx(fb, l, 1))}));
+                   tensor::ExtractOp::create(fb, l, offsets,
+                                             ValueRange{arith::AddIOp::create(
+                                                 fb, l, e, idx(fb, l, 1))}));
                Value count = arith::SubIOp::create(fb, l, hi, lo);
                Value any = arith::CmpIOp::create(
                    fb, l, arith::CmpIPredicate::sgt, count, idx(fb, l, 0));
@@ -743,8 +733,8 @@ struct MoeGroupedMatmulLowering : OpRewritePattern<MoeGroupedMatmulOp> {
     int64_t n = rt.getDimSize(1);
     // Every row belongs to exactly one expert, so each is written once.
     Value init = emptyTensor(
-        rewriter, loc, {tensor::getMixedSize(rewriter, loc, x, 0),
-                        rewriter.getIndexAttr(n)},
+        rewriter, loc,
+        {tensor::getMixedSize(rewriter, loc, x, 0), rewriter.getIndexAttr(n)},
         elem);
     Value result = forEachExpertWithRows(
         rewriter, loc, offsets, experts, init,
@@ -780,11 +770,11 @@ struct MoeGroupedMatmulGradWeightLowering
     int64_t experts = wt.getDimSize(0), d1 = wt.getDimSize(1),
             d2 = wt.getDimSize(2);
     // Experts without rows keep these zeros.
-    Value init = filledTensor(
-        rewriter, loc,
-        {rewriter.getIndexAttr(experts), rewriter.getIndexAttr(d1),
-         rewriter.getIndexAttr(d2)},
-        acc, 0.0);
+    Value init =
+        filledTensor(rewriter, loc,
+                     {rewriter.getIndexAttr(experts), rewriter.getIndexAttr(d1),
+                      rewriter.getIndexAttr(d2)},
+                     acc, 0.0);
     Value result = forEachExpertWithRows(
         rewriter, loc, op.getOffsets(), experts, init,
         [&](OpBuilder &b, Location l, Value e, Value lo, Value count,
@@ -811,8 +801,9 @@ struct MoeGroupedMatmulGradWeightLowering
 } // namespace
 
 void mlir::tfm::populateTfmMoeToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<MoeRouterLowering, MoeRouterBackwardLowering,
-               MoeRoutePlanLowering, MoeDispatchLowering, MoeCombineLowering,
-               MoeCombineBackwardLowering, MoeGroupedMatmulLowering,
-               MoeGroupedMatmulGradWeightLowering>(patterns.getContext());
+  patterns
+      .add<MoeRouterLowering, MoeRouterBackwardLowering, MoeRoutePlanLowering,
+           MoeDispatchLowering, MoeCombineLowering, MoeCombineBackwardLowering,
+           MoeGroupedMatmulLowering, MoeGroupedMatmulGradWeightLowering>(
+          patterns.getContext());
 }

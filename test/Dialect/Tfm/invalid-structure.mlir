@@ -131,8 +131,13 @@ func.func private @p3(tensor<8xf32> {tfm.param = #tfm.param<name = "w", tied = [
 
 // -----
 
-// expected-error @+1 {{direct mapping takes no sources (the name is the source)}}
-func.func private @p4(tensor<8xf32> {tfm.param = #tfm.param<name = "w", sources = ["a"]>})
+// expected-error @+1 {{direct sources are alternative names of the whole tensor and take no '{expert}'}}
+func.func private @p4(tensor<8xf32> {tfm.param = #tfm.param<name = "w", sources = ["a.{expert}"]>})
+
+// -----
+
+// expected-error @+1 {{transpose mapping takes no sources (the name is the source)}}
+func.func private @p4b(tensor<8xf32> {tfm.param = #tfm.param<name = "w", mapping = transpose, sources = ["a"]>})
 
 // -----
 
@@ -146,8 +151,13 @@ func.func private @p6(tensor<8xf32> {tfm.param = #tfm.param<name = "w", mapping 
 
 // -----
 
-// expected-error @+1 {{stacked_experts needs one source template containing '{expert}'}}
-func.func private @p7(tensor<8xf32> {tfm.param = #tfm.param<name = "w", mapping = stacked_experts, sources = ["a"]>})
+// expected-error @+1 {{stacked_experts needs per-expert source templates containing '{expert}', or one alternative name of the stacked tensor}}
+func.func private @p7(tensor<8xf32> {tfm.param = #tfm.param<name = "w", mapping = stacked_experts, sources = ["a", "b.{expert}"]>})
+
+// -----
+
+// expected-error @+1 {{stacked_experts needs per-expert source templates}}
+func.func private @p7b(tensor<8xf32> {tfm.param = #tfm.param<name = "w", mapping = stacked_experts>})
 
 // -----
 

@@ -98,14 +98,23 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "parameter '" << name
                        << "': sources and tied must be string arrays";
   size_t numSources = sources ? sources.size() : 0;
+  auto hasExpert = [](Attribute a) {
+    return cast<StringAttr>(a).getValue().contains(kExpertPlaceholder);
+  };
   switch (mapping) {
   case ParamMapping::direct:
+    // Sources, if any, are older names of the same tensor (HF 4.x hub
+    // checkpoints), tried when `name` is absent.
+    if (sources && llvm::any_of(sources, hasExpert))
+      return emitError() << "parameter '" << name
+                         << "': direct sources are alternative names of the "
+                            "whole tensor and take no '{expert}'";
+    break;
   case ParamMapping::transpose:
     if (numSources != 0)
       return emitError() << "parameter '" << name
-                         << "': " << stringifyParamMapping(mapping)
-                         << " mapping takes no sources (the name is the "
-                            "source)";
+                         << "': transpose mapping takes no sources (the name "
+                            "is the source)";
     break;
   case ParamMapping::fuse:
     if (numSources < 2)
@@ -118,11 +127,13 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << "': split mapping needs exactly one source";
     break;
   case ParamMapping::stacked_experts:
-    if (numSources != 1 ||
-        !cast<StringAttr>(sources[0]).getValue().contains("{expert}"))
-      return emitError() << "parameter '" << name
-                         << "': stacked_experts needs one source template "
-                            "containing '{expert}'";
+    if (numSources == 0 || (!llvm::all_of(sources, hasExpert) &&
+                            (numSources != 1 || hasExpert(sources[0]))))
+      return emitError()
+             << "parameter '" << name
+             << "': stacked_experts needs per-expert source templates "
+                "containing '{expert}', or one alternative name of the "
+                "stacked tensor";
     break;
   }
   if (dim < 0 || offset < 0)

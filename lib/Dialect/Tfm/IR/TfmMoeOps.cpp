@@ -174,9 +174,8 @@ LogicalResult MoeCombineOp::verify() {
   if (failed(verifyPlannedRows(*this, getRows(), getPositions(), getSources())))
     return failure();
   RankedTensorType pt = rankedOf(getPositions()), rt = rankedOf(getRows());
-  if (getWeights() &&
-      failed(checkStat(*this, "weights", getWeights().getType(),
-                       rt.getElementType(), pt.getShape())))
+  if (getWeights() && failed(checkStat(*this, "weights", getWeights().getType(),
+                                       rt.getElementType(), pt.getShape())))
     return failure();
   SmallVector<int64_t> expected(pt.getShape().drop_back());
   expected.push_back(rt.getDimSize(1));
@@ -232,8 +231,8 @@ static LogicalResult verifyGrouped(Operation *op, Value x, Value w,
            << stringifyTranspose(transpose) << ") has " << k;
   if (failed(checkElementType(op, "weight", wt, xt.getElementType())) ||
       failed(checkI64(op, "offsets", offsets)) ||
-      failed(checkShape(op, "offsets", offsets.getType(),
-                        {wt.getDimSize(0) + 1})))
+      failed(
+          checkShape(op, "offsets", offsets.getType(), {wt.getDimSize(0) + 1})))
     return failure();
   return success();
 }

@@ -154,13 +154,19 @@ def Tfm_ParamAttr : Tfm_Attr<"Param", "param"> {
     - `kind`: the parameter kind used in summaries (`embedding`, `attn_q`,
       `mlp_up`, `norm`, ...); `norm` parameters are excluded from weight decay.
     - `mapping`:
-      `direct` (the tensor as stored),
+      `direct` (the tensor as stored; `sources`, if any, are older names of
+      the same tensor, e.g. HF 4.x hub names, tried when `name` is absent),
       `fuse` (concatenate `sources` along `dim`),
       `split` (the slice of `sources[0]` along `dim` at `offset`, as long as
       the argument),
       `transpose` (the stored tensor transposed),
-      `stacked_experts` (`sources` is a template with `{expert}`, stacked on
-      a leading expert dimension).
+      `stacked_experts` (the transformers-5 stacked tensor `name`, e.g.
+      `mlp.experts.gate_up_proj [E, 2I, H]`; when the checkpoint has
+      per-expert tensors instead, `sources` are their templates with
+      `{expert}`, concatenated along `dim` of one expert's slice and stacked
+      on a leading expert dimension; a single source without `{expert}` is
+      an older name of the whole stacked tensor). Gradients are written in
+      the layout the checkpoint stores.
     - `tied`: other HF names that hold the same tensor (e.g. `lm_head.weight`
       for tied embeddings); counted once.
     - `frozen`: excluded from the gradient.
