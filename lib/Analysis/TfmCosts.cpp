@@ -210,6 +210,18 @@ OpCost cost(MatmulGradWeightOp op, const DimResolver &d) {
 OpCost cost(SumLeadingOp op, const DimResolver &d) {
   return streaming(op, d, d.elements(op.getX()));
 }
+OpCost cost(MoeLoadStatsOp op, const DimResolver &d) {
+  return streaming(op, d, 4 * d.elements(op.getLogits()));
+}
+OpCost cost(MoeAuxLossOp op, const DimResolver &d) {
+  return streaming(op, d, d.elements(op.getStats()));
+}
+OpCost cost(MoeLoadStatsBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, 6 * d.elements(op.getLogits()));
+}
+OpCost cost(MoeAuxLossBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, d.elements(op.getStats()));
+}
 OpCost cost(MoeRouterBackwardOp op, const DimResolver &d) {
   return streaming(op, d, 8 * d.elements(op.getLogits()));
 }

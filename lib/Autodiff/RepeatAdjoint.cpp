@@ -48,9 +48,16 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   unsigned numWeights = fwd.getWeights().size();
   unsigned numKinds = fwd.getKinds().size();
   int64_t numLayers = fwd.getNumLayers();
+  // Stacked outputs with a gradient (per-layer statistics a loss reads):
+  // the backward scan reads layer i's slice of it as a stacked input, which
+  // seeds the gradient of the value layer i yielded.
+  SmallVector<unsigned> gradedStacked;
+  SmallVector<Value> stackedGrads;
   for (unsigned i = numCarried; i < fwd.getNumResults(); ++i)
-    if (ab.resultGrad(i))
-      return fwd.emitError("gradients of stacked outputs are not supported");
+    if (Value g = ab.resultGrad(i)) {
+      gradedStacked.push_back(i);
+      stackedGrads.push_back(g);
+    }
 
   // Carried gradients entering the backward scan (the last layer's output).
   SmallVector<Value> dhLast;
@@ -69,6 +76,13 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
       block->addArgument(fb.getArgument(i).getType(), loc);
     for (unsigned j = 0; j < numWeights; ++j)
       block->addArgument(fb.getArgument(numCarried + j).getType(), loc);
+    SmallVector<BlockArgument> stackedGradArgs;
+    for (unsigned i : gradedStacked) {
+      auto t = cast<RankedTensorType>(fwd.getResult(i).getType());
+      stackedGradArgs.push_back(block->addArgument(
+          RankedTensorType::get(t.getShape().drop_front(), t.getElementType()),
+          loc));
+    }
     // The block is detached (no region yet): give the builders the context.
     OpBuilder b(fwd.getContext());
     b.setInsertionPointToEnd(block);
@@ -106,6 +120,8 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
     auto yield = cast<YieldOp>(fb.getTerminator());
     for (unsigned i = 0; i < numCarried; ++i)
       diff.accumulate(yield.getValues()[i], block->getArgument(i));
+    for (auto [i, arg] : llvm::zip(gradedStacked, stackedGradArgs))
+      diff.accumulate(yield.getValues()[i], arg);
     SmallVector<Operation *> ops;
     for (Operation &op : fb.without_terminator())
       ops.push_back(&op);
@@ -206,6 +222,7 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   SmallVector<Value> stackedInputs;
   for (unsigned j = 0; j < numWeights; ++j)
     stackedInputs.push_back(ab.operand(numCarried + j));
+  stackedInputs.append(stackedGrads.begin(), stackedGrads.end());
   for (Value s : newFwd.getResults().drop_front(fwd.getNumResults()))
     stackedInputs.push_back(s);
   SmallVector<Type> bwdTypes;

@@ -444,6 +444,20 @@ LogicalResult adjoint(MoeGroupedMatmulOp op, AdjointBuilder &ab) {
   return success();
 }
 
+LogicalResult adjoint(MoeLoadStatsOp op, AdjointBuilder &ab) {
+  ab.addGrad(0, MoeLoadStatsBackwardOp::create(
+                    ab.builder, ab.getLoc(), op.getLogits().getType(),
+                    ab.resultGrad(0), ab.operand(0)));
+  return success();
+}
+
+LogicalResult adjoint(MoeAuxLossOp op, AdjointBuilder &ab) {
+  ab.addGrad(0, MoeAuxLossBackwardOp::create(
+                    ab.builder, ab.getLoc(), op.getStats().getType(),
+                    ab.resultGrad(0), ab.operand(0), op.getTopKAttr()));
+  return success();
+}
+
 /// zeros_like's result does not depend on its operand's values.
 LogicalResult adjoint(ZerosLikeOp, AdjointBuilder &) { return success(); }
 

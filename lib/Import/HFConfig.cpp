@@ -499,3 +499,19 @@ llvm::Expected<ModelSpec> mlir::tfm::readHFConfig(llvm::StringRef path) {
     return makeError(file + ": cannot read: " + buffer.getError().message());
   return parseHFConfig((*buffer)->getBuffer(), file);
 }
+
+llvm::Error mlir::tfm::setMoeAuxLoss(ModelSpec &spec, llvm::StringRef mode) {
+  if (mode != "auto" && mode != "on" && mode != "off")
+    return makeError("--moe-aux-loss: expected auto, on or off, got '" + mode +
+                     "'");
+  if (mode == "auto")
+    return llvm::Error::success();
+  if (!spec.moe) {
+    if (mode == "on")
+      return makeError("--moe-aux-loss=on: " + spec.architecture +
+                       " has no MoE layers");
+    return llvm::Error::success();
+  }
+  spec.moe->outputRouterLogits = mode == "on";
+  return llvm::Error::success();
+}

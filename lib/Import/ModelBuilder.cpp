@@ -120,6 +120,10 @@ private:
   Location loc;
   std::vector<LayerParam> layerParams;
   std::map<std::string, size_t> roles;
+  /// Whether the loss includes HF's load-balancing loss; then each layer
+  /// body also yields its router statistics (set by moeMlp).
+  bool auxLoss = false;
+  Value layerStats;
 };
 
 void ModelBuilder::collectLayerParams() {
@@ -342,6 +346,9 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
   Value yp = MoeGroupedMatmulOp::create(b, loc, rowsOf(h), activated,
                                         param(w, "experts_down"),
                                         plan.getOffsets(), nt);
+  if (auxLoss)
+    layerStats = MoeLoadStatsOp::create(b, loc, stat({2, e}), logits,
+                                        router.getIndices());
   return MoeCombineOp::create(b, loc, act({h}), yp, plan.getPositions(),
                               plan.getSources(), router.getWeights());
 }
@@ -464,9 +471,13 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   SmallVector<Attribute> kindNames;
   for (const LayerSpec *k : kinds)
     kindNames.push_back(str(k->kindName()));
+  // HF adds the load-balancing loss when output_router_logits is set.
+  auxLoss = spec.moe && spec.moe->outputRouterLogits;
+  SmallVector<Type> repeatTypes{hidden.getType()};
+  if (auxLoss)
+    repeatTypes.push_back(stat({L, 2, spec.moe->numExperts}));
   auto repeat = RepeatOp::create(
-      b, loc, TypeRange{hidden.getType()}, ValueRange{hidden}, stacked,
-      b.getI64IntegerAttr(L),
+      b, loc, repeatTypes, ValueRange{hidden}, stacked, b.getI64IntegerAttr(L),
       kinds.size() > 1 ? b.getDenseI64ArrayAttr(schedule) : DenseI64ArrayAttr(),
       b.getArrayAttr(kindNames), /*reverse=*/UnitAttr(), kinds.size());
   SmallVector<Type> blockTypes{hidden.getType()};
@@ -481,7 +492,10 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     Block *body = b.createBlock(&region, {}, blockTypes, blockLocs);
     Value out = layerBody(body->getArgument(0),
                           body->getArguments().drop_front(), positions, *kind);
-    YieldOp::create(b, loc, out);
+    SmallVector<Value> yielded{out};
+    if (auxLoss)
+      yielded.push_back(layerStats);
+    YieldOp::create(b, loc, yielded);
   }
   b.setInsertionPointAfter(repeat);
 
@@ -496,6 +510,13 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                                b.getF64FloatAttr(*spec.finalSoftcap));
   Value loss = CrossEntropyOp::create(b, loc, lossType, logits, labels,
                                       b.getI64IntegerAttr(-100));
+  if (auxLoss) {
+    Value aux = MoeAuxLossOp::create(b, loc, lossType, repeat.getResult(1),
+                                     b.getI64IntegerAttr(spec.moe->topK));
+    loss = AddOp::create(
+        b, loc, loss,
+        ScaleOp::create(b, loc, aux, b.getF64FloatAttr(spec.moe->auxLossCoef)));
+  }
   func::ReturnOp::create(b, loc, ValueRange{logits, loss});
   return module;
 }

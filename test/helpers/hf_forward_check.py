@@ -101,6 +101,10 @@ VARIANTS = {
         "experts": dict(num_local_experts=8, num_experts_per_tok=2, intermediate_size=16,
                         sliding_window=5),
         "starved": dict(num_local_experts=16, num_experts_per_tok=2, intermediate_size=16),
+        # HF adds the load-balancing loss (coefficient large enough to move
+        # every router gradient visibly).
+        "aux_loss": dict(num_local_experts=8, num_experts_per_tok=2, intermediate_size=16,
+                         output_router_logits=True, router_aux_loss_coef=0.5),
     },
     "qwen3_moe": {
         # Per-head q/k norm with head_dim 12 != 32 / 4, renormalised top-3.
@@ -121,6 +125,10 @@ VARIANTS = {
         "multipliers": dict(num_local_experts=8, num_experts_per_tok=2, intermediate_size=16,
                             embedding_multiplier=2.5, residual_multiplier=0.6,
                             attention_multiplier=0.2, logits_scaling=3.0),
+        # The aux loss takes the softmax over all experts although routing
+        # takes it over the top-k logits only.
+        "aux_loss": dict(num_local_experts=8, num_experts_per_tok=3, intermediate_size=16,
+                         output_router_logits=True, router_aux_loss_coef=0.3),
     },
 }
 
@@ -230,6 +238,9 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--grads", action="store_true",
                     help="also compare every parameter gradient with torch autograd")
+    ap.add_argument("--moe-aux-loss", dest="moe_aux_loss", choices=["auto", "on", "off"],
+                    help="tfm-run --moe-aux-loss; the reference forward gets "
+                         "output_router_logits to match (auto: the config's)")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     if args.list:
@@ -272,17 +283,21 @@ def main():
     tok = os.path.join(args.workdir, "tokens.json")
     with open(tok, "w") as f:
         json.dump({"input_ids": ids.tolist(), "labels": labels.tolist()}, f)
+    kw = {}
+    if args.moe_aux_loss in ("on", "off"):
+        kw["output_router_logits"] = args.moe_aux_loss == "on"
     if args.grads:
-        ref = model(input_ids=ids, labels=labels)
+        ref = model(input_ids=ids, labels=labels, **kw)
         ref.loss.backward()
     else:
         with torch.no_grad():
-            ref = model(input_ids=ids, labels=labels)
+            ref = model(input_ids=ids, labels=labels, **kw)
 
     out = os.path.join(args.workdir, "out.safetensors")
     cmd = [args.tfm_run, ckpt, "--tokens", tok, "--output", out, "--device", args.device,
            "--dtype", args.dtype]
     cmd += ["--grads"] if args.grads else []
+    cmd += [f"--moe-aux-loss={args.moe_aux_loss}"] if args.moe_aux_loss else []
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         print(run.stdout, run.stderr)

@@ -271,6 +271,20 @@ case("moe", "block_nt", moe_block("nt", "5x6x4", no_mask),
      r(2, 3, 4), r(5, 4, scale=2.0), no_mask, r(5, 6, 4), r(5, 4, 3))
 case("moe", "block_nn_starved_expert", moe_block("nn", "5x4x6", starve),
      r(2, 3, 4), r(5, 4, scale=2.0), starve, r(5, 4, 6), r(5, 4, 3))
+# The load-balancing loss: two layers' statistics pooled as HF pools them.
+L5, P2 = ty([None, None, 5]), ty([None, None, 2], "i64")
+case("moe", "load_stats_aux_loss", f"""
+func.func @main(%a: {L5}, %b: {L5}) -> (tensor<f64>, tensor<2x5xf64>) {{
+  %wa, %ia = tfm.moe_router %a {{top_k = 2 : i64, routing = #tfm.moe_routing<softmax_topk>}} : ({L5}) -> ({ty([None, None, 2])}, {P2})
+  %wb, %ib = tfm.moe_router %b {{top_k = 2 : i64, routing = #tfm.moe_routing<softmax_topk>}} : ({L5}) -> ({ty([None, None, 2])}, {P2})
+  %sa = tfm.moe_load_stats %a, %ia : ({L5}, {P2}) -> tensor<2x5xf64>
+  %sb = tfm.moe_load_stats %b, %ib : ({L5}, {P2}) -> tensor<2x5xf64>
+  %s = tfm.concat %sa, %sb {{dim = 0 : i64}} : (tensor<2x5xf64>, tensor<2x5xf64>) -> tensor<4x5xf64>
+  %st = tfm.reshape %s : tensor<4x5xf64> -> tensor<2x2x5xf64>
+  %aux = tfm.moe_aux_loss %st {{top_k = 2 : i64}} : (tensor<2x2x5xf64>) -> tensor<f64>
+  return %aux, %sa : tensor<f64>, tensor<2x5xf64>
+}}""", r(2, 3, 5, scale=2.0), r(2, 3, 5, scale=2.0))
+
 
 def run(tfm_run, workdir, group, name, mlir, inputs):
     base = os.path.join(workdir, f"{group}-{name}")

@@ -85,6 +85,9 @@ static cl::opt<unsigned>
     repeat("repeat",
            cl::desc("Run this many times, report the fastest (benchmarks)"),
            cl::init(1), cl::cat(toolOptions));
+static cl::opt<std::string> moeAuxLoss(
+    "moe-aux-loss", cl::init("auto"), cl::cat(toolOptions),
+    cl::desc("Load-balancing loss of MoE models: auto (as HF), on, off"));
 static cl::opt<bool> noBlas("no-blas",
                             cl::desc("Compile GEMMs to loops instead of "
                                      "OpenBLAS calls (benchmarks)"),
@@ -161,6 +164,8 @@ static int runCheckpoint(StepOptions options) {
   llvm::Expected<ModelSpec> spec = readHFConfig(checkpointDir);
   if (!spec)
     return fail(llvm::toString(spec.takeError()));
+  if (llvm::Error e = setMoeAuxLoss(*spec, moeAuxLoss))
+    return fail(llvm::toString(std::move(e)));
   llvm::Expected<TokenBatch> tokens =
       readTokenFile(tokensPath, spec->vocabSize);
   if (!tokens)

@@ -24,6 +24,12 @@ llvm::Expected<ModelSpec> parseHFConfig(llvm::StringRef text,
 /// Reads and parses a config.json, or the one inside a checkpoint folder.
 llvm::Expected<ModelSpec> readHFConfig(llvm::StringRef path);
 
+/// Applies `--moe-aux-loss`: "auto" keeps HF's choice (the load-balancing
+/// loss is added when config.json sets output_router_logits), "on" and
+/// "off" force it. Anything else, or "on" for a model without MoE layers,
+/// is an error naming the option.
+llvm::Error setMoeAuxLoss(ModelSpec &spec, llvm::StringRef mode);
+
 /// The model_type values the importer supports, sorted.
 std::vector<std::string> supportedModelTypes();
 

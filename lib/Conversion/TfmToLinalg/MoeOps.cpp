@@ -798,12 +798,239 @@ struct MoeGroupedMatmulGradWeightLowering
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Load-balancing loss (small: E-sized statistics, scalar loops)
+//===----------------------------------------------------------------------===//
+
+/// Row `row` of a [2, E] tensor, and the insertion of an [E] row into one.
+Value statsRow(OpBuilder &b, Location loc, Value stats, int64_t row) {
+  auto t = cast<RankedTensorType>(stats.getType());
+  int64_t e = t.getDimSize(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({e}, t.getElementType()), stats,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(row), b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(e)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+Value insertRow(OpBuilder &b, Location loc, Value row, Value into,
+                int64_t index) {
+  int64_t e = cast<RankedTensorType>(row.getType()).getDimSize(0);
+  return tensor::InsertSliceOp::create(
+      b, loc, row, into,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(index), b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(e)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+/// softmax(logits[n])_e from the row statistics.
+Value softmaxAt(OpBuilder &b, Location l, Value x, Value max, Value sum,
+                Type acc) {
+  Value ex = math::ExpOp::create(
+      b, l, arith::SubFOp::create(b, l, castFloat(b, l, x, acc), max));
+  return arith::DivFOp::create(b, l, ex, sum);
+}
+
+struct MoeLoadStatsLowering : OpRewritePattern<MoeLoadStatsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeLoadStatsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value logits = collapseToMatrix(rewriter, loc, op.getLogits());
+    Value ids = flatten(rewriter, loc, op.getIndices());
+    RankedTensorType st = op.getStats().getType();
+    Type acc = st.getElementType();
+    int64_t experts = st.getDimSize(1);
+    auto [max, sum] = softmaxStats(rewriter, loc, logits, acc);
+    AffineExpr e = rewriter.getAffineDimExpr(0),
+               n = rewriter.getAffineDimExpr(1);
+    SmallVector<OpFoldResult> out = {rewriter.getIndexAttr(experts)};
+    // Row 0: Σ_n p[n, e], iteration (e, n).
+    Value mass = buildReduction(
+        rewriter, loc, out, acc, 0.0, ValueRange{logits, max, sum},
+        {AffineMap::get(2, 0, {n, e}, ctx), AffineMap::get(2, 0, {n}, ctx),
+         AffineMap::get(2, 0, {n}, ctx)},
+        AffineMap::get(2, 0, {e}, ctx), {false, true},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::AddFOp::create(b, l, a[3],
+                                       softmaxAt(b, l, a[0], a[1], a[2], acc));
+        });
+    // Row 1: pairs routed to e, iteration (e, pair).
+    Value counts = buildReduction(
+        rewriter, loc, out, acc, 0.0, ValueRange{ids},
+        {AffineMap::get(2, 0, {n}, ctx)}, AffineMap::get(2, 0, {e}, ctx),
+        {false, true}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value mine = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::eq, a[0],
+              toI64(b, l, linalg::IndexOp::create(b, l, 0)));
+          return arith::SelectOp::create(
+              b, l, mine,
+              arith::AddFOp::create(b, l, a[1], constFloat(b, l, acc, 1.0)),
+              a[1]);
+        });
+    Value stats = emptyTensor(
+        rewriter, loc,
+        {rewriter.getIndexAttr(2), rewriter.getIndexAttr(experts)}, acc);
+    stats = insertRow(rewriter, loc, mass, stats, 0);
+    stats = insertRow(rewriter, loc, counts, stats, 1);
+    rewriter.replaceOp(op, stats);
+    return success();
+  }
+};
+
+struct MoeLoadStatsBackwardLowering : OpRewritePattern<MoeLoadStatsBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeLoadStatsBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value logits = collapseToMatrix(rewriter, loc, op.getLogits());
+    Type elem = cast<RankedTensorType>(logits.getType()).getElementType();
+    Type acc = op.getDstats().getType().getElementType();
+    Value g = statsRow(rewriter, loc, op.getDstats(), 0);
+    auto [max, sum] = softmaxStats(rewriter, loc, logits, acc);
+    AffineExpr n = rewriter.getAffineDimExpr(0),
+               e = rewriter.getAffineDimExpr(1);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(2, 0, {n, e}, ctx), AffineMap::get(2, 0, {n}, ctx),
+        AffineMap::get(2, 0, {n}, ctx), AffineMap::get(2, 0, {e}, ctx)};
+    // dot[n] = Σ_e g_e p[n, e].
+    Value dot = buildReduction(
+        rewriter, loc, {tensor::getMixedSize(rewriter, loc, logits, 0)}, acc,
+        0.0, ValueRange{logits, max, sum, g}, maps,
+        AffineMap::get(2, 0, {n}, ctx), {false, true},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value p = softmaxAt(b, l, a[0], a[1], a[2], acc);
+          return arith::AddFOp::create(b, l, a[4],
+                                       arith::MulFOp::create(b, l, p, a[3]));
+        });
+    maps.push_back(AffineMap::get(2, 0, {n}, ctx));
+    Value dl = buildMap(rewriter, loc, sizesOf(rewriter, loc, logits), elem,
+                        ValueRange{logits, max, sum, g, dot}, maps,
+                        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                          Value p = softmaxAt(b, l, a[0], a[1], a[2], acc);
+                          Value r = arith::MulFOp::create(
+                              b, l, p, arith::SubFOp::create(b, l, a[3], a[4]));
+                          return castFloat(b, l, r, elem);
+                        });
+    rewriter.replaceOp(
+        op, expandFromMatrix(rewriter, loc, dl, op.getDlogits().getType(),
+                             leadingSizes(rewriter, loc, op.getLogits())));
+    return success();
+  }
+};
+
+/// C_e = Σ_l stats[l, 1, e] as an [E] tensor, and Σ_e C_e · P_e, Σ_e C_e.
+struct AuxSums {
+  Value counts, sumCP, sumC;
+};
+AuxSums auxSums(OpBuilder &b, Location loc, Value stats) {
+  auto t = cast<RankedTensorType>(stats.getType());
+  int64_t layers = t.getDimSize(0), experts = t.getDimSize(2);
+  Type acc = t.getElementType();
+  Value zero = constFloat(b, loc, acc, 0.0);
+  Value counts = emptyTensor(b, loc, {b.getIndexAttr(experts)}, acc);
+  auto loop = scf::ForOp::create(
+      b, loc, idx(b, loc, 0), idx(b, loc, experts), idx(b, loc, 1),
+      ValueRange{counts, zero, zero},
+      [&](OpBuilder &eb, Location l, Value e, ValueRange st) {
+        auto perLayer = scf::ForOp::create(
+            eb, l, idx(eb, l, 0), idx(eb, l, layers), idx(eb, l, 1),
+            ValueRange{zero, zero},
+            [&](OpBuilder &lb, Location ll, Value layer, ValueRange cp) {
+              Value p = tensor::ExtractOp::create(
+                  lb, ll, stats, ValueRange{layer, idx(lb, ll, 0), e});
+              Value c = tensor::ExtractOp::create(
+                  lb, ll, stats, ValueRange{layer, idx(lb, ll, 1), e});
+              scf::YieldOp::create(
+                  lb, ll,
+                  ValueRange{arith::AddFOp::create(lb, ll, cp[0], c),
+                             arith::AddFOp::create(lb, ll, cp[1], p)});
+            });
+        Value c = perLayer.getResult(0), p = perLayer.getResult(1);
+        scf::YieldOp::create(
+            eb, l,
+            ValueRange{tensor::InsertOp::create(eb, l, c, st[0], ValueRange{e}),
+                       arith::AddFOp::create(
+                           eb, l, st[1], arith::MulFOp::create(eb, l, c, p)),
+                       arith::AddFOp::create(eb, l, st[2], c)});
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// R = Σ C / k, the routed rows of all layers.
+Value routedRows(OpBuilder &b, Location loc, Value sumC, int64_t topK) {
+  return arith::DivFOp::create(
+      b, loc, sumC, constFloat(b, loc, sumC.getType(), double(topK)));
+}
+
+struct MoeAuxLossLowering : OpRewritePattern<MoeAuxLossOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeAuxLossOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto t = cast<RankedTensorType>(op.getStats().getType());
+    Type acc = t.getElementType();
+    AuxSums sums = auxSums(rewriter, loc, op.getStats());
+    Value r = routedRows(rewriter, loc, sums.sumC, op.getTopK());
+    // E · Σ (C/R)(P/R)
+    Value loss = arith::MulFOp::create(
+        rewriter, loc, constFloat(rewriter, loc, acc, double(t.getDimSize(2))),
+        arith::DivFOp::create(rewriter, loc, sums.sumCP,
+                              arith::MulFOp::create(rewriter, loc, r, r)));
+    rewriter.replaceOp(
+        op, tensor::FromElementsOp::create(
+                rewriter, loc, op.getLoss().getType(), ValueRange{loss}));
+    return success();
+  }
+};
+
+struct MoeAuxLossBackwardLowering : OpRewritePattern<MoeAuxLossBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeAuxLossBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto t = cast<RankedTensorType>(op.getStats().getType());
+    Type acc = t.getElementType();
+    AuxSums sums = auxSums(rewriter, loc, op.getStats());
+    Value r = routedRows(rewriter, loc, sums.sumC, op.getTopK());
+    Value dloss = castFloat(
+        rewriter, loc,
+        tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{}),
+        acc);
+    // dloss · E / R², times C_e on row 0.
+    Value scale = arith::DivFOp::create(
+        rewriter, loc,
+        arith::MulFOp::create(
+            rewriter, loc, dloss,
+            constFloat(rewriter, loc, acc, double(t.getDimSize(2)))),
+        arith::MulFOp::create(rewriter, loc, r, r));
+    AffineExpr e = rewriter.getAffineDimExpr(2);
+    Value ds =
+        buildMap(rewriter, loc, sizesOf(rewriter, loc, op.getStats()), acc,
+                 ValueRange{sums.counts}, {AffineMap::get(3, 0, {e}, ctx)},
+                 [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                   Value row0 = arith::CmpIOp::create(
+                       b, l, arith::CmpIPredicate::eq,
+                       linalg::IndexOp::create(b, l, 1), idx(b, l, 0));
+                   return arith::SelectOp::create(
+                       b, l, row0, arith::MulFOp::create(b, l, a[0], scale),
+                       constFloat(b, l, acc, 0.0));
+                 });
+    rewriter.replaceOp(op, ds);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tfm::populateTfmMoeToLinalgPatterns(RewritePatternSet &patterns) {
   patterns
       .add<MoeRouterLowering, MoeRouterBackwardLowering, MoeRoutePlanLowering,
            MoeDispatchLowering, MoeCombineLowering, MoeCombineBackwardLowering,
-           MoeGroupedMatmulLowering, MoeGroupedMatmulGradWeightLowering>(
+           MoeGroupedMatmulLowering, MoeGroupedMatmulGradWeightLowering,
+           MoeLoadStatsLowering, MoeLoadStatsBackwardLowering,
+           MoeAuxLossLowering, MoeAuxLossBackwardLowering>(
           patterns.getContext());
 }

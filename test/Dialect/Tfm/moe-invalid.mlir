@@ -203,3 +203,59 @@ func.func @grad_weight_dy(%dy: tensor<?x32xf32>, %x: tensor<?x16xf32>, %o: tenso
       : (tensor<?x32xf32>, tensor<?x16xf32>, tensor<9xi64>) -> tensor<8x64x16xf32>
   return
 }
+
+// -----
+
+func.func @load_stats_shape(%l: tensor<?x?x8xf32>, %i: tensor<?x?x2xi64>) {
+  // expected-error @+1 {{stats must have shape [2, 8]}}
+  %s = tfm.moe_load_stats %l, %i : (tensor<?x?x8xf32>, tensor<?x?x2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @load_stats_indices(%l: tensor<?x?x8xf32>, %i: tensor<?x2xi64>) {
+  // expected-error @+1 {{indices must have shape [?, ?, 2]}}
+  %s = tfm.moe_load_stats %l, %i : (tensor<?x?x8xf32>, tensor<?x2xi64>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @aux_loss_stats(%s: tensor<4x3x8xf32>) {
+  // expected-error @+1 {{stats must be a static [layers, 2, experts] tensor}}
+  %l = tfm.moe_aux_loss %s {top_k = 2 : i64} : (tensor<4x3x8xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @aux_loss_topk(%s: tensor<4x2x8xf32>) {
+  // expected-error @+1 {{top_k must be in [1, 8] (the number of experts), got 9}}
+  %l = tfm.moe_aux_loss %s {top_k = 9 : i64} : (tensor<4x2x8xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @aux_loss_result(%s: tensor<4x2x8xf32>) {
+  // expected-error @+1 {{loss must have shape []}}
+  %l = tfm.moe_aux_loss %s {top_k = 2 : i64} : (tensor<4x2x8xf32>) -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @aux_loss_backward(%d: tensor<f32>, %s: tensor<4x2x8xf32>) {
+  // expected-error @+1 {{dstats must have the stats type 'tensor<4x2x8xf32>'}}
+  %r = tfm.moe_aux_loss_backward %d, %s {top_k = 2 : i64} : (tensor<f32>, tensor<4x2x8xf32>) -> tensor<2x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @load_stats_backward(%d: tensor<2x8xf32>, %l: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{dlogits must have the logits type 'tensor<?x?x8xf32>'}}
+  %r = tfm.moe_load_stats_backward %d, %l : (tensor<2x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
+  return
+}

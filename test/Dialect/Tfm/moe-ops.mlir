@@ -69,3 +69,19 @@ func.func @backward(%dw: tensor<?x?x2xf32>, %l: tensor<?x?x8xf32>, %i: tensor<?x
       : (tensor<?x64xf32>, tensor<?x16xf32>, tensor<9xi64>) -> tensor<8x16x64xf32>
   return %dl, %dwd, %dwn : tensor<?x?x8xf32>, tensor<8x64x16xf32>, tensor<8x16x64xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @aux_loss
+func.func @aux_loss(%l: tensor<?x?x8xf32>, %i: tensor<?x?x2xi64>, %st: tensor<3x2x8xf32>, %d: tensor<f32>)
+    -> (tensor<f32>, tensor<?x?x8xf32>, tensor<3x2x8xf32>) {
+  // CHECK: tfm.moe_load_stats {{.*}} : (tensor<?x?x8xf32>, tensor<?x?x2xi64>) -> tensor<2x8xf32>
+  %s = tfm.moe_load_stats %l, %i : (tensor<?x?x8xf32>, tensor<?x?x2xi64>) -> tensor<2x8xf32>
+  // CHECK: tfm.moe_aux_loss {{.*}} {top_k = 2 : i64} : (tensor<3x2x8xf32>) -> tensor<f32>
+  %a = tfm.moe_aux_loss %st {top_k = 2 : i64} : (tensor<3x2x8xf32>) -> tensor<f32>
+  // CHECK: tfm.moe_load_stats_backward
+  %dl = tfm.moe_load_stats_backward %s, %l : (tensor<2x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: tfm.moe_aux_loss_backward {{.*}} {top_k = 2 : i64}
+  %ds = tfm.moe_aux_loss_backward %d, %st {top_k = 2 : i64} : (tensor<f32>, tensor<3x2x8xf32>) -> tensor<3x2x8xf32>
+  return %a, %dl, %ds : tensor<f32>, tensor<?x?x8xf32>, tensor<3x2x8xf32>
+}

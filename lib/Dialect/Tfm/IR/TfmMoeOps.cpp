@@ -259,3 +259,74 @@ LogicalResult MoeGroupedMatmulGradWeightOp::verify() {
     return failure();
   return checkElementType(*this, "dy", getDy().getType(), wt.getElementType());
 }
+
+//===----------------------------------------------------------------------===//
+// Load-balancing loss
+//===----------------------------------------------------------------------===//
+
+/// logits [.., E], indices [.., k] with the same leading dimensions; stats
+/// [2, E] of the statistic type.
+static LogicalResult verifyLoadStats(Operation *op, Value logits,
+                                     Type statsType) {
+  RankedTensorType lt = rankedOf(logits);
+  if (lt.getRank() < 1)
+    return op->emitOpError() << "logits must have rank at least 1, got " << lt;
+  if (failed(checkStaticDims(op, "logits", lt, {-1})))
+    return failure();
+  return checkStat(op, "stats", statsType, lt.getElementType(),
+                   {2, lt.getShape().back()});
+}
+
+LogicalResult MoeLoadStatsOp::verify() {
+  if (failed(checkRouting(*this, "indices", getIndices())))
+    return failure();
+  RankedTensorType lt = rankedOf(getLogits()), it = rankedOf(getIndices());
+  SmallVector<int64_t> expected(lt.getShape().drop_back());
+  expected.push_back(it.getShape().back());
+  if (lt.getRank() >= 1 && failed(checkShape(*this, "indices", it, expected)))
+    return failure();
+  return verifyLoadStats(*this, getLogits(), getStats().getType());
+}
+
+LogicalResult MoeLoadStatsBackwardOp::verify() {
+  if (failed(verifyLoadStats(*this, getLogits(), getDstats().getType())))
+    return failure();
+  if (getDlogits().getType() != getLogits().getType())
+    return emitOpError() << "dlogits must have the logits type "
+                         << getLogits().getType() << ", got "
+                         << getDlogits().getType();
+  return success();
+}
+
+/// stats [L, 2, E] (static), top_k >= 1.
+static LogicalResult verifyAuxStats(Operation *op, Value stats, int64_t topK) {
+  RankedTensorType st = rankedOf(stats);
+  if (st.getRank() != 3 || !st.hasStaticShape() || st.getDimSize(1) != 2)
+    return op->emitOpError()
+           << "stats must be a static [layers, 2, experts] tensor, got " << st;
+  if (topK < 1 || topK > st.getDimSize(2))
+    return op->emitOpError() << "top_k must be in [1, " << st.getDimSize(2)
+                             << "] (the number of experts), got " << topK;
+  return success();
+}
+
+LogicalResult MoeAuxLossOp::verify() {
+  if (failed(verifyAuxStats(*this, getStats(), getTopK())))
+    return failure();
+  if (failed(checkShape(*this, "loss", getLoss().getType(), {})))
+    return failure();
+  return checkElementType(*this, "loss", getLoss().getType(),
+                          rankedOf(getStats()).getElementType());
+}
+
+LogicalResult MoeAuxLossBackwardOp::verify() {
+  if (failed(verifyAuxStats(*this, getStats(), getTopK())))
+    return failure();
+  if (failed(checkShape(*this, "dloss", getDloss().getType(), {})))
+    return failure();
+  if (getDstats().getType() != getStats().getType())
+    return emitOpError() << "dstats must have the stats type "
+                         << getStats().getType() << ", got "
+                         << getDstats().getType();
+  return success();
+}

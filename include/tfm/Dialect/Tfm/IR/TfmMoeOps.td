@@ -153,6 +153,48 @@ def Tfm_MoeGroupedMatmulOp : Tfm_PureOp<"moe_grouped_matmul"> {
   let results = (outs Tfm_FloatTensor:$result);
 }
 
+def Tfm_MoeLoadStatsOp : Tfm_PureOp<"moe_load_stats"> {
+  let summary = "one layer's router statistics for the load-balancing loss";
+  let description = [{
+    `logits` `[.., E]` and the router's `indices` `[.., k]`: `stats` `[2, E]`
+    (f32; f64 for f64 logits), row 0 `Σ_n softmax(logits[n])_e` (the
+    probability mass per expert, over all experts as HF's
+    `load_balancing_loss_func` computes it, whatever the routing), row 1 the
+    number of (token, slot) pairs routed to `e`.
+
+    ```mlir
+    %s = tfm.moe_load_stats %logits, %idx
+        : (tensor<?x?x8xf32>, tensor<?x?x2xi64>) -> tensor<2x8xf32>
+    ```
+
+    Gradient: through row 0 only (the counts are piecewise constant):
+    `dlogits[n] = p_n * (g - Σ_e g_e p_ne)` with `g = dstats[0]`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$logits, Tfm_IdTensor:$indices);
+  let results = (outs Tfm_StatTensor:$stats);
+}
+
+def Tfm_MoeAuxLossOp : Tfm_PureOp<"moe_aux_loss"> {
+  let summary = "HF's load-balancing loss from every MoE layer's statistics";
+  let description = [{
+    `stats` `[L, 2, E]` (the `tfm.moe_load_stats` of each MoE layer,
+    stacked): with `C_e = Σ_l stats[l, 1, e]`, `P_e = Σ_l stats[l, 0, e]`
+    and `R = Σ_e C_e / top_k` (the routed rows of all layers),
+    `loss = E * Σ_e (C_e / R) * (P_e / R)`: HF's `load_balancing_loss_func`,
+    which pools the layers before the product and counts all k slots (a
+    balanced router scores k, not 1).
+
+    ```mlir
+    %aux = tfm.moe_aux_loss %stats {top_k = 2 : i64}
+        : (tensor<4x2x8xf32>) -> tensor<f32>
+    ```
+
+    Gradient: `dstats[l, 0, e] = dloss * E * C_e / R²`, zero for the counts.
+  }];
+  let arguments = (ins Tfm_StatTensor:$stats, I64Attr:$top_k);
+  let results = (outs Tfm_StatTensor:$loss);
+}
+
 //===----------------------------------------------------------------------===//
 // Backward ops
 //===----------------------------------------------------------------------===//
@@ -210,6 +252,37 @@ def Tfm_MoeGroupedMatmulGradWeightOp
   let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x,
                    Tfm_IdTensor:$offsets, Tfm_TransposeAttr:$transpose);
   let results = (outs Tfm_FloatTensor:$dweight);
+}
+
+def Tfm_MoeLoadStatsBackwardOp : Tfm_BackwardOp<"moe_load_stats_backward"> {
+  let summary = "gradient of tfm.moe_load_stats with respect to the logits";
+  let description = [{
+    `dlogits[n] = p_n * (g - Σ_e g_e p_ne)`, `p_n = softmax(logits[n])`,
+    `g = dstats[0]` (row 1, the counts, has no gradient).
+
+    ```mlir
+    %dl = tfm.moe_load_stats_backward %ds, %logits
+        : (tensor<2x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_StatTensor:$dstats, Tfm_FloatTensor:$logits);
+  let results = (outs Tfm_FloatTensor:$dlogits);
+}
+
+def Tfm_MoeAuxLossBackwardOp : Tfm_BackwardOp<"moe_aux_loss_backward"> {
+  let summary = "gradient of tfm.moe_aux_loss";
+  let description = [{
+    `dstats[l, 0, e] = dloss * E * C_e / R²`, `dstats[l, 1, e] = 0`, with
+    `C`, `R` as in `tfm.moe_aux_loss`.
+
+    ```mlir
+    %ds = tfm.moe_aux_loss_backward %dloss, %stats {top_k = 2 : i64}
+        : (tensor<f32>, tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_StatTensor:$dloss, Tfm_StatTensor:$stats,
+                   I64Attr:$top_k);
+  let results = (outs Tfm_StatTensor:$dstats);
 }
 
 #endif // TFM_MOE_OPS
