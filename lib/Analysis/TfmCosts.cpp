@@ -210,6 +210,15 @@ OpCost cost(MatmulGradWeightOp op, const DimResolver &d) {
 OpCost cost(SumLeadingOp op, const DimResolver &d) {
   return streaming(op, d, d.elements(op.getX()));
 }
+OpCost cost(ClampedSwigluOp op, const DimResolver &d) {
+  return elementwise(op, d, 8);
+}
+OpCost cost(ClampedSwigluBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, 12 * d.elements(op.getDy()));
+}
+OpCost cost(MoeGroupedBiasGradOp op, const DimResolver &d) {
+  return streaming(op, d, d.elements(op.getDy()));
+}
 OpCost cost(MoeLoadStatsOp op, const DimResolver &d) {
   return streaming(op, d, 4 * d.elements(op.getLogits()));
 }

@@ -435,12 +435,24 @@ LogicalResult adjoint(MoeGroupedMatmulOp op, AdjointBuilder &ab) {
   Location loc = ab.getLoc();
   Transpose t = op.getTranspose();
   Transpose flipped = t == Transpose::nt ? Transpose::nn : Transpose::nt;
-  ab.addGrad(0, MoeGroupedMatmulOp::create(ab.builder, loc, op.getX().getType(),
-                                           dy, ab.operand(1), ab.operand(2),
-                                           transposeAttr(ab, flipped)));
+  ab.addGrad(0, MoeGroupedMatmulOp::create(
+                    ab.builder, loc, op.getX().getType(), dy, ab.operand(1),
+                    ab.operand(2), Value(), transposeAttr(ab, flipped)));
   ab.addGrad(1, MoeGroupedMatmulGradWeightOp::create(
                     ab.builder, loc, op.getW().getType(), dy, ab.operand(0),
                     ab.operand(2), transposeAttr(ab, t)));
+  if (op.getBias())
+    ab.addGrad(3, MoeGroupedBiasGradOp::create(ab.builder, loc,
+                                               op.getBias().getType(), dy,
+                                               ab.operand(2)));
+  return success();
+}
+
+LogicalResult adjoint(ClampedSwigluOp op, AdjointBuilder &ab) {
+  ab.addGrad(0,
+             ClampedSwigluBackwardOp::create(
+                 ab.builder, ab.getLoc(), op.getX().getType(), ab.resultGrad(0),
+                 ab.operand(0), op.getLimitAttr(), op.getAlphaAttr()));
   return success();
 }
 

@@ -115,6 +115,38 @@ FamilyRules olmoe() {
   return r;
 }
 
+/// GptOssConfig and modeling_gpt_oss: attention sinks and biases,
+/// alternating sliding/full layers, yarn RoPE by default; top-k of the
+/// biased router logits then softmax; experts stored [E, in, out] with
+/// biases and the clamped SwiGLU over interleaved gate/up columns. Hub
+/// checkpoints are already stacked (bf16; MXFP4 ones must be dequantized).
+FamilyRules gptOss() {
+  FamilyRules r("gpt_oss", "GptOssForCausalLM");
+  r.defaultKvHeads = 8;
+  r.defaultHeadDim = 64;
+  r.defaultEps = 1e-5;
+  r.attentionSinks = true;
+  r.defaultAttentionBias = true;
+  r.window = WindowRule::alternate; // or layer_types
+  r.defaultWindow = 128;
+  r.defaultTheta = 150000.0;
+  r.defaultMaxPositions = 131072;
+  r.defaultRopeParameters =
+      R"({"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0,
+          "beta_slow": 1.0, "truncate": false,
+          "original_max_position_embeddings": 4096})";
+  r.moe.enabled = true;
+  r.moe.defaultExperts = 128;
+  r.moe.defaultTopK = 4;
+  r.moe.topkThenSoftmax = true;
+  r.moe.router = "router";
+  r.moe.routerBias = true;
+  r.moe.expertBias = true;
+  r.moe.transposedExperts = true;
+  r.moe.clampedSwiglu = true;
+  return r;
+}
+
 /// GraniteMoeConfig and modeling_granitemoe: top-k of the logits, softmax
 /// over the k; embedding, residual, attention and logits multipliers. Hub
 /// checkpoints are stacked under older names (input_linear, output_linear,
@@ -222,9 +254,9 @@ FamilyRules smollm3() {
 
 const std::vector<FamilyRules> &hf::families() {
   static const std::vector<FamilyRules> table = {
-      gemma2(),  gemma3Text(), granitemoe(), llama(), mistral(),
-      mixtral(), olmo2(),      olmoe(),      phi3(),  qwen2(),
-      qwen3(),   qwen3Moe(),   smollm3()};
+      gemma2(),  gemma3Text(), gptOss(),   granitemoe(), llama(),
+      mistral(), mixtral(),    olmo2(),    olmoe(),      phi3(),
+      qwen2(),   qwen3(),      qwen3Moe(), smollm3()};
   return table;
 }
 

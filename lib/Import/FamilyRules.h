@@ -66,6 +66,10 @@ struct MoeRules {
   const char *legacyRouter = "", *legacyGate = "", *legacyUp = "",
              *legacyDown = "";
   bool legacyStacked = false;
+  /// gpt-oss (see MoeSpec); the clamped SwiGLU reads `swiglu_limit` (7.0)
+  /// and `swiglu_alpha` (1.702).
+  bool routerBias = false, expertBias = false, transposedExperts = false;
+  bool clampedSwiglu = false;
 };
 
 /// The defaults are what most families do (a pre-norm SiLU decoder without
@@ -96,6 +100,8 @@ struct FamilyRules {
   double defaultEps = 1e-6;
   bool defaultTied = false;
   BiasRule bias = BiasRule::attentionKey;
+  /// Class default of `attention_bias` (gpt-oss: true).
+  bool defaultAttentionBias = false;
   /// `mlp_bias` is read (default false); otherwise the MLP has no bias.
   bool readsMlpBias = false;
 
@@ -141,6 +147,11 @@ struct FamilyRules {
   int64_t defaultTopLevelOriginal = 0;
   /// Rope types the family accepts (empty: all).
   std::vector<std::string> ropeTypes;
+  /// The rope parameters the config class sets when the file has neither
+  /// rope_scaling nor rope_parameters (JSON; null: plain RoPE).
+  const char *defaultRopeParameters = nullptr;
+  /// A learned per-head attention sink logit (`self_attn.sinks`).
+  bool attentionSinks = false;
 
   // --- MoE and multipliers -------------------------------------------------
   MoeRules moe;

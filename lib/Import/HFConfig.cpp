@@ -162,6 +162,15 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
         "': layer " + llvm::Twine(it - dense.begin()) +
         " has a dense MLP (mlp_only_layers / decoder_sparse_step); models "
         "mixing dense and MoE layers are not supported yet");
+  moe.routerBias = m.routerBias;
+  moe.expertBias = m.expertBias;
+  moe.transposedExperts = m.transposedExperts;
+  if (m.clampedSwiglu) {
+    moe.swigluLimit = f.positiveNumber("swiglu_limit", 7.0);
+    moe.swigluAlpha = f.number("swiglu_alpha", 1.702);
+    if (f.failed())
+      return makeError(f.message());
+  }
   moe.block = m.block;
   moe.router = m.router;
   moe.legacyRouter = m.legacyRouter;
@@ -317,11 +326,13 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   spec.qkNorm = family->qkNorm;
   spec.fusedQkv = spec.fusedGateUp = family->fusedProjections;
   spec.tiedEmbeddings = f.boolean("tie_word_embeddings", family->defaultTied);
+  spec.attentionSinks = family->attentionSinks;
   switch (family->bias) {
   case BiasRule::none:
     break;
   case BiasRule::attentionKey:
-    spec.qkvBias = spec.oBias = f.boolean("attention_bias", false);
+    spec.qkvBias = spec.oBias =
+        f.boolean("attention_bias", family->defaultAttentionBias);
     break;
   case BiasRule::qwen2:
     spec.qkvBias = true;

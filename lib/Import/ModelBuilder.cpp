@@ -152,6 +152,8 @@ void ModelBuilder::collectLayerParams() {
     addLayerParam("q_norm", "self_attn.q_norm.weight", "qk_norm", {qw});
     addLayerParam("k_norm", "self_attn.k_norm.weight", "qk_norm", {kvw});
   }
+  if (spec.attentionSinks)
+    addLayerParam("sinks", "self_attn.sinks", "attn_sinks", {spec.numHeads});
   addLayerParam("o", "self_attn.o_proj.weight", "attn_o", {h, qw});
   if (spec.oBias)
     addLayerParam("o_bias", "self_attn.o_proj.bias", "attn_o", {h});
@@ -194,9 +196,11 @@ void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
     return name.empty() ? std::vector<std::string>{}
                         : std::vector<std::string>{name};
   };
-  addLayerParam("router", moe.block + "." + moe.router + ".weight",
-                "moe_router", {e, h}, ParamMapping::direct,
-                some(moe.legacyRouter));
+  std::string router = moe.block + "." + moe.router;
+  addLayerParam("router", router + ".weight", "moe_router", {e, h},
+                ParamMapping::direct, some(moe.legacyRouter));
+  if (moe.routerBias)
+    addLayerParam("router_bias", router + ".bias", "moe_router", {e});
   std::vector<std::string> gateUp = some(moe.legacyGate);
   if (!moe.legacyStacked && !moe.legacyUp.empty())
     gateUp.push_back(moe.legacyUp);
@@ -207,10 +211,22 @@ void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
     gateUp.push_back(experts + "gate_up_proj");
   if (down.empty())
     down.push_back(experts + "down_proj");
+  // [E, out, in] for F.linear, or [E, in, out] for x @ W (gpt-oss).
+  bool nn = moe.transposedExperts;
   addLayerParam("experts_gate_up", experts + "gate_up_proj", "moe_gate_up",
-                {e, 2 * i, h}, ParamMapping::stacked_experts, gateUp);
-  addLayerParam("experts_down", experts + "down_proj", "moe_down", {e, h, i},
+                nn ? SmallVector<int64_t>{e, h, 2 * i}
+                   : SmallVector<int64_t>{e, 2 * i, h},
+                ParamMapping::stacked_experts, gateUp);
+  if (moe.expertBias)
+    addLayerParam("experts_gate_up_bias", experts + "gate_up_proj_bias",
+                  "moe_gate_up", {e, 2 * i});
+  addLayerParam("experts_down", experts + "down_proj", "moe_down",
+                nn ? SmallVector<int64_t>{e, i, h}
+                   : SmallVector<int64_t>{e, h, i},
                 ParamMapping::stacked_experts, down);
+  if (moe.expertBias)
+    addLayerParam("experts_down_bias", experts + "down_proj_bias", "moe_down",
+                  {e, h});
 }
 
 Value ModelBuilder::rope(Value x, Value positions, const RopeSpec &r) {
@@ -283,9 +299,10 @@ Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
   FloatAttr softcap;
   if (spec.attnSoftcap)
     softcap = b.getF64FloatAttr(*spec.attnSoftcap);
-  Value a = AttentionOp::create(b, loc, act({hq, d}), q, k, v, Value(),
-                                b.getF64FloatAttr(spec.attentionScale),
-                                /*causal=*/b.getUnitAttr(), window, softcap);
+  Value a =
+      AttentionOp::create(b, loc, act({hq, d}), q, k, v, param(w, "sinks"),
+                          b.getF64FloatAttr(spec.attentionScale),
+                          /*causal=*/b.getUnitAttr(), window, softcap);
   return matmul(reshape(a, {hq * d}), param(w, "o"), param(w, "o_bias"));
 }
 
@@ -322,8 +339,9 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
   auto rowsOf = [&](int64_t n) {
     return RankedTensorType::get({kDyn, n}, elem);
   };
-  auto nt = TransposeAttr::get(&ctx, Transpose::nt);
-  Value logits = matmul(x, param(w, "router"));
+  auto layout = TransposeAttr::get(&ctx, moe.transposedExperts ? Transpose::nn
+                                                               : Transpose::nt);
+  Value logits = matmul(x, param(w, "router"), param(w, "router_bias"));
   auto router = MoeRouterOp::create(
       b, loc, stat({kDyn, kDyn, k}), routing, logits, b.getI64IntegerAttr(k),
       MoeRoutingAttr::get(&ctx, moe.topkThenSoftmax ? MoeRouting::topk_softmax
@@ -335,17 +353,25 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
                              router.getIndices(), b.getI64IntegerAttr(e));
   Value xp = MoeDispatchOp::create(b, loc, rowsOf(h), x, plan.getPositions(),
                                    plan.getSources());
-  Value gu = MoeGroupedMatmulOp::create(b, loc, rowsOf(2 * i), xp,
-                                        param(w, "experts_gate_up"),
-                                        plan.getOffsets(), nt);
-  // transformers-5 gate_up_proj rows: gate first, then up.
-  auto split = SplitOp::create(b, loc, TypeRange{rowsOf(i), rowsOf(i)}, gu,
-                               b.getI64IntegerAttr(1));
-  Value activated = MulOp::create(
-      b, loc, SiluOp::create(b, loc, split.getResult(0)), split.getResult(1));
-  Value yp = MoeGroupedMatmulOp::create(b, loc, rowsOf(h), activated,
-                                        param(w, "experts_down"),
-                                        plan.getOffsets(), nt);
+  Value gu = MoeGroupedMatmulOp::create(
+      b, loc, rowsOf(2 * i), xp, param(w, "experts_gate_up"), plan.getOffsets(),
+      param(w, "experts_gate_up_bias"), layout);
+  Value activated;
+  if (moe.swigluLimit) {
+    // gpt-oss: gate and up interleaved column-wise, clamped.
+    activated = ClampedSwigluOp::create(b, loc, rowsOf(i), gu,
+                                        b.getF64FloatAttr(*moe.swigluLimit),
+                                        b.getF64FloatAttr(moe.swigluAlpha));
+  } else {
+    // transformers-5 gate_up_proj rows: gate first, then up.
+    auto split = SplitOp::create(b, loc, TypeRange{rowsOf(i), rowsOf(i)}, gu,
+                                 b.getI64IntegerAttr(1));
+    activated = MulOp::create(
+        b, loc, SiluOp::create(b, loc, split.getResult(0)), split.getResult(1));
+  }
+  Value yp = MoeGroupedMatmulOp::create(
+      b, loc, rowsOf(h), activated, param(w, "experts_down"), plan.getOffsets(),
+      param(w, "experts_down_bias"), layout);
   if (auxLoss)
     layerStats = MoeLoadStatsOp::create(b, loc, stat({2, e}), logits,
                                         router.getIndices());

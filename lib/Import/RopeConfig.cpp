@@ -186,7 +186,9 @@ hf::readModelRope(Fields &f, const FamilyRules &family, int64_t headDim) {
   } else {
     // transformers v5: rope_scaling (legacy) wins over rope_parameters.
     bool legacy = legacyScaling.is_object();
-    const json &rp = legacy ? legacyScaling : ropeParameters;
+    json rp = legacy ? legacyScaling : ropeParameters;
+    if (!legacy && !rp.is_object() && family.defaultRopeParameters)
+      rp = json::parse(family.defaultRopeParameters);
     rope.global =
         readRope(f, rp, legacy ? "rope_scaling" : "rope_parameters", topTheta,
                  rotaryDim, maxPositions, originalOverride, family);

@@ -191,6 +191,14 @@ public:
     std::vector<std::string> whole;
     if (!perExpert)
       whole.push_back(layerName(cast<StringAttr>(sources[0]).getValue()));
+    if (ckpt.find(stackedName + "_blocks"))
+      return makeError(
+          ckpt.find(stackedName + "_blocks")->file + ": tensor '" +
+          stackedName +
+          "_blocks' holds MXFP4-quantized experts (as OpenAI's gpt-oss "
+          "release stores them), which tfm does not train; dequantize the "
+          "checkpoint to bf16 first (transformers: "
+          "Mxfp4Config(dequantize=True), then save_pretrained)");
     if (ckpt.find(stackedName) || !perExpert) {
       const TensorView *t = lookup(stackedName, whole);
       if (!t)

@@ -130,9 +130,19 @@ VARIANTS = {
         "aux_loss": dict(num_local_experts=8, num_experts_per_tok=3, intermediate_size=16,
                          output_router_logits=True, router_aux_loss_coef=0.3),
     },
+    "gpt_oss": {
+        # Sinks, q/k/v/o biases, alternating sliding (3) / full layers, yarn
+        # RoPE (the class default); biased router, [E, in, out] experts
+        # with biases, clamped SwiGLU with limit 1 so both clamps bite.
+        "clamped": dict(num_local_experts=8, num_experts_per_tok=2, intermediate_size=16,
+                        head_dim=8, sliding_window=3, swiglu_limit=1.0),
+        "aux_loss": dict(num_local_experts=8, num_experts_per_tok=3, intermediate_size=16,
+                         head_dim=8, sliding_window=4, num_hidden_layers=3,
+                         output_router_logits=True, router_aux_loss_coef=0.4),
+    },
 }
 
-MOE_FAMILIES = {"mixtral", "qwen3_moe", "olmoe", "granitemoe"}
+MOE_FAMILIES = {"mixtral", "qwen3_moe", "olmoe", "granitemoe", "gpt_oss"}
 # Router weights (per family, by name suffix) rescaled after randomisation.
 ROUTER_STD = {("qwen3_moe", "small_margin"): 0.02}
 # Variants that must route no token to some expert.

@@ -130,6 +130,11 @@ def main():
     del bad["model.layers.0.block_sparse_moe.experts.0.w2.weight"]
     write_case(root, "moe-no-experts", encode(bad), MOE_CONFIG)
 
+    bad = dict(stacked)
+    del bad["model.layers.0.mlp.experts.gate_up_proj"]
+    bad["model.layers.0.mlp.experts.gate_up_proj_blocks"] = ("U8", [4, 24, 1, 4], bytes(384))
+    write_case(root, "moe-mxfp4", encode(bad), MOE_CONFIG)
+
     blob = encode(good)
     write_case(root, "truncated", blob[: len(blob) - 100])
     write_case(root, "tiny", blob[:5])

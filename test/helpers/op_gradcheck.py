@@ -285,6 +285,20 @@ func.func @main(%a: {L5}, %b: {L5}) -> (tensor<f64>, tensor<2x5xf64>) {{
   return %aux, %sa : tensor<f64>, tensor<2x5xf64>
 }}""", r(2, 3, 5, scale=2.0), r(2, 3, 5, scale=2.0))
 
+# gpt-oss experts: [E, in, out] weights (nn) with expert biases, the clamped
+# SwiGLU over interleaved gate/up columns (limit 0.5 so both clamps bite).
+case("moe", "gptoss_experts_bias_clamped", f"""
+func.func @main(%x: {ty([None, None, 4])}, %l: {L5}, %wgu: tensor<5x4x6xf64>, %bgu: tensor<5x6xf64>, %wd: tensor<5x3x4xf64>, %bd: tensor<5x4xf64>) -> {ty([None, None, 4])} {{
+  %w, %i = tfm.moe_router %l {{top_k = 2 : i64, routing = #tfm.moe_routing<topk_softmax>}} : ({L5}) -> ({ty([None, None, 2])}, {P2})
+  %off, %pos, %src = tfm.moe_route_plan %i {{num_experts = 5 : i64}} : ({P2}) -> (tensor<6xi64>, {P2}, tensor<?xi64>)
+  %xp = tfm.moe_dispatch %x, %pos, %src : ({ty([None, None, 4])}, {P2}, tensor<?xi64>) -> tensor<?x4xf64>
+  %gu = tfm.moe_grouped_matmul %xp, %wgu, %off, %bgu {{transpose = #tfm.transpose<nn>}} : (tensor<?x4xf64>, tensor<5x4x6xf64>, tensor<6xi64>, tensor<5x6xf64>) -> tensor<?x6xf64>
+  %h = tfm.clamped_swiglu %gu {{limit = 0.5 : f64, alpha = 1.702 : f64}} : (tensor<?x6xf64>) -> tensor<?x3xf64>
+  %yp = tfm.moe_grouped_matmul %h, %wd, %off, %bd {{transpose = #tfm.transpose<nn>}} : (tensor<?x3xf64>, tensor<5x3x4xf64>, tensor<6xi64>, tensor<5x4xf64>) -> tensor<?x4xf64>
+  %y = tfm.moe_combine %yp, %pos, %src, %w : (tensor<?x4xf64>, {P2}, tensor<?xi64>, {ty([None, None, 2])}) -> {ty([None, None, 4])}
+  return %y : {ty([None, None, 4])}
+}}""", r(2, 3, 4), r(2, 3, 5, scale=2.0), r(5, 4, 6), r(5, 6), r(5, 3, 4), r(5, 4))
+
 
 def run(tfm_run, workdir, group, name, mlir, inputs):
     base = os.path.join(workdir, f"{group}-{name}")

@@ -65,6 +65,11 @@ struct MoeSpec {
   /// tensors (`legacyStacked`: gate_up, down).
   std::string legacyRouter, legacyGate, legacyUp, legacyDown;
   bool legacyStacked = false;
+  /// gpt-oss: a router bias, expert biases, experts stored [E, in, out]
+  /// (`x @ W`), and the clamped SwiGLU over interleaved gate/up columns.
+  bool routerBias = false, expertBias = false, transposedExperts = false;
+  std::optional<double> swigluLimit;
+  double swigluAlpha = 1.702;
   /// Load-balancing loss: `router_aux_loss_coef`, `output_router_logits`.
   double auxLossCoef = 0.0;
   bool outputRouterLogits = false;
@@ -92,8 +97,9 @@ struct ModelSpec {
   bool unitOffsetNorm = false; // (1 + w) RMSNorm
   QkNorm qkNorm = QkNorm::none;
   bool qkvBias = false, oBias = false, mlpBias = false;
-  bool fusedQkv = false;    // Phi-3 qkv_proj
-  bool fusedGateUp = false; // Phi-3 gate_up_proj, gate first
+  bool fusedQkv = false;       // Phi-3 qkv_proj
+  bool fusedGateUp = false;    // Phi-3 gate_up_proj, gate first
+  bool attentionSinks = false; // gpt-oss: a learned logit per head
   bool tiedEmbeddings = false;
   std::optional<double> embeddingScale;
   double attentionScale = 1.0;

@@ -720,6 +720,28 @@ Value forEachExpertWithRows(
       .getResult(0);
 }
 
+/// `part` [rows, N] (in the compute type) plus expert e's row of `bias`
+/// [E, N]: rounded to `elem` first, as HF adds the bias in the model dtype.
+Value addExpertBias(OpBuilder &b, Location loc, Value part, Value bias, Value e,
+                    Type elem) {
+  auto bt = cast<RankedTensorType>(bias.getType());
+  int64_t n = bt.getDimSize(1);
+  Value row = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({n}, elem), bias,
+      ArrayRef<OpFoldResult>{e, b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(n)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  Type acc = cast<RankedTensorType>(part.getType()).getElementType();
+  MLIRContext *ctx = b.getContext();
+  return buildMap(
+      b, loc, sizesOf(b, loc, part), acc, ValueRange{part, row},
+      {identityMap(ctx, 2), AffineMap::get(2, 0, {b.getAffineDimExpr(1)}, ctx)},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value v = castFloat(nb, l, castFloat(nb, l, a[0], elem), acc);
+        return arith::AddFOp::create(nb, l, v, castFloat(nb, l, a[1], acc));
+      });
+}
+
 struct MoeGroupedMatmulLowering : OpRewritePattern<MoeGroupedMatmulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MoeGroupedMatmulOp op,
@@ -744,6 +766,8 @@ struct MoeGroupedMatmulLowering : OpRewritePattern<MoeGroupedMatmulOp> {
               gemm(b, l, rowSlice(b, l, x, lo, count), expertSlice(b, l, w, e),
                    /*transA=*/false, /*transB=*/nt,
                    {OpFoldResult(count), b.getIndexAttr(n)}, acc);
+          if (Value bias = op.getBias())
+            part = addExpertBias(b, l, part, bias, e, elem);
           part = roundTensor(b, l, part, elem);
           return tensor::InsertSliceOp::create(
               b, l, part, into, ArrayRef<OpFoldResult>{lo, b.getIndexAttr(0)},
@@ -794,6 +818,160 @@ struct MoeGroupedMatmulGradWeightLowering
                   SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
         });
     rewriter.replaceOp(op, roundTensor(rewriter, loc, result, elem));
+    return success();
+  }
+};
+
+struct MoeGroupedBiasGradLowering : OpRewritePattern<MoeGroupedBiasGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MoeGroupedBiasGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType bt = op.getType();
+    Type elem = bt.getElementType(), acc = computeType(elem);
+    int64_t experts = bt.getDimSize(0), n = bt.getDimSize(1);
+    Value init = filledTensor(
+        rewriter, loc,
+        {rewriter.getIndexAttr(experts), rewriter.getIndexAttr(n)}, acc, 0.0);
+    Value result = forEachExpertWithRows(
+        rewriter, loc, op.getOffsets(), experts, init,
+        [&](OpBuilder &b, Location l, Value e, Value lo, Value count,
+            Value into) -> Value {
+          Value rows = rowSlice(b, l, op.getDy(), lo, count);
+          AffineExpr c = b.getAffineDimExpr(0), r = b.getAffineDimExpr(1);
+          Value sum = buildReduction(
+              b, l, {b.getIndexAttr(n)}, acc, 0.0, ValueRange{rows},
+              {AffineMap::get(2, 0, {r, c}, ctx)},
+              AffineMap::get(2, 0, {c}, ctx), {false, true},
+              [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                return arith::AddFOp::create(nb, nl, a[1],
+                                             castFloat(nb, nl, a[0], acc));
+              });
+          return tensor::InsertSliceOp::create(
+              b, l, sum, into, ArrayRef<OpFoldResult>{e, b.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(n)},
+              ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+        });
+    rewriter.replaceOp(op, roundTensor(rewriter, loc, result, elem));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Clamped SwiGLU (gpt-oss): interleaved gate (even) and up (odd) columns
+//===----------------------------------------------------------------------===//
+
+/// The clamped inputs of output column j of row n and their derivatives.
+struct ClampedGlu {
+  Value g, u, s;      // min(gate, limit), clamp(up), sigmoid(alpha g)
+  Value gateIn, upIn; // whether the clamps pass the gradient
+};
+ClampedGlu clampedGlu(OpBuilder &b, Location l, Value x, Value n, Value j,
+                      double limit, double alpha, Type acc) {
+  Value two = idx(b, l, 2);
+  Value gc = arith::MulIOp::create(b, l, j, two);
+  Value uc = arith::AddIOp::create(b, l, gc, idx(b, l, 1));
+  Value gate = castFloat(
+      b, l, tensor::ExtractOp::create(b, l, x, ValueRange{n, gc}), acc);
+  Value up = castFloat(
+      b, l, tensor::ExtractOp::create(b, l, x, ValueRange{n, uc}), acc);
+  Value lim = constFloat(b, l, acc, limit),
+        nlim = constFloat(b, l, acc, -limit);
+  ClampedGlu r;
+  r.g = arith::MinimumFOp::create(b, l, gate, lim);
+  r.u = arith::MaximumFOp::create(
+      b, l, arith::MinimumFOp::create(b, l, up, lim), nlim);
+  Value one = constFloat(b, l, acc, 1.0);
+  Value z = arith::MulFOp::create(b, l, r.g, constFloat(b, l, acc, alpha));
+  r.s = arith::DivFOp::create(
+      b, l, one,
+      arith::AddFOp::create(
+          b, l, one,
+          math::ExpOp::create(b, l, arith::NegFOp::create(b, l, z))));
+  r.gateIn = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLE, gate, lim);
+  r.upIn = arith::AndIOp::create(
+      b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLE, up, lim),
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, up, nlim));
+  return r;
+}
+
+struct ClampedSwigluLowering : OpRewritePattern<ClampedSwigluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClampedSwigluOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = collapseToMatrix(rewriter, loc, op.getX());
+    RankedTensorType rt = op.getType();
+    Type elem = rt.getElementType(), acc = computeType(elem);
+    double limit = op.getLimit().convertToDouble(),
+           alpha = op.getAlpha().convertToDouble();
+    SmallVector<OpFoldResult> sizes = {
+        tensor::getMixedSize(rewriter, loc, x, 0),
+        rewriter.getIndexAttr(rt.getShape().back())};
+    Value y = buildIndexMap(
+        rewriter, loc, sizes, {elem},
+        [&](OpBuilder &b, Location l, ValueRange iv) -> SmallVector<Value> {
+          ClampedGlu c = clampedGlu(b, l, x, iv[0], iv[1], limit, alpha, acc);
+          Value glu = arith::MulFOp::create(b, l, c.g, c.s);
+          Value up1 =
+              arith::AddFOp::create(b, l, c.u, constFloat(b, l, acc, 1.0));
+          return {castFloat(b, l, arith::MulFOp::create(b, l, up1, glu), elem)};
+        })[0];
+    rewriter.replaceOp(
+        op, expandFromMatrix(rewriter, loc, y, rt,
+                             leadingSizes(rewriter, loc, op.getX())));
+    return success();
+  }
+};
+
+struct ClampedSwigluBackwardLowering
+    : OpRewritePattern<ClampedSwigluBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClampedSwigluBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = collapseToMatrix(rewriter, loc, op.getX());
+    Value dy = collapseToMatrix(rewriter, loc, op.getDy());
+    auto xt = cast<RankedTensorType>(x.getType());
+    Type elem = xt.getElementType(), acc = computeType(elem);
+    double limit = op.getLimit().convertToDouble(),
+           alpha = op.getAlpha().convertToDouble();
+    Value dx = buildIndexMap(
+        rewriter, loc, sizesOf(rewriter, loc, x), {elem},
+        [&](OpBuilder &b, Location l, ValueRange iv) -> SmallVector<Value> {
+          Value n = iv[0], col = iv[1];
+          Value j = arith::DivUIOp::create(b, l, col, idx(b, l, 2));
+          Value isUp = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::eq,
+              arith::RemUIOp::create(b, l, col, idx(b, l, 2)), idx(b, l, 1));
+          ClampedGlu c = clampedGlu(b, l, x, n, j, limit, alpha, acc);
+          Value g = castFloat(
+              b, l, tensor::ExtractOp::create(b, l, dy, ValueRange{n, j}), acc);
+          Value one = constFloat(b, l, acc, 1.0),
+                zero = constFloat(b, l, acc, 0.0);
+          // d/dup: g·s; d/dgate: (u + 1)(s + alpha·g·s(1 - s)).
+          Value glu = arith::MulFOp::create(b, l, c.g, c.s);
+          Value dUp = arith::SelectOp::create(
+              b, l, c.upIn, arith::MulFOp::create(b, l, g, glu), zero);
+          Value ds = arith::MulFOp::create(
+              b, l, c.s, arith::SubFOp::create(b, l, one, c.s));
+          Value dglu = arith::AddFOp::create(
+              b, l, c.s,
+              arith::MulFOp::create(b, l, constFloat(b, l, acc, alpha),
+                                    arith::MulFOp::create(b, l, c.g, ds)));
+          Value up1 = arith::AddFOp::create(b, l, c.u, one);
+          Value dGate = arith::SelectOp::create(
+              b, l, c.gateIn,
+              arith::MulFOp::create(b, l, g,
+                                    arith::MulFOp::create(b, l, up1, dglu)),
+              zero);
+          return {castFloat(
+              b, l, arith::SelectOp::create(b, l, isUp, dUp, dGate), elem)};
+        })[0];
+    rewriter.replaceOp(
+        op, expandFromMatrix(rewriter, loc, dx, op.getDx().getType(),
+                             leadingSizes(rewriter, loc, op.getX())));
     return success();
   }
 };
@@ -1026,11 +1204,12 @@ struct MoeAuxLossBackwardLowering : OpRewritePattern<MoeAuxLossBackwardOp> {
 } // namespace
 
 void mlir::tfm::populateTfmMoeToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns
-      .add<MoeRouterLowering, MoeRouterBackwardLowering, MoeRoutePlanLowering,
-           MoeDispatchLowering, MoeCombineLowering, MoeCombineBackwardLowering,
-           MoeGroupedMatmulLowering, MoeGroupedMatmulGradWeightLowering,
-           MoeLoadStatsLowering, MoeLoadStatsBackwardLowering,
-           MoeAuxLossLowering, MoeAuxLossBackwardLowering>(
-          patterns.getContext());
+  patterns.add<MoeRouterLowering, MoeRouterBackwardLowering,
+               MoeRoutePlanLowering, MoeDispatchLowering, MoeCombineLowering,
+               MoeCombineBackwardLowering, MoeGroupedMatmulLowering,
+               MoeGroupedMatmulGradWeightLowering, MoeLoadStatsLowering,
+               MoeLoadStatsBackwardLowering, MoeAuxLossLowering,
+               MoeAuxLossBackwardLowering, MoeGroupedBiasGradLowering,
+               ClampedSwigluLowering, ClampedSwigluBackwardLowering>(
+      patterns.getContext());
 }

@@ -243,6 +243,13 @@ LogicalResult MoeGroupedMatmulOp::verify() {
                            n)))
     return failure();
   RankedTensorType xt = rankedOf(getX());
+  if (getBias()) {
+    int64_t experts = rankedOf(getW()).getDimSize(0);
+    if (failed(checkShape(*this, "bias", getBias().getType(), {experts, n})) ||
+        failed(checkElementType(*this, "bias", getBias().getType(),
+                                xt.getElementType())))
+      return failure();
+  }
   if (failed(checkShape(*this, "result", getType(), {xt.getDimSize(0), n})))
     return failure();
   return checkElementType(*this, "result", getType(), xt.getElementType());
@@ -328,5 +335,59 @@ LogicalResult MoeAuxLossBackwardOp::verify() {
     return emitOpError() << "dstats must have the stats type "
                          << getStats().getType() << ", got "
                          << getDstats().getType();
+  return success();
+}
+
+LogicalResult MoeGroupedBiasGradOp::verify() {
+  RankedTensorType dy = rankedOf(getDy()), db = rankedOf(getDbias());
+  if (dy.getRank() != 2)
+    return emitOpError() << "dy must be [R, N], got " << dy;
+  if (db.getRank() != 2 || !db.hasStaticShape())
+    return emitOpError() << "dbias must be a static [experts, N], got " << db;
+  if (failed(checkShape(*this, "dbias", db, {kDyn, dy.getDimSize(1)})) ||
+      failed(checkI64(*this, "offsets", getOffsets())) ||
+      failed(checkShape(*this, "offsets", getOffsets().getType(),
+                        {db.getDimSize(0) + 1})))
+    return failure();
+  return checkElementType(*this, "dbias", db, dy.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Clamped SwiGLU
+//===----------------------------------------------------------------------===//
+
+/// x [.., 2I] (static, even), y [.., I] like x otherwise; limit > 0.
+static LogicalResult verifyClampedSwiglu(Operation *op, Value x, Type yType,
+                                         double limit) {
+  RankedTensorType xt = rankedOf(x);
+  if (xt.getRank() < 1)
+    return op->emitOpError() << "input must have rank at least 1, got " << xt;
+  if (failed(checkStaticDims(op, "input", xt, {-1})))
+    return failure();
+  if (xt.getShape().back() % 2 != 0)
+    return op->emitOpError()
+           << "input must have an even last dimension (interleaved gate and "
+              "up), got "
+           << xt;
+  SmallVector<int64_t> expected(xt.getShape().drop_back());
+  expected.push_back(xt.getShape().back() / 2);
+  if (failed(checkShape(op, "result", yType, expected)) ||
+      failed(checkElementType(op, "result", yType, xt.getElementType())))
+    return failure();
+  return checkPositive(op, "limit", limit);
+}
+
+LogicalResult ClampedSwigluOp::verify() {
+  return verifyClampedSwiglu(*this, getX(), getType(),
+                             getLimit().convertToDouble());
+}
+
+LogicalResult ClampedSwigluBackwardOp::verify() {
+  if (failed(verifyClampedSwiglu(*this, getX(), getDy().getType(),
+                                 getLimit().convertToDouble())))
+    return failure();
+  if (getDx().getType() != getX().getType())
+    return emitOpError() << "dx must have the input type " << getX().getType()
+                         << ", got " << getDx().getType();
   return success();
 }

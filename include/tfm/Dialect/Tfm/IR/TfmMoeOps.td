@@ -137,7 +137,9 @@ def Tfm_MoeGroupedMatmulOp : Tfm_PureOp<"moe_grouped_matmul"> {
     from `tfm.moe_route_plan`: rows `[offsets[e], offsets[e+1])` of the
     result are those rows of `x` times `w[e]` (transposed for `nt`). The
     row counts are run-time values; an expert with no rows costs nothing.
-    Accumulates in f32 for bf16/f16 inputs.
+    Accumulates in f32 for bf16/f16 inputs. An optional `bias` `[E, N]`
+    adds `bias[e]` to expert e's rows (gpt-oss), in the element type as HF
+    adds it.
 
     ```mlir
     %h = tfm.moe_grouped_matmul %xp, %w, %off {transpose = #tfm.transpose<nt>}
@@ -146,10 +148,34 @@ def Tfm_MoeGroupedMatmulOp : Tfm_PureOp<"moe_grouped_matmul"> {
 
     Gradient: `dx = grouped_matmul(dy, w)` with the other transpose,
     `dw[e] = dy[rows of e]ᵀ · x[rows of e]` (`nt`; zero for an expert with
-    no rows), `tfm.moe_grouped_matmul_grad_weight`.
+    no rows), `tfm.moe_grouped_matmul_grad_weight`; `dbias[e] = Σ` of dy
+    over the rows of e (`tfm.moe_grouped_bias_grad`).
   }];
   let arguments = (ins Tfm_FloatTensor:$x, Tfm_FloatTensor:$w,
-                   Tfm_IdTensor:$offsets, Tfm_TransposeAttr:$transpose);
+                   Tfm_IdTensor:$offsets, Optional<Tfm_FloatTensor>:$bias,
+                   Tfm_TransposeAttr:$transpose);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_ClampedSwigluOp : Tfm_PureOp<"clamped_swiglu"> {
+  let summary = "gpt-oss's clamped SwiGLU over interleaved gate/up columns";
+  let description = [{
+    `x` is `[.., 2I]` with gate and up interleaved column-wise (gpt-oss's
+    `gate_up_proj`): `gate = x[.., 0::2]`, `up = x[.., 1::2]`. With
+    `g = min(gate, limit)` and `u = clamp(up, -limit, limit)`:
+    `y = (u + 1) * g * sigmoid(alpha * g)`, `[.., I]`.
+
+    ```mlir
+    %y = tfm.clamped_swiglu %x {limit = 7.0 : f64, alpha = 1.702 : f64}
+        : (tensor<?x256xf32>) -> tensor<?x128xf32>
+    ```
+
+    Gradient (clamps pass the gradient where their input is inside the
+    closed range, as torch.clamp): `dgate = dy * (u + 1) * (s + alpha * g *
+    s * (1 - s))` where `gate <= limit`, else 0, with `s = sigmoid(alpha *
+    g)`; `dup = dy * g * s` where `|up| <= limit`, else 0; interleaved back.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, F64Attr:$limit, F64Attr:$alpha);
   let results = (outs Tfm_FloatTensor:$result);
 }
 
@@ -283,6 +309,36 @@ def Tfm_MoeAuxLossBackwardOp : Tfm_BackwardOp<"moe_aux_loss_backward"> {
   let arguments = (ins Tfm_StatTensor:$dloss, Tfm_StatTensor:$stats,
                    I64Attr:$top_k);
   let results = (outs Tfm_StatTensor:$dstats);
+}
+
+def Tfm_MoeGroupedBiasGradOp : Tfm_BackwardOp<"moe_grouped_bias_grad"> {
+  let summary = "per-expert bias gradient of tfm.moe_grouped_matmul";
+  let description = [{
+    `dbias[e] = Σ` of `dy` over the rows `[offsets[e], offsets[e+1])`; zeros
+    for an expert without rows.
+
+    ```mlir
+    %db = tfm.moe_grouped_bias_grad %dy, %off
+        : (tensor<?x256xf32>, tensor<9xi64>) -> tensor<8x256xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_IdTensor:$offsets);
+  let results = (outs Tfm_FloatTensor:$dbias);
+}
+
+def Tfm_ClampedSwigluBackwardOp : Tfm_BackwardOp<"clamped_swiglu_backward"> {
+  let summary = "gradient of tfm.clamped_swiglu";
+  let description = [{
+    The `tfm.clamped_swiglu` gradient, interleaved like its input.
+
+    ```mlir
+    %dx = tfm.clamped_swiglu_backward %dy, %x {limit = 7.0 : f64, alpha = 1.702 : f64}
+        : (tensor<?x128xf32>, tensor<?x256xf32>) -> tensor<?x256xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x,
+                   F64Attr:$limit, F64Attr:$alpha);
+  let results = (outs Tfm_FloatTensor:$dx);
 }
 
 #endif // TFM_MOE_OPS
