@@ -33,6 +33,11 @@ TransposeAttr transposeAttr(AdjointBuilder &ab, Transpose t) {
   return TransposeAttr::get(ab.builder.getContext(), t);
 }
 
+/// The other layout: the input gradient of y = x·wᵀ (nt) is dy·w (nn).
+Transpose flip(Transpose t) {
+  return t == Transpose::nt ? Transpose::nn : Transpose::nt;
+}
+
 //===----------------------------------------------------------------------===//
 // Rules
 //===----------------------------------------------------------------------===//
@@ -97,10 +102,9 @@ LogicalResult adjoint(MatmulOp op, AdjointBuilder &ab) {
   Location loc = ab.getLoc();
   Transpose t = op.getTranspose();
   // nt: y = x·wᵀ, dx = dy·w (w read as [N, K], i.e. nn); nn: dx = dy·wᵀ (nt).
-  Transpose flipped = t == Transpose::nt ? Transpose::nn : Transpose::nt;
   ab.addGrad(0, MatmulOp::create(ab.builder, loc, op.getX().getType(), dy,
                                  ab.operand(1), Value(),
-                                 transposeAttr(ab, flipped)));
+                                 transposeAttr(ab, flip(t))));
   ab.addGrad(1, MatmulGradWeightOp::create(ab.builder, loc, op.getW().getType(),
                                            dy, ab.operand(0),
                                            transposeAttr(ab, t)));
@@ -434,10 +438,9 @@ LogicalResult adjoint(MoeGroupedMatmulOp op, AdjointBuilder &ab) {
   Value dy = ab.resultGrad(0);
   Location loc = ab.getLoc();
   Transpose t = op.getTranspose();
-  Transpose flipped = t == Transpose::nt ? Transpose::nn : Transpose::nt;
   ab.addGrad(0, MoeGroupedMatmulOp::create(
                     ab.builder, loc, op.getX().getType(), dy, ab.operand(1),
-                    ab.operand(2), Value(), transposeAttr(ab, flipped)));
+                    ab.operand(2), Value(), transposeAttr(ab, flip(t))));
   ab.addGrad(1, MoeGroupedMatmulGradWeightOp::create(
                     ab.builder, loc, op.getW().getType(), dy, ab.operand(0),
                     ab.operand(2), transposeAttr(ab, t)));

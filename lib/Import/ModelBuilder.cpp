@@ -205,25 +205,25 @@ void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
   if (!moe.legacyStacked && !moe.legacyUp.empty())
     gateUp.push_back(moe.legacyUp);
   std::vector<std::string> down = some(moe.legacyDown);
-  // Without hub names, the stacked tensor is its own (only) source.
+  // With hub names the stacked tensor may come from them; without (gpt-oss
+  // stores stacked tensors), it is read as stored.
+  auto layoutOf = [](const std::vector<std::string> &hub) {
+    return hub.empty() ? ParamMapping::direct : ParamMapping::stacked_experts;
+  };
   std::string experts = moe.block + ".experts.";
-  if (gateUp.empty())
-    gateUp.push_back(experts + "gate_up_proj");
-  if (down.empty())
-    down.push_back(experts + "down_proj");
   // [E, out, in] for F.linear, or [E, in, out] for x @ W (gpt-oss).
   bool nn = moe.transposedExperts;
   addLayerParam("experts_gate_up", experts + "gate_up_proj", "moe_gate_up",
                 nn ? SmallVector<int64_t>{e, h, 2 * i}
                    : SmallVector<int64_t>{e, 2 * i, h},
-                ParamMapping::stacked_experts, gateUp);
+                layoutOf(gateUp), gateUp);
   if (moe.expertBias)
     addLayerParam("experts_gate_up_bias", experts + "gate_up_proj_bias",
                   "moe_gate_up", {e, 2 * i});
   addLayerParam("experts_down", experts + "down_proj", "moe_down",
                 nn ? SmallVector<int64_t>{e, i, h}
                    : SmallVector<int64_t>{e, h, i},
-                ParamMapping::stacked_experts, down);
+                layoutOf(down), down);
   if (moe.expertBias)
     addLayerParam("experts_down_bias", experts + "down_proj_bias", "moe_down",
                   {e, h});
@@ -442,15 +442,11 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     SmallVector<int64_t> shape{L};
     shape.append(p.shape.begin(), p.shape.end());
     ArrayAttr sources;
-    if (!p.sources.empty()) {
-      SmallVector<StringRef> names;
-      std::vector<std::string> full;
-      for (const std::string &src : p.sources)
-        full.push_back("model.layers.{layer}." + src);
-      for (const std::string &src : full)
-        names.push_back(src);
-      sources = b.getStrArrayAttr(names);
-    }
+    if (!p.sources.empty())
+      sources = b.getArrayAttr(llvm::map_to_vector(
+          p.sources, [&](const std::string &src) -> Attribute {
+            return str("model.layers.{layer}." + src);
+          }));
     addParam(RankedTensorType::get(shape, elem),
              ParamAttr::get(&ctx, "model.layers.{layer}." + p.suffix, p.kind,
                             p.mapping, sources, 0, 0,

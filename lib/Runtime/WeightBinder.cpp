@@ -19,6 +19,14 @@ static std::string expertName(std::string templ, int64_t expert) {
   return templ;
 }
 
+/// Whether a stacked_experts parameter's sources are per-expert templates
+/// (else one older name of the whole stacked tensor).
+static bool hasPerExpertSources(ParamAttr param) {
+  return cast<StringAttr>(param.getSources()[0])
+      .getValue()
+      .contains(kExpertPlaceholder);
+}
+
 static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
   return "[" +
          llvm::join(llvm::map_range(
@@ -46,10 +54,26 @@ public:
         used.insert(a);
         return t;
       }
-    missing =
-        "checkpoint has no tensor '" + name + "'" +
-        (aliases.empty() ? "" : " (nor its tied alias '" + aliases[0] + "')");
+    missing = quantizedInstead(name);
+    if (missing.empty())
+      missing =
+          "checkpoint has no tensor '" + name + "'" +
+          (aliases.empty() ? "" : " (nor its tied alias '" + aliases[0] + "')");
     return nullptr;
+  }
+
+  /// Why `name` is absent when the checkpoint stores it MXFP4-quantized
+  /// (`name_blocks` / `_scales`, as OpenAI's gpt-oss release does); empty
+  /// otherwise.
+  std::string quantizedInstead(const std::string &name) const {
+    const TensorView *blocks = ckpt.find(name + "_blocks");
+    if (!blocks)
+      return "";
+    return blocks->file + ": tensor '" + name +
+           "_blocks' holds MXFP4-quantized experts (as OpenAI's gpt-oss "
+           "release stores them), which tfm does not train; dequantize the "
+           "checkpoint to bf16 first (transformers: "
+           "Mxfp4Config(dequantize=True), then save_pretrained)";
   }
 
   llvm::Error expectShape(const TensorView &t, ArrayRef<int64_t> shape) {
@@ -186,20 +210,12 @@ public:
                            ArrayRef<int64_t> shape, float *out) {
     ArrayAttr sources = param.getSources();
     std::string stackedName = layerName(param.getName());
-    bool perExpert =
-        cast<StringAttr>(sources[0]).getValue().contains(kExpertPlaceholder);
+    bool perExpert = hasPerExpertSources(param);
     std::vector<std::string> whole;
     if (!perExpert)
       whole.push_back(layerName(cast<StringAttr>(sources[0]).getValue()));
-    if (ckpt.find(stackedName + "_blocks"))
-      return makeError(
-          ckpt.find(stackedName + "_blocks")->file + ": tensor '" +
-          stackedName +
-          "_blocks' holds MXFP4-quantized experts (as OpenAI's gpt-oss "
-          "release stores them), which tfm does not train; dequantize the "
-          "checkpoint to bf16 first (transformers: "
-          "Mxfp4Config(dequantize=True), then save_pretrained)");
-    if (ckpt.find(stackedName) || !perExpert) {
+    if (ckpt.find(stackedName) || !perExpert ||
+        !quantizedInstead(stackedName).empty()) {
       const TensorView *t = lookup(stackedName, whole);
       if (!t)
         return makeError(missing);
@@ -415,10 +431,7 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
         // name, or per expert.
         std::string stackedName = layerName(param.getName());
         ArrayAttr sources = param.getSources();
-        bool perExpert = cast<StringAttr>(sources[0])
-                             .getValue()
-                             .contains(kExpertPlaceholder);
-        if (checkpoint.find(stackedName) || !perExpert) {
+        if (checkpoint.find(stackedName) || !hasPerExpertSources(param)) {
           std::string n =
               checkpoint.find(stackedName)
                   ? stackedName

@@ -121,6 +121,14 @@ std::pair<Value, Value> softmaxStats(OpBuilder &b, Location loc, Value logits,
   return {max, sum};
 }
 
+/// softmax(logits[n])_e from the row statistics.
+Value softmaxAt(OpBuilder &b, Location l, Value x, Value max, Value sum,
+                Type acc) {
+  Value ex = math::ExpOp::create(
+      b, l, arith::SubFOp::create(b, l, castFloat(b, l, x, acc), max));
+  return arith::DivFOp::create(b, l, ex, sum);
+}
+
 /// Reads logits[n, e] and turns it into the selection score.
 struct ScoreReader {
   Value logits, max, sum; // max/sum: softmax row statistics ([N]) or null
@@ -134,12 +142,9 @@ struct ScoreReader {
   Value score(OpBuilder &b, Location l, Value n, Value e) const {
     Value x = logit(b, l, n, e);
     switch (routing) {
-    case MoeRouting::softmax_topk: {
-      Value m = tensor::ExtractOp::create(b, l, max, ValueRange{n});
-      Value s = tensor::ExtractOp::create(b, l, sum, ValueRange{n});
-      Value ex = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, m));
-      return arith::DivFOp::create(b, l, ex, s);
-    }
+    case MoeRouting::softmax_topk:
+      return softmaxAt(b, l, x, tensor::ExtractOp::create(b, l, max, n),
+                       tensor::ExtractOp::create(b, l, sum, n), acc);
     case MoeRouting::sigmoid_topk: {
       Value one = constFloat(b, l, acc, 1.0);
       Value ex = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
@@ -190,7 +195,7 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
               constFloat(b, l, acc, inf),                 // previous score
               arith::ConstantIntOp::create(b, l, -1, 64), // previous expert
               zero,                                       // sum of scores
-              zero,                                       // top score
+              zero, // top score (topk_softmax)
               zero, // sum exp (topk_softmax)
               zero, // this slot's score
               arith::ConstantIntOp::create(b, l, 0, 64)}; // this slot's expert
@@ -235,13 +240,16 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
                                                       best[1])});
                     });
                 Value s = scan.getResult(0), e = scan.getResult(1);
-                Value first = arith::CmpIOp::create(
-                    pb, pl, arith::CmpIPredicate::eq, t, idx(pb, pl, 0));
-                Value top = arith::SelectOp::create(pb, pl, first, s, st[3]);
-                Value sumExp = arith::AddFOp::create(
-                    pb, pl, st[4],
-                    math::ExpOp::create(pb, pl,
-                                        arith::SubFOp::create(pb, pl, s, top)));
+                Value top = st[3], sumExp = st[4];
+                if (routing == MoeRouting::topk_softmax) {
+                  Value first = arith::CmpIOp::create(
+                      pb, pl, arith::CmpIPredicate::eq, t, idx(pb, pl, 0));
+                  top = arith::SelectOp::create(pb, pl, first, s, top);
+                  sumExp = arith::AddFOp::create(
+                      pb, pl, sumExp,
+                      math::ExpOp::create(
+                          pb, pl, arith::SubFOp::create(pb, pl, s, top)));
+                }
                 Value mine = arith::CmpIOp::create(
                     pb, pl, arith::CmpIPredicate::eq, toI64(pb, pl, t), slot);
                 scf::YieldOp::create(
@@ -295,11 +303,14 @@ struct MoeRouterBackwardLowering : OpRewritePattern<MoeRouterBackwardOp> {
         [&](OpBuilder &b, Location l, ValueRange iv) -> SmallVector<Value> {
           Value n = iv[0], e = toI64(b, l, iv[1]);
           Value zero = constFloat(b, l, acc, 0.0);
-          Value top = scores.score(
-              b, l, n,
-              toIndex(b, l,
-                      tensor::ExtractOp::create(b, l, ids,
-                                                ValueRange{n, idx(b, l, 0)})));
+          // topk_softmax: weights are exp(l - top) / Σ over the k.
+          Value top;
+          if (routing == MoeRouting::topk_softmax)
+            top = scores.logit(
+                b, l, n,
+                toIndex(b, l,
+                        tensor::ExtractOp::create(
+                            b, l, ids, ValueRange{n, idx(b, l, 0)})));
           // Pass 1: over the k slots, the sums the rule needs, and the
           // gradient reaching this expert's score (zero if not selected).
           Value no = arith::ConstantIntOp::create(b, l, 0, 1);
@@ -998,14 +1009,6 @@ Value insertRow(OpBuilder &b, Location loc, Value row, Value into,
       ArrayRef<OpFoldResult>{b.getIndexAttr(index), b.getIndexAttr(0)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(e)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-}
-
-/// softmax(logits[n])_e from the row statistics.
-Value softmaxAt(OpBuilder &b, Location l, Value x, Value max, Value sum,
-                Type acc) {
-  Value ex = math::ExpOp::create(
-      b, l, arith::SubFOp::create(b, l, castFloat(b, l, x, acc), max));
-  return arith::DivFOp::create(b, l, ex, sum);
 }
 
 struct MoeLoadStatsLowering : OpRewritePattern<MoeLoadStatsOp> {

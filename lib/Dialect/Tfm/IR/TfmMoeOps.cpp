@@ -35,6 +35,14 @@ static LogicalResult checkRouting(Operation *op, StringRef what, Value v) {
   return checkStaticDims(op, what, t, {-1});
 }
 
+/// Router logits `[.., E]`: rank >= 1 with a static expert count.
+static LogicalResult checkLogits(Operation *op, Value logits) {
+  RankedTensorType lt = rankedOf(logits);
+  if (lt.getRank() < 1)
+    return op->emitOpError() << "logits must have rank at least 1, got " << lt;
+  return checkStaticDims(op, "logits", lt, {-1});
+}
+
 /// `[R]` i64 with R compatible with the pairs of `routing` ([.., k]).
 static LogicalResult checkRowsOf(Operation *op, StringRef what, Type type,
                                  RankedTensorType routing, int64_t extra = -1) {
@@ -71,11 +79,9 @@ static LogicalResult verifyRouterAttrs(Operation *op, MoeRouting routing,
 }
 
 LogicalResult MoeRouterOp::verify() {
-  RankedTensorType lt = rankedOf(getLogits());
-  if (lt.getRank() < 1)
-    return emitOpError() << "logits must have rank at least 1, got " << lt;
-  if (failed(checkStaticDims(*this, "logits", lt, {-1})))
+  if (failed(checkLogits(*this, getLogits())))
     return failure();
+  RankedTensorType lt = rankedOf(getLogits());
   int64_t experts = lt.getShape().back(), k = getTopK();
   if (k < 1 || k > experts)
     return emitOpError() << "top_k must be in [1, " << experts
@@ -91,11 +97,9 @@ LogicalResult MoeRouterOp::verify() {
 }
 
 LogicalResult MoeRouterBackwardOp::verify() {
-  RankedTensorType lt = rankedOf(getLogits());
-  if (lt.getRank() < 1)
-    return emitOpError() << "logits must have rank at least 1, got " << lt;
-  if (failed(checkStaticDims(*this, "logits", lt, {-1})))
+  if (failed(checkLogits(*this, getLogits())))
     return failure();
+  RankedTensorType lt = rankedOf(getLogits());
   if (failed(checkRouting(*this, "indices", getIndices())))
     return failure();
   RankedTensorType it = rankedOf(getIndices());
@@ -275,11 +279,9 @@ LogicalResult MoeGroupedMatmulGradWeightOp::verify() {
 /// [2, E] of the statistic type.
 static LogicalResult verifyLoadStats(Operation *op, Value logits,
                                      Type statsType) {
-  RankedTensorType lt = rankedOf(logits);
-  if (lt.getRank() < 1)
-    return op->emitOpError() << "logits must have rank at least 1, got " << lt;
-  if (failed(checkStaticDims(op, "logits", lt, {-1})))
+  if (failed(checkLogits(op, logits)))
     return failure();
+  RankedTensorType lt = rankedOf(logits);
   return checkStat(op, "stats", statsType, lt.getElementType(),
                    {2, lt.getShape().back()});
 }
