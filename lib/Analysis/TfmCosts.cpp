@@ -137,6 +137,11 @@ OpCost cost(SoftcapOp op, const DimResolver &d) {
 OpCost cost(ReshapeOp, const DimResolver &) { return {}; } // a view
 OpCost cost(SplitOp op, const DimResolver &d) { return streaming(op, d, 0); }
 OpCost cost(ConcatOp op, const DimResolver &d) { return streaming(op, d, 0); }
+OpCost cost(ExpandOp op, const DimResolver &d) { return streaming(op, d, 0); }
+/// One add per element of dy.
+OpCost cost(ExpandBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, d.elements(op.getDy()));
+}
 OpCost cost(CrossEntropyOp op, const DimResolver &d) {
   return streaming(op, d, 4 * d.elements(op.getLogits()));
 }
@@ -152,10 +157,12 @@ OpCost cost(FusedLmHeadLossOp op, const DimResolver &d) {
 // Mixture of experts: work is proportional to the routed pairs (top-k of E)
 //===----------------------------------------------------------------------===//
 
-/// Scores (exp or sigmoid, ~4 per logit) and k selection passes over E.
+/// Scores (exp or sigmoid, ~4 per logit) and k selection passes over E;
+/// with expert groups, topk_groups more passes over E choose the groups.
 OpCost cost(MoeRouterOp op, const DimResolver &d) {
   double logits = d.elements(op.getLogits());
-  return streaming(op, d, logits * double(4 + op.getTopK()));
+  int64_t groupPasses = op.getNumGroups() > 1 ? *op.getTopkGroups() : 0;
+  return streaming(op, d, logits * double(4 + op.getTopK() + groupPasses));
 }
 /// A counting pass and a placement pass over the pairs.
 OpCost cost(MoeRoutePlanOp op, const DimResolver &d) {

@@ -10,7 +10,8 @@
 // input. So the saved set is explicit in the IR, and is exactly what the
 // adjoints need (the default policy; a recompute planner can rewrite it).
 // Slots are shared between layer kinds by type, so kinds with the same
-// structure (sliding vs full attention) save into the same buffers.
+// structure (sliding vs full attention) save into the same buffers; a slot
+// only some kinds use covers only their layers (stacked_kinds).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,22 +41,45 @@ struct KindBackward {
   llvm::DenseMap<unsigned, Operation *> placeholders;
 };
 
+/// The kind set of stacked value `i` (null: every kind).
+DenseI64ArrayAttr kindSet(std::optional<ArrayAttr> sets, unsigned i) {
+  return sets ? cast<DenseI64ArrayAttr>((*sets)[i]) : DenseI64ArrayAttr();
+}
+
+/// weight_kinds / stacked_kinds from per-value sets: absent when every
+/// value covers every kind, else each null entry spelled out.
+ArrayAttr kindSetsAttr(MLIRContext *ctx, ArrayRef<DenseI64ArrayAttr> sets,
+                       unsigned numKinds) {
+  if (llvm::all_of(sets, [](DenseI64ArrayAttr s) { return !s; }))
+    return ArrayAttr();
+  auto all = DenseI64ArrayAttr::get(
+      ctx, llvm::to_vector(llvm::seq<int64_t>(0, numKinds)));
+  return ArrayAttr::get(ctx, llvm::map_to_vector(sets, [&](auto s) {
+                          return Attribute(s ? s : all);
+                        }));
+}
+
 } // namespace
 
 LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   Location loc = fwd.getLoc();
+  MLIRContext *ctx = fwd.getContext();
   unsigned numCarried = fwd.getInits().size();
   unsigned numWeights = fwd.getWeights().size();
   unsigned numKinds = fwd.getKinds().size();
-  int64_t numLayers = fwd.getNumLayers();
+  SmallVector<DenseI64ArrayAttr> weightSets, stackedSets;
+  for (unsigned j = 0; j < numWeights; ++j)
+    weightSets.push_back(kindSet(fwd.getWeightKinds(), j));
+  for (unsigned i = 0; i < fwd.getStackedResults().size(); ++i)
+    stackedSets.push_back(kindSet(fwd.getStackedKinds(), i));
   // Stacked outputs with a gradient (per-layer statistics a loss reads):
   // the backward scan reads layer i's slice of it as a stacked input, which
   // seeds the gradient of the value layer i yielded.
-  SmallVector<unsigned> gradedStacked;
+  SmallVector<unsigned> gradedStacked; // indices into the stacked outputs
   SmallVector<Value> stackedGrads;
   for (unsigned i = numCarried; i < fwd.getNumResults(); ++i)
     if (Value g = ab.resultGrad(i)) {
-      gradedStacked.push_back(i);
+      gradedStacked.push_back(i - numCarried);
       stackedGrads.push_back(g);
     }
 
@@ -64,7 +88,9 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   for (unsigned i = 0; i < numCarried; ++i)
     dhLast.push_back(ab.resultGradOrZeros(i));
 
+  // Saved slots: their types and the kinds that save into each.
   SmallVector<Type> slotTypes;
+  SmallVector<SmallVector<int64_t>> slotKinds;
   SmallVector<KindBackward> kinds(numKinds);
   for (unsigned k = 0; k < numKinds; ++k) {
     Region &region = fwd.getKinds()[k];
@@ -72,19 +98,27 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
     KindBackward &kb = kinds[k];
     kb.block = std::make_unique<Block>();
     Block *block = kb.block.get();
-    for (unsigned i = 0; i < numCarried; ++i)
-      block->addArgument(fb.getArgument(i).getType(), loc);
-    for (unsigned j = 0; j < numWeights; ++j)
-      block->addArgument(fb.getArgument(numCarried + j).getType(), loc);
-    SmallVector<BlockArgument> stackedGradArgs;
+    // Carried gradients, then this kind's weight slices (as the forward
+    // body's arguments), then the gradients of its graded stacked outputs.
+    for (BlockArgument arg : fb.getArguments())
+      block->addArgument(arg.getType(), loc);
+    SmallVector<unsigned> stackedOfKind = fwd.getStackedOfKind(k);
+    SmallVector<std::pair<Value, BlockArgument>> stackedGradArgs;
     for (unsigned i : gradedStacked) {
-      auto t = cast<RankedTensorType>(fwd.getResult(i).getType());
-      stackedGradArgs.push_back(block->addArgument(
-          RankedTensorType::get(t.getShape().drop_front(), t.getElementType()),
-          loc));
+      auto pos = llvm::find(stackedOfKind, i);
+      if (pos == stackedOfKind.end())
+        continue;
+      auto t = cast<RankedTensorType>(fwd.getStackedResults()[i].getType());
+      Value yielded = fb.getTerminator()->getOperand(
+          numCarried + (pos - stackedOfKind.begin()));
+      stackedGradArgs.push_back(
+          {yielded,
+           block->addArgument(RankedTensorType::get(t.getShape().drop_front(),
+                                                    t.getElementType()),
+                              loc)});
     }
     // The block is detached (no region yet): give the builders the context.
-    OpBuilder b(fwd.getContext());
+    OpBuilder b(ctx);
     b.setInsertionPointToEnd(block);
     llvm::SmallDenseSet<unsigned> usedSlots;
 
@@ -96,11 +130,14 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
       while (s < slotTypes.size() &&
              (slotTypes[s] != v.getType() || usedSlots.count(s)))
         ++s;
-      if (s == slotTypes.size())
+      if (s == slotTypes.size()) {
         slotTypes.push_back(v.getType());
+        slotKinds.emplace_back();
+      }
       usedSlots.insert(s);
+      slotKinds[s].push_back(k);
       it->second = s;
-      OpBuilder atStart(fwd.getContext());
+      OpBuilder atStart(ctx);
       atStart.setInsertionPointToStart(block);
       kb.placeholders[s] = UnrealizedConversionCastOp::create(
           atStart, loc, TypeRange{v.getType()}, ValueRange{});
@@ -120,8 +157,8 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
     auto yield = cast<YieldOp>(fb.getTerminator());
     for (unsigned i = 0; i < numCarried; ++i)
       diff.accumulate(yield.getValues()[i], block->getArgument(i));
-    for (auto [i, arg] : llvm::zip(gradedStacked, stackedGradArgs))
-      diff.accumulate(yield.getValues()[i], arg);
+    for (auto [yielded, arg] : stackedGradArgs)
+      diff.accumulate(yielded, arg);
     SmallVector<Operation *> ops;
     for (Operation &op : fb.without_terminator())
       ops.push_back(&op);
@@ -136,8 +173,9 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
           return op->emitError(
               "gradients of values captured by a tfm.repeat body are not "
               "supported; pass them as carried values");
+    // Carried gradients, then the gradient of each of this kind's weights.
     SmallVector<Value> outs;
-    for (unsigned i = 0; i < numCarried + numWeights; ++i) {
+    for (unsigned i = 0; i < fb.getNumArguments(); ++i) {
       Value g = diff.gradOf(fb.getArgument(i));
       outs.push_back(
           g ? g
@@ -146,85 +184,65 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
     YieldOp::create(b, loc, outs);
   }
 
-  // Every backward body takes all slots as stacked inputs, in slot order.
-  for (KindBackward &kb : kinds) {
+  // A slot covers the kinds that save into it (slots are shared between
+  // kinds by type, so kinds with the same structure save into the same
+  // buffer); its leading dimension is the number of their layers.
+  SmallVector<DenseI64ArrayAttr> slotSets;
+  for (ArrayRef<int64_t> ks : slotKinds)
+    slotSets.push_back(ks.size() == numKinds ? DenseI64ArrayAttr()
+                                             : DenseI64ArrayAttr::get(ctx, ks));
+  // Every backward body takes its kind's slots as stacked inputs, in slot
+  // order.
+  for (auto [k, kb] : llvm::enumerate(kinds)) {
     for (auto [s, type] : llvm::enumerate(slotTypes)) {
+      Operation *ph = kb.placeholders.lookup(s);
+      if (!ph)
+        continue;
       BlockArgument arg = kb.block->addArgument(type, loc);
-      if (Operation *ph = kb.placeholders.lookup(s)) {
-        ph->getResult(0).replaceAllUsesWith(arg);
-        ph->erase();
-      }
+      ph->getResult(0).replaceAllUsesWith(arg);
+      ph->erase();
     }
   }
 
   // The forward scan now also yields the saved slots.
   OpBuilder fb(fwd);
   SmallVector<Type> fwdTypes(fwd.getResultTypes());
-  for (Type t : slotTypes)
-    fwdTypes.push_back(prependLayers(t, numLayers));
-  auto newFwd =
-      RepeatOp::create(fb, loc, fwdTypes, fwd.getInits(), fwd.getWeights(),
-                       fwd.getNumLayersAttr(), fwd.getScheduleAttr(),
-                       fwd.getKindNamesAttr(), fwd.getReverseAttr(), numKinds);
+  for (auto [type, set] : llvm::zip(slotTypes, slotSets))
+    fwdTypes.push_back(prependLayers(type, fwd.getLayersOfKinds(set).size()));
+  SmallVector<DenseI64ArrayAttr> fwdStackedSets(stackedSets);
+  fwdStackedSets.append(slotSets.begin(), slotSets.end());
+  auto newFwd = RepeatOp::create(
+      fb, loc, fwdTypes, fwd.getInits(), fwd.getWeights(),
+      fwd.getNumLayersAttr(), fwd.getScheduleAttr(), fwd.getKindNamesAttr(),
+      fwd.getReverseAttr(), fwd.getWeightKindsAttr(),
+      kindSetsAttr(ctx, fwdStackedSets, numKinds), numKinds);
   for (unsigned k = 0; k < numKinds; ++k) {
     Region &dst = newFwd.getKinds()[k];
     dst.takeBody(fwd.getKinds()[k]);
-    Block &body = dst.front();
-    auto yield = cast<YieldOp>(body.getTerminator());
+    auto yield = cast<YieldOp>(dst.front().getTerminator());
     SmallVector<Value> values(yield.getValues());
-    DenseMap<unsigned, Value> bySlot;
+    SmallVector<std::pair<unsigned, Value>> bySlot;
     for (auto [v, s] : kinds[k].saved)
-      bySlot[s] = v;
-    OpBuilder yb(yield);
-    for (auto [s, type] : llvm::enumerate(slotTypes)) {
-      Value v = bySlot.lookup(s);
-      if (!v) {
-        // A slot only other kinds use: yield any value of its type (never
-        // read back for this kind's layers).
-        for (Value cand : body.getArguments())
-          if (!v && cand.getType() == type)
-            v = cand;
-        for (Operation &op : body.without_terminator())
-          for (Value cand : op.getResults())
-            if (!v && cand.getType() == type)
-              v = cand;
-      }
-      if (!v) {
-        // Size a placeholder from a carried value with as many dynamic
-        // (batch, sequence) dimensions, in order.
-        auto t = cast<RankedTensorType>(type);
-        Value source;
-        for (Value arg : body.getArguments().take_front(numCarried))
-          if (!source &&
-              cast<RankedTensorType>(arg.getType()).getNumDynamicDims() >=
-                  t.getNumDynamicDims())
-            source = arg;
-        if (!source)
-          return fwd.emitError()
-                 << "cannot size a placeholder for saved slot " << type;
-        auto st = cast<RankedTensorType>(source.getType());
-        SmallVector<Value> dyn;
-        for (int64_t d = 0, c = 0; d < t.getRank(); ++d) {
-          if (!t.isDynamicDim(d))
-            continue;
-          while (!st.isDynamicDim(c))
-            ++c;
-          dyn.push_back(tensor::DimOp::create(yb, loc, source, c++));
-        }
-        v = tensor::EmptyOp::create(yb, loc, t, dyn);
-      }
+      bySlot.push_back({s, v});
+    llvm::sort(bySlot, llvm::less_first());
+    for (auto [s, v] : bySlot)
       values.push_back(v);
-    }
     yield->setOperands(values);
   }
 
-  // The backward scan: layers in the opposite order.
+  // The backward scan: layers in the opposite order. Its stacked inputs are
+  // the weights, the graded stacked outputs' gradients and the slots; its
+  // stacked outputs the weight gradients.
   SmallVector<Value> stackedInputs;
+  SmallVector<DenseI64ArrayAttr> inputSets(weightSets);
   for (unsigned j = 0; j < numWeights; ++j)
     stackedInputs.push_back(ab.operand(numCarried + j));
   stackedInputs.append(stackedGrads.begin(), stackedGrads.end());
+  for (unsigned i : gradedStacked)
+    inputSets.push_back(stackedSets[i]);
   for (Value s : newFwd.getResults().drop_front(fwd.getNumResults()))
     stackedInputs.push_back(s);
+  inputSets.append(slotSets.begin(), slotSets.end());
   SmallVector<Type> bwdTypes;
   for (Value v : fwd.getInits())
     bwdTypes.push_back(v.getType());
@@ -233,7 +251,9 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   UnitAttr reverse = fwd.getReverse() ? UnitAttr() : ab.builder.getUnitAttr();
   auto bwd = RepeatOp::create(ab.builder, loc, bwdTypes, dhLast, stackedInputs,
                               fwd.getNumLayersAttr(), fwd.getScheduleAttr(),
-                              fwd.getKindNamesAttr(), reverse, numKinds);
+                              fwd.getKindNamesAttr(), reverse,
+                              kindSetsAttr(ctx, inputSets, numKinds),
+                              fwd.getWeightKindsAttr(), numKinds);
   for (unsigned k = 0; k < numKinds; ++k)
     bwd.getKinds()[k].push_back(kinds[k].block.release());
   for (unsigned i = 0; i < numCarried + numWeights; ++i)

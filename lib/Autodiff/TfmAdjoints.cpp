@@ -116,15 +116,16 @@ LogicalResult adjoint(MatmulOp op, AdjointBuilder &ab) {
 
 Value ropeBackward(AdjointBuilder &ab, Value dy, Value positions,
                    FloatAttr theta, IntegerAttr rotaryDim,
-                   RopeScalingAttr scaling) {
+                   RopeScalingAttr scaling, UnitAttr interleaved = {}) {
   return RopeBackwardOp::create(ab.builder, ab.getLoc(), dy.getType(), dy,
-                                positions, theta, rotaryDim, scaling);
+                                positions, theta, rotaryDim, scaling,
+                                interleaved);
 }
 
 LogicalResult adjoint(RopeOp op, AdjointBuilder &ab) {
   ab.addGrad(0, ropeBackward(ab, ab.resultGrad(0), ab.operand(1),
                              op.getThetaAttr(), op.getRotaryDimAttr(),
-                             op.getScalingAttr()));
+                             op.getScalingAttr(), op.getInterleavedAttr()));
   return success();
 }
 
@@ -347,6 +348,13 @@ LogicalResult adjoint(SplitOp op, AdjointBuilder &ab) {
   return success();
 }
 
+LogicalResult adjoint(ExpandOp op, AdjointBuilder &ab) {
+  ab.addGrad(0, ExpandBackwardOp::create(ab.builder, ab.getLoc(),
+                                         op.getX().getType(), ab.resultGrad(0),
+                                         op.getDimAttr()));
+  return success();
+}
+
 LogicalResult adjoint(ConcatOp op, AdjointBuilder &ab) {
   auto split =
       SplitOp::create(ab.builder, ab.getLoc(), op.getInputs().getTypes(),
@@ -397,7 +405,8 @@ LogicalResult adjoint(FusedLmHeadLossOp op, AdjointBuilder &ab) {
 // Mixture of experts
 //===----------------------------------------------------------------------===//
 
-/// Through the weights only: the indices are piecewise constant.
+/// Through the weights only: the indices are piecewise constant, and the
+/// selection bias only moves them (it gets no gradient).
 LogicalResult adjoint(MoeRouterOp op, AdjointBuilder &ab) {
   Value dw = ab.resultGrad(0);
   if (!dw)
@@ -405,7 +414,8 @@ LogicalResult adjoint(MoeRouterOp op, AdjointBuilder &ab) {
   ab.addGrad(0, MoeRouterBackwardOp::create(
                     ab.builder, ab.getLoc(), op.getLogits().getType(), dw,
                     ab.operand(0), ab.primal(op.getIndices()),
-                    op.getRoutingAttr(), op.getNormalizeAttr()));
+                    op.getRoutingAttr(), op.getNormalizeAttr(),
+                    op.getNormalizeEpsAttr(), op.getScaleAttr()));
   return success();
 }
 

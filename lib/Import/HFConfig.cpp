@@ -138,9 +138,6 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
                   (m.readsNormTopkProb && f.boolean("norm_topk_prob", false));
   moe.auxLossCoef = f.number("router_aux_loss_coef", m.defaultAuxLossCoef);
   moe.outputRouterLogits = f.boolean("output_router_logits", false);
-  std::vector<bool> dense = m.readsSparseLayers
-                                ? readDenseLayers(f, spec.numLayers)
-                                : std::vector<bool>(spec.numLayers, false);
   if (f.failed())
     return makeError(f.message());
   if (moe.topK > moe.numExperts)
@@ -155,13 +152,6 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
                      "': num_hidden_layers * experts * expert width * "
                      "hidden_size is absurdly large (limit 10^15 elements "
                      "per weight)");
-  if (auto it = llvm::find(dense, true); it != dense.end())
-    return makeError(
-        f.source + ": field '" +
-        (f.has("mlp_only_layers") ? "mlp_only_layers" : "decoder_sparse_step") +
-        "': layer " + llvm::Twine(it - dense.begin()) +
-        " has a dense MLP (mlp_only_layers / decoder_sparse_step); models "
-        "mixing dense and MoE layers are not supported yet");
   moe.routerBias = m.routerBias;
   moe.expertBias = m.expertBias;
   moe.transposedExperts = m.transposedExperts;
@@ -451,11 +441,20 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     return makeError(f.message());
 
   // --- Mixture of experts and multipliers ----------------------------------
+  // Layers of an MoE model whose MLP is dense (Qwen's mlp_only_layers).
+  std::vector<bool> denseMlp(numLayers, false);
   if (family->moe.enabled) {
     llvm::Expected<MoeSpec> moe = readMoe(f, family->moe, spec);
     if (!moe)
       return moe.takeError();
     spec.moe = std::move(*moe);
+    if (family->moe.readsSparseLayers)
+      denseMlp = readDenseLayers(f, numLayers);
+    if (f.failed())
+      return makeError(f.message());
+    // Every layer dense: HF builds no MoE block at all.
+    if (!llvm::is_contained(denseMlp, false))
+      spec.moe.reset();
   }
   if (family->refusesClipQkv && f.has("clip_qkv"))
     return makeError(source + ": field 'clip_qkv': clamping q/k/v is not "
@@ -493,6 +492,7 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
       layer.slidingWindow = window;
     if (useRope[i])
       layer.rope = sliding[i] ? rope->local : rope->global;
+    layer.denseMlp = spec.moe && denseMlp[i];
     spec.layers.push_back(std::move(layer));
   }
   return spec;

@@ -21,8 +21,11 @@ namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
+/// Which layers have a per-layer parameter.
+enum class LayerScope { every, denseMlp, moeMlp };
+
 /// A per-layer parameter: its HF name suffix after "model.layers.{layer}.",
-/// its kind (for summaries) and its per-layer shape.
+/// its kind (for summaries), its per-layer shape and the layers that have it.
 struct LayerParam {
   std::string suffix;
   std::string kind;
@@ -31,6 +34,19 @@ struct LayerParam {
   /// stacked_experts (sources: per-expert templates or an older name).
   ParamMapping mapping = ParamMapping::direct;
   std::vector<std::string> sources;
+  LayerScope scope = LayerScope::every;
+
+  bool inLayer(const LayerSpec &layer) const {
+    switch (scope) {
+    case LayerScope::every:
+      return true;
+    case LayerScope::denseMlp:
+      return layer.denseMlp;
+    case LayerScope::moeMlp:
+      return !layer.denseMlp;
+    }
+    llvm_unreachable("unknown layer scope");
+  }
 };
 
 class ModelBuilder {
@@ -51,11 +67,14 @@ private:
     roles[role.str()] = layerParams.size();
     layerParams.push_back({suffix.str(), kind.str(),
                            SmallVector<int64_t>(shape), mapping,
-                           std::move(sources)});
+                           std::move(sources), scope});
   }
+  void collectDenseMlpParams();
   void collectMoeParams(const MoeSpec &moe);
   bool hasRole(StringRef role) const { return roles.count(role.str()); }
-  /// The per-layer slice of a parameter inside a layer body (null if absent).
+  /// The per-layer slice of a parameter inside a layer body (null if absent;
+  /// `weights` has one entry per layerParams entry, null where the layer
+  /// kind does not have it).
   Value param(ValueRange weights, StringRef role) const {
     auto it = roles.find(role.str());
     return it == roles.end() ? Value() : weights[it->second];
@@ -101,7 +120,7 @@ private:
   Value rope(Value x, Value positions, const RopeSpec &r);
   Value attention(Value x, ValueRange w, Value positions,
                   const LayerSpec &layer);
-  Value mlp(Value x, ValueRange w);
+  Value mlp(Value x, ValueRange w, const LayerSpec &layer);
   Value moeMlp(Value x, ValueRange w, const MoeSpec &moe);
   /// A residual branch, times Granite's residual_multiplier.
   Value branch(Value x) {
@@ -120,6 +139,8 @@ private:
   Location loc;
   std::vector<LayerParam> layerParams;
   std::map<std::string, size_t> roles;
+  /// The scope addLayerParam gives new parameters.
+  LayerScope scope = LayerScope::every;
   /// Whether the loss includes HF's load-balancing loss; then each layer
   /// body also yields its router statistics (set by moeMlp).
   bool auxLoss = false;
@@ -127,7 +148,7 @@ private:
 };
 
 void ModelBuilder::collectLayerParams() {
-  int64_t h = spec.hiddenSize, d = spec.headDim, i = spec.intermediateSize;
+  int64_t h = spec.hiddenSize, d = spec.headDim;
   int64_t qw = spec.numHeads * d, kvw = spec.numKvHeads * d;
   if (spec.style != BlockStyle::postNorm)
     addLayerParam("in_norm", "input_layernorm.weight", "norm", {h});
@@ -169,9 +190,20 @@ void ModelBuilder::collectLayerParams() {
     addLayerParam("post_ff_norm", "post_feedforward_layernorm.weight", "norm",
                   {h});
   if (spec.moe) {
+    scope = LayerScope::moeMlp;
     collectMoeParams(*spec.moe);
+    scope = LayerScope::denseMlp;
+    if (llvm::any_of(spec.layers,
+                     [](const LayerSpec &l) { return l.denseMlp; }))
+      collectDenseMlpParams();
+    scope = LayerScope::every;
     return;
   }
+  collectDenseMlpParams();
+}
+
+void ModelBuilder::collectDenseMlpParams() {
+  int64_t h = spec.hiddenSize, i = spec.intermediateSize;
   if (spec.fusedGateUp) {
     addLayerParam("gate_up", "mlp.gate_up_proj.weight", "mlp_gate_up",
                   {2 * i, h});
@@ -306,8 +338,8 @@ Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
   return matmul(reshape(a, {hq * d}), param(w, "o"), param(w, "o_bias"));
 }
 
-Value ModelBuilder::mlp(Value x, ValueRange w) {
-  if (spec.moe)
+Value ModelBuilder::mlp(Value x, ValueRange w, const LayerSpec &layer) {
+  if (spec.moe && !layer.denseMlp)
     return moeMlp(x, w, *spec.moe);
   int64_t i = spec.intermediateSize;
   Value gate, up;
@@ -342,11 +374,22 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
   auto layout = TransposeAttr::get(&ctx, moe.transposedExperts ? Transpose::nn
                                                                : Transpose::nt);
   Value logits = matmul(x, param(w, "router"), param(w, "router_bias"));
+  MoeRouting kind = moe.topkThenSoftmax ? MoeRouting::topk_softmax
+                    : moe.sigmoidScores ? MoeRouting::sigmoid_topk
+                                        : MoeRouting::softmax_topk;
+  bool grouped = moe.numGroups > 1;
   auto router = MoeRouterOp::create(
-      b, loc, stat({kDyn, kDyn, k}), routing, logits, b.getI64IntegerAttr(k),
-      MoeRoutingAttr::get(&ctx, moe.topkThenSoftmax ? MoeRouting::topk_softmax
-                                                    : MoeRouting::softmax_topk),
-      moe.normalize ? b.getUnitAttr() : UnitAttr());
+      b, loc, stat({kDyn, kDyn, k}), routing, logits,
+      param(w, "router_correction_bias"), b.getI64IntegerAttr(k),
+      MoeRoutingAttr::get(&ctx, kind),
+      moe.normalize ? b.getUnitAttr() : UnitAttr(),
+      b.getF64FloatAttr(moe.normalize ? moe.normalizeEps : 0.0),
+      b.getF64FloatAttr(moe.routedScale), b.getI64IntegerAttr(moe.numGroups),
+      grouped ? b.getI64IntegerAttr(moe.topkGroups) : IntegerAttr(),
+      grouped
+          ? MoeGroupScoreAttr::get(&ctx, moe.groupMax ? MoeGroupScore::max
+                                                      : MoeGroupScore::top2_sum)
+          : MoeGroupScoreAttr());
   auto plan =
       MoeRoutePlanOp::create(b, loc, RankedTensorType::get({e + 1}, i64),
                              routing, RankedTensorType::get({kDyn}, i64),
@@ -385,18 +428,19 @@ Value ModelBuilder::layerBody(Value h, ValueRange w, Value positions,
   case BlockStyle::preNorm: {
     Value a = attention(rmsnorm(h, param(w, "in_norm")), w, positions, layer);
     Value h2 = add(h, branch(a));
-    return add(h2, branch(mlp(rmsnorm(h2, param(w, "post_attn_norm")), w)));
+    return add(h2,
+               branch(mlp(rmsnorm(h2, param(w, "post_attn_norm")), w, layer)));
   }
   case BlockStyle::sandwich: {
     Value a = attention(rmsnorm(h, param(w, "in_norm")), w, positions, layer);
     Value h2 = add(h, rmsnorm(a, param(w, "post_attn_norm")));
-    Value m = mlp(rmsnorm(h2, param(w, "pre_ff_norm")), w);
+    Value m = mlp(rmsnorm(h2, param(w, "pre_ff_norm")), w, layer);
     return add(h2, rmsnorm(m, param(w, "post_ff_norm")));
   }
   case BlockStyle::postNorm: {
     Value a = attention(h, w, positions, layer);
     Value h2 = add(h, rmsnorm(a, param(w, "post_attn_norm")));
-    return add(h2, rmsnorm(mlp(h2, w), param(w, "post_ff_norm")));
+    return add(h2, rmsnorm(mlp(h2, w, layer), param(w, "post_ff_norm")));
   }
   }
   llvm_unreachable("unknown block style");
@@ -429,7 +473,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   };
   auto plain = [&](StringRef name, StringRef kind, ArrayAttr tied = {}) {
     return ParamAttr::get(&ctx, name, kind, ParamMapping::direct, ArrayAttr(),
-                          0, 0, /*stacked=*/false, tied, /*frozen=*/false);
+                          0, 0, /*stacked=*/false, tied, /*frozen=*/false,
+                          DenseI64ArrayAttr());
   };
   ArrayAttr tied;
   if (spec.tiedEmbeddings)
@@ -437,9 +482,42 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   size_t embedArg =
       addParam(RankedTensorType::get({vocab, h}, elem),
                plain("model.embed_tokens.weight", "embedding", tied));
+  // Layer kinds: distinct LayerSpecs in order of first use.
+  std::vector<const LayerSpec *> kinds;
+  SmallVector<int64_t> schedule;
+  for (const LayerSpec &layer : spec.layers) {
+    auto it =
+        llvm::find_if(kinds, [&](const LayerSpec *k) { return *k == layer; });
+    schedule.push_back(it - kinds.begin());
+    if (it == kinds.end())
+      kinds.push_back(&layer);
+  }
+  // A parameter only some kinds have is stacked over their layers only, and
+  // its #tfm.param lists them.
+  auto kindsWhere = [&](auto pred) {
+    SmallVector<int64_t> ks;
+    for (auto [k, kind] : llvm::enumerate(kinds))
+      if (pred(*kind))
+        ks.push_back(k);
+    return ks;
+  };
+  auto layersWhere = [&](auto pred) {
+    SmallVector<int64_t> ls;
+    for (auto [l, layer] : llvm::enumerate(spec.layers))
+      if (pred(layer))
+        ls.push_back(l);
+    return ls;
+  };
   size_t firstLayerArg = argTypes.size();
+  SmallVector<Attribute> weightKinds;
+  bool partial = false;
   for (const LayerParam &p : layerParams) {
-    SmallVector<int64_t> shape{L};
+    auto has = [&](const LayerSpec &l) { return p.inLayer(l); };
+    SmallVector<int64_t> layers = layersWhere(has);
+    weightKinds.push_back(b.getDenseI64ArrayAttr(kindsWhere(has)));
+    bool every = int64_t(layers.size()) == L;
+    partial |= !every;
+    SmallVector<int64_t> shape{int64_t(layers.size())};
     shape.append(p.shape.begin(), p.shape.end());
     ArrayAttr sources;
     if (!p.sources.empty())
@@ -450,7 +528,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     addParam(RankedTensorType::get(shape, elem),
              ParamAttr::get(&ctx, "model.layers.{layer}." + p.suffix, p.kind,
                             p.mapping, sources, 0, 0,
-                            /*stacked=*/true, ArrayAttr(), false));
+                            /*stacked=*/true, ArrayAttr(), false,
+                            every ? DenseI64ArrayAttr()
+                                  : b.getDenseI64ArrayAttr(layers)));
   }
   size_t normArg = addParam(RankedTensorType::get({h}, elem),
                             plain("model.norm.weight", "norm"));
@@ -477,45 +557,46 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     hidden = ScaleOp::create(b, loc, hidden,
                              b.getF64FloatAttr(*spec.embeddingScale));
 
-  // Layer kinds: distinct LayerSpecs in order of first use.
-  std::vector<const LayerSpec *> kinds;
-  SmallVector<int64_t> schedule;
-  for (const LayerSpec &layer : spec.layers) {
-    auto it =
-        llvm::find_if(kinds, [&](const LayerSpec *k) { return *k == layer; });
-    schedule.push_back(it - kinds.begin());
-    if (it == kinds.end())
-      kinds.push_back(&layer);
-  }
   SmallVector<Value> stacked;
   for (size_t i = 0; i < layerParams.size(); ++i)
     stacked.push_back(entry->getArgument(firstLayerArg + i));
   SmallVector<Attribute> kindNames;
   for (const LayerSpec *k : kinds)
     kindNames.push_back(str(k->kindName()));
-  // HF adds the load-balancing loss when output_router_logits is set.
+  // HF adds the load-balancing loss when output_router_logits is set; its
+  // statistics are stacked over the MoE layers.
   auxLoss = spec.moe && spec.moe->outputRouterLogits;
+  auto isMoe = [](const LayerSpec &l) { return !l.denseMlp; };
   SmallVector<Type> repeatTypes{hidden.getType()};
   if (auxLoss)
-    repeatTypes.push_back(stat({L, 2, spec.moe->numExperts}));
+    repeatTypes.push_back(
+        stat({int64_t(layersWhere(isMoe).size()), 2, spec.moe->numExperts}));
+  ArrayAttr stackedKinds;
+  if (auxLoss && partial)
+    stackedKinds = b.getArrayAttr({b.getDenseI64ArrayAttr(kindsWhere(isMoe))});
   auto repeat = RepeatOp::create(
       b, loc, repeatTypes, ValueRange{hidden}, stacked, b.getI64IntegerAttr(L),
       kinds.size() > 1 ? b.getDenseI64ArrayAttr(schedule) : DenseI64ArrayAttr(),
-      b.getArrayAttr(kindNames), /*reverse=*/UnitAttr(), kinds.size());
-  SmallVector<Type> blockTypes{hidden.getType()};
-  SmallVector<Location> blockLocs{loc};
-  for (Value s : stacked) {
-    auto t = cast<RankedTensorType>(s.getType());
-    blockTypes.push_back(
-        RankedTensorType::get(t.getShape().drop_front(), elem));
-    blockLocs.push_back(loc);
-  }
-  for (auto [region, kind] : llvm::zip(repeat.getKinds(), kinds)) {
+      b.getArrayAttr(kindNames), /*reverse=*/UnitAttr(),
+      partial ? b.getArrayAttr(weightKinds) : ArrayAttr(), stackedKinds,
+      kinds.size());
+  for (auto [k, region, kind] : llvm::enumerate(repeat.getKinds(), kinds)) {
+    // Carried hidden state, then the slices of this kind's parameters.
+    SmallVector<Type> blockTypes{hidden.getType()};
+    SmallVector<Location> blockLocs{loc};
+    for (unsigned j : repeat.getWeightsOfKind(k)) {
+      auto t = cast<RankedTensorType>(stacked[j].getType());
+      blockTypes.push_back(
+          RankedTensorType::get(t.getShape().drop_front(), elem));
+      blockLocs.push_back(loc);
+    }
     Block *body = b.createBlock(&region, {}, blockTypes, blockLocs);
-    Value out = layerBody(body->getArgument(0),
-                          body->getArguments().drop_front(), positions, *kind);
+    SmallVector<Value> w(layerParams.size());
+    for (auto [pos, j] : llvm::enumerate(repeat.getWeightsOfKind(k)))
+      w[j] = body->getArgument(1 + pos);
+    Value out = layerBody(body->getArgument(0), w, positions, *kind);
     SmallVector<Value> yielded{out};
-    if (auxLoss)
+    if (auxLoss && isMoe(*kind))
       yielded.push_back(layerStats);
     YieldOp::create(b, loc, yielded);
   }

@@ -17,5 +17,7 @@ std::string LayerSpec::kindName() const {
   std::string name = slidingWindow ? "sliding_attention" : "full_attention";
   if (!rope)
     name += "_nope";
+  if (denseMlp)
+    name += "_dense_mlp";
   return name;
 }

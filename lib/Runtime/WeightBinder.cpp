@@ -84,15 +84,11 @@ public:
     return llvm::Error::success();
   }
 
-  /// Fills `out` (row-major `shape`) for one layer's names.
+  /// Fills `out` (row-major `shape`) for slice `layer`'s names.
   llvm::Error build(ParamAttr param, int64_t layer, ArrayRef<int64_t> shape,
                     float *out) {
     auto layerName = [&](StringRef templ) {
-      std::string s = templ.str();
-      size_t pos = s.find(kLayerPlaceholder.str());
-      if (pos != std::string::npos)
-        s.replace(pos, kLayerPlaceholder.size(), std::to_string(layer));
-      return s;
+      return substituteLayer(templ, param.hfLayer(layer));
     };
     std::vector<std::string> aliases;
     if (ArrayAttr tied = param.getTied())
@@ -379,11 +375,7 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
     for (int64_t l = 0; l < layers; ++l) {
       const float *g = grads[i] + l * perLayerElems;
       auto layerName = [&](StringRef templ) {
-        std::string s = templ.str();
-        size_t pos = s.find(kLayerPlaceholder.str());
-        if (pos != std::string::npos)
-          s.replace(pos, kLayerPlaceholder.size(), std::to_string(l));
-        return s;
+        return substituteLayer(templ, param.hfLayer(l));
       };
       switch (param.getMapping()) {
       case ParamMapping::direct: {

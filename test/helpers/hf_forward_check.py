@@ -114,6 +114,13 @@ VARIANTS = {
         # down so the routing margins are small (but above f32 rounding).
         "small_margin": dict(num_experts=16, num_experts_per_tok=4, moe_intermediate_size=8,
                              use_sliding_window=True, sliding_window=4),
+        # Dense MLP layers (intermediate_size wide) between MoE layers:
+        # layer 0 by mlp_only_layers, layer 2 by decoder_sparse_step; the
+        # aux loss covers the MoE layers only.
+        "dense_layers": dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=16,
+                             intermediate_size=24, num_hidden_layers=4, mlp_only_layers=[0],
+                             decoder_sparse_step=2, output_router_logits=True,
+                             router_aux_loss_coef=0.5),
     },
     "olmoe": {
         # Whole-projection q/k norms, pre-norm block, top-2 of 8.

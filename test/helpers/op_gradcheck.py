@@ -107,7 +107,9 @@ for name, attrs in [
         ("partial", "theta = 1.0e+04 : f64, rotary_dim = 4 : i64"),
         ("llama3", "theta = 1.0e+04 : f64, rotary_dim = 8 : i64, scaling = #tfm.rope_scaling<kind = llama3, factor = 8.0, original = 16>"),
         ("yarn", "theta = 1.0e+04 : f64, rotary_dim = 8 : i64, scaling = #tfm.rope_scaling<kind = yarn, factor = 4.0, original = 8, attention_factor = 1.1386>"),
-        ("longrope", "theta = 1.0e+04 : f64, rotary_dim = 8 : i64, scaling = #tfm.rope_scaling<kind = longrope, original = 2, attention_factor = 1.2, short_factor = [1.0, 1.5, 2.0, 2.5], long_factor = [3.0, 3.5, 4.0, 4.5]>")]:
+        ("longrope", "theta = 1.0e+04 : f64, rotary_dim = 8 : i64, scaling = #tfm.rope_scaling<kind = longrope, original = 2, attention_factor = 1.2, short_factor = [1.0, 1.5, 2.0, 2.5], long_factor = [3.0, 3.5, 4.0, 4.5]>"),
+        ("interleaved", "theta = 1.0e+04 : f64, rotary_dim = 8 : i64, interleaved"),
+        ("interleaved_partial", "theta = 1.0e+04 : f64, rotary_dim = 4 : i64, interleaved")]:
     case("rope", name, f"""
 func.func @main(%x: {ty([None, None, 2, 8])}, %p: {P}) -> {ty([None, None, 2, 8])} {{
   %y = tfm.rope %x, %p {{{attrs}}} : ({ty([None, None, 2, 8])}, {P}) -> {ty([None, None, 2, 8])}
@@ -156,6 +158,11 @@ func.func @main(%ids: {P}, %t: tensor<4x3xf64>) -> {ty([None, None, 3])} {{
   %h = tfm.embedding %ids, %t : ({P}, tensor<4x3xf64>) -> {ty([None, None, 3])}
   return %h : {ty([None, None, 3])}
 }}""", ids, r(4, 3))
+case("shape", "expand", f"""
+func.func @main(%x: {ty([None, None, 1, 3])}) -> {ty([None, None, 4, 3])} {{
+  %y = tfm.expand %x {{dim = 2 : i64}} : ({ty([None, None, 1, 3])}) -> {ty([None, None, 4, 3])}
+  return %y : {ty([None, None, 4, 3])}
+}}""", r(1, 2, 1, 3))
 case("shape", "reshape_split_concat", f"""
 func.func @main(%x: {ty([None, None, 6])}) -> ({ty([None, None, 2, 2])}, {ty([None, None, 6])}) {{
   %a = tfm.reshape %x : {ty([None, None, 6])} -> {ty([None, None, 3, 2])}
@@ -207,7 +214,7 @@ func.func @main(%h: {H}, %a: tensor<2x4xf64>, %b: tensor<2x4xf64>) -> {H} {{
 }}""", r(1, 3, 4), r(2, 4), r(2, 4))
 
 # Two carried values (the first static), and a saved slot only one kind
-# uses: the other kind yields a placeholder sized from the second.
+# uses: it is stacked over that kind's layers only.
 case("repeat", "two_carried", f"""
 func.func @main(%c: tensor<4xf64>, %h: {H}, %n: tensor<2x4xf64>) -> (tensor<4xf64>, {H}) {{
   %r:2 = tfm.repeat (%c, %h : tensor<4xf64>, {H}) layers(%n : tensor<2x4xf64>) {{num_layers = 2 : i64, schedule = array<i64: 0, 1>}} -> tensor<4xf64>, {H} {{
@@ -224,6 +231,36 @@ func.func @main(%c: tensor<4xf64>, %h: {H}, %n: tensor<2x4xf64>) -> (tensor<4xf6
 }}""", r(4), r(1, 2, 4), r(2, 4))
 
 
+# Weights and a stacked output of some kinds only (weight_kinds,
+# stacked_kinds), as an MoE model's experts and router statistics among
+# dense layers: each covers the layers of its kinds, in order, and their
+# gradients come back in the same layout.
+case("repeat", "partial_kinds", f"""
+func.func @main(%h: {H}, %n: tensor<5x4xf64>, %d: tensor<3x4x4xf64>, %m: tensor<4x4xf64>) -> ({H}, {ty([4, None, None, 4])}) {{
+  %r:2 = tfm.repeat (%h : {H}) layers(%n, %d, %m : tensor<5x4xf64>, tensor<3x4x4xf64>, tensor<4x4xf64>) {{num_layers = 5 : i64, schedule = array<i64: 0, 1, 2, 1, 2>, weight_kinds = [array<i64: 0, 1, 2>, array<i64: 0, 1>, array<i64: 1, 2>], stacked_kinds = [array<i64: 1, 2>]}} -> {H}, {ty([4, None, None, 4])} {{
+  ^bb0(%x: {H}, %nl: tensor<4xf64>, %dl: tensor<4x4xf64>):
+    %y, %s = tfm.rmsnorm %x, %nl {{eps = 1.0e-05 : f64}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    %z = tfm.matmul %y, %dl {{transpose = #tfm.transpose<nt>}} : ({H}, tensor<4x4xf64>) -> {H}
+    %o = tfm.add %x, %z : {H}
+    tfm.yield %o : {H}
+  }}, {{
+  ^bb0(%x: {H}, %nl: tensor<4xf64>, %dl: tensor<4x4xf64>, %ml: tensor<4xf64>):
+    %y, %s = tfm.rmsnorm %x, %ml {{eps = 1.0e-05 : f64}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    %z = tfm.matmul %y, %dl {{transpose = #tfm.transpose<nn>}} : ({H}, tensor<4x4xf64>) -> {H}
+    %a = tfm.silu %z : {H}
+    %o, %t = tfm.rmsnorm %a, %nl {{eps = 1.0e-05 : f64}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    tfm.yield %o, %y : {H}, {H}
+  }}, {{
+  ^bb0(%x: {H}, %nl: tensor<4xf64>, %ml: tensor<4xf64>):
+    %y, %s = tfm.rmsnorm %x, %ml {{eps = 1.0e-05 : f64, unit_offset}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    %o, %t = tfm.rmsnorm %y, %nl {{eps = 1.0e-05 : f64}} : ({H}, tensor<4xf64>) -> ({H}, {ty([None, None])})
+    %q = tfm.add %o, %x : {H}
+    tfm.yield %q, %y : {H}, {H}
+  }}
+  return %r#0, %r#1 : {H}, {ty([4, None, None, 4])}
+}}""", r(1, 2, 4), r(5, 4), r(3, 4, 4, scale=0.5), r(4, 4))
+
+
 # Mixture of experts. Router logits are spread (scale 2) so no pair of
 # scores sits within the finite-difference step of a selection change.
 L6, W3 = ty([None, None, 6]), ty([None, None, 3])
@@ -232,12 +269,24 @@ for name, attrs in [
         ("router_softmax_topk_normalize", "routing = #tfm.moe_routing<softmax_topk>, normalize"),
         ("router_topk_softmax", "routing = #tfm.moe_routing<topk_softmax>"),
         ("router_sigmoid_topk", "routing = #tfm.moe_routing<sigmoid_topk>"),
-        ("router_sigmoid_topk_normalize", "routing = #tfm.moe_routing<sigmoid_topk>, normalize")]:
+        ("router_sigmoid_topk_normalize", "routing = #tfm.moe_routing<sigmoid_topk>, normalize"),
+        # DeepSeek-V3 / GLM-4.5: groups by top-2 sum, 1e-20, scaled.
+        ("router_sigmoid_grouped", "routing = #tfm.moe_routing<sigmoid_topk>, normalize, normalize_eps = 1.0e-20 : f64, scale = 2.5 : f64, num_groups = 3 : i64, topk_groups = 2 : i64, group_score = #tfm.moe_group_score<top2_sum>"),
+        # DeepSeek-V2 group_limited_greedy: groups by max, scaled, no renormalisation.
+        ("router_softmax_grouped", "routing = #tfm.moe_routing<softmax_topk>, scale = 1.5 : f64, num_groups = 3 : i64, topk_groups = 2 : i64, group_score = #tfm.moe_group_score<max>")]:
     case("moe", name, f"""
 func.func @main(%l: {L6}) -> {W3} {{
   %w, %i = tfm.moe_router %l {{top_k = 3 : i64, {attrs}}} : ({L6}) -> ({W3}, {ty([None, None, 3], "i64")})
   return %w : {W3}
 }}""", r(2, 3, 6, scale=2.0))
+# The selection bias moves the choice only: no gradient reaches it, and the
+# logits' gradient is the unbiased scores' (central differences of a
+# piecewise-constant selection are zero away from ties).
+case("moe", "router_sigmoid_grouped_bias", f"""
+func.func @main(%l: {L6}, %b: tensor<6xf64>) -> {W3} {{
+  %w, %i = tfm.moe_router %l, %b {{top_k = 3 : i64, routing = #tfm.moe_routing<sigmoid_topk>, normalize, normalize_eps = 1.0e-20 : f64, scale = 2.5 : f64, num_groups = 3 : i64, topk_groups = 2 : i64, group_score = #tfm.moe_group_score<top2_sum>}} : ({L6}, tensor<6xf64>) -> ({W3}, {ty([None, None, 3], "i64")})
+  return %w : {W3}
+}}""", r(2, 3, 6, scale=2.0), r(6, scale=0.5))
 
 
 def moe_block(transpose_gu, gu_shape, mask):

@@ -204,6 +204,31 @@ func.func @main(%x: {ty([None, None, 4, 16])}, %p: {ty([None, None], 'i64')}) ->
   return %y : {ty([None, None, 4, 16])}
 }}""", [xr4, positions()], lambda a, p, inv=inv, af=af, rot=rot: [apply_rope(a, p, inv, af, rot)])
 
+# Interleaved pairs (2i, 2i+1), as DeepSeek-V2's complex-number RoPE
+# (modeling_deepseek_v2: view_as_complex(x.reshape(..., -1, 2)) * freqs_cis).
+def ref_rope_interleaved(xx, pos, theta, yarn=None):
+    inv = 1.0 / (theta ** (torch.arange(0, 16, 2, dtype=torch.int64).float() / 16))
+    af = 1.0
+    if yarn:
+        inv, af = hf_inv_freq(yarn, 16, theta)
+    freqs = pos[..., None].float() * inv
+    cis = torch.polar(torch.ones_like(freqs), freqs) * af
+    xc = torch.view_as_complex(xx.float().reshape(*xx.shape[:-1], -1, 2))
+    return torch.view_as_real(xc * cis[:, :, None, :]).flatten(3)
+
+yarn_ds = dict(rope_type="yarn", factor=4.0, original_max_position_embeddings=16, mscale=1.0,
+               mscale_all_dim=0.707)
+_, af_ds = hf_inv_freq(yarn_ds, 16, 10000.0)
+for name, yarn, scaling in [
+        ("interleaved", None, ""),
+        ("interleaved_yarn", yarn_ds,
+         f", scaling = #tfm.rope_scaling<kind = yarn, factor = 4.0, original = 16, attention_factor = {float(af_ds)!r}>")]:
+    case("rope", name, f"""
+func.func @main(%x: {ty([None, None, 4, 16])}, %p: {ty([None, None], 'i64')}) -> {ty([None, None, 4, 16])} {{
+  %y = tfm.rope %x, %p {{theta = 10000.0 : f64, rotary_dim = 16 : i64, interleaved{scaling}}} : ({ty([None, None, 4, 16])}, {ty([None, None], 'i64')}) -> {ty([None, None, 4, 16])}
+  return %y : {ty([None, None, 4, 16])}
+}}""", [xr4, positions()], lambda a, p, y=yarn: [ref_rope_interleaved(a, p, 10000.0, y)])
+
 qkv = randn(B, T, 8, 16)
 wqn, wkn = randn(16), randn(16)
 def qkv_ref(t, a, b, p):
@@ -367,6 +392,11 @@ func.func @main(%ids: {ty([None, None], 'i64')}, %t: tensor<50x16xf32>) -> {ty([
   return %h : {ty([None, None, 16])}
 }}""", [ids, table], lambda i, t: [F.embedding(i, t)])
 s6 = randn(B, T, 6, 4)
+case("shape", "expand", f"""
+func.func @main(%x: {ty([None, None, 1, 4])}) -> {ty([None, None, 3, 4])} {{
+  %y = tfm.expand %x {{dim = 2 : i64}} : ({ty([None, None, 1, 4])}) -> {ty([None, None, 3, 4])}
+  return %y : {ty([None, None, 3, 4])}
+}}""", [randn(B, T, 1, 4)], lambda a: [a.expand(B, T, 3, 4)])
 case("shape", "reshape_split_concat", f"""
 func.func @main(%x: {ty([None, None, 6, 4])}) -> ({ty([None, None, 24])}, {ty([None, None, 2, 4])}, {ty([None, None, 6, 4])}) {{
   %f = tfm.reshape %x : {ty([None, None, 6, 4])} -> {ty([None, None, 24])}
@@ -402,6 +432,49 @@ func.func @main(%l: {LE}) -> {WK} {{
   %w, %i = tfm.moe_router %l {{top_k = {K} : i64, {attrs}}} : ({LE}) -> ({WK}, {ty([None, None, K], "i64")})
   return %w : {WK}
 }}""", [moe_logits], lambda l, r=routing, n=normalize: [ref_router(l, r, n)])
+
+
+# DeepSeek routing, written as HF's routers (transformers 5: V3's
+# DeepseekV3TopkRouter, V2's group_limited_greedy), but with sorted top-k
+# so the slot order is tfm's (selection score descending).
+G, KG = 4, 2
+moe_bias = randn(E, scale=0.5)
+
+
+def ref_router_v3(logits, bias, scale):
+    scores = logits.sigmoid()
+    choice = scores + bias
+    groups = choice.view(*choice.shape[:-1], G, E // G).topk(2, dim=-1)[0].sum(-1)
+    gidx = torch.topk(groups, KG, dim=-1)[1]
+    gmask = torch.zeros_like(groups).scatter_(-1, gidx, 1)
+    smask = gmask.unsqueeze(-1).expand(*gmask.shape, E // G).reshape(*choice.shape)
+    choice = choice.masked_fill(~smask.bool(), float("-inf"))
+    idx = torch.topk(choice, K, dim=-1)[1]
+    w = scores.gather(-1, idx)
+    w = w / (w.sum(-1, keepdim=True) + 1e-20)
+    return w * scale
+
+
+def ref_router_v2(logits, scale):
+    scores = logits.softmax(-1, dtype=torch.float32)
+    groups = scores.view(*scores.shape[:-1], G, E // G).max(dim=-1).values
+    gidx = torch.topk(groups, KG, dim=-1)[1]
+    gmask = torch.zeros_like(groups).scatter_(-1, gidx, 1)
+    smask = gmask.unsqueeze(-1).expand(*gmask.shape, E // G).reshape(*scores.shape)
+    w = torch.topk(scores.masked_fill(~smask.bool(), 0.0), K, dim=-1)[0]
+    return w * scale
+
+
+case("moe", "router_sigmoid_grouped_bias", f"""
+func.func @main(%l: {LE}, %b: tensor<{E}xf32>) -> {WK} {{
+  %w, %i = tfm.moe_router %l, %b {{top_k = {K} : i64, routing = #tfm.moe_routing<sigmoid_topk>, normalize, normalize_eps = 1.0e-20 : f64, scale = 2.5 : f64, num_groups = {G} : i64, topk_groups = {KG} : i64, group_score = #tfm.moe_group_score<top2_sum>}} : ({LE}, tensor<{E}xf32>) -> ({WK}, {ty([None, None, K], "i64")})
+  return %w : {WK}
+}}""", [moe_logits, moe_bias], lambda l, b: [ref_router_v3(l, b, 2.5)])
+case("moe", "router_softmax_grouped_max", f"""
+func.func @main(%l: {LE}) -> {WK} {{
+  %w, %i = tfm.moe_router %l {{top_k = {K} : i64, routing = #tfm.moe_routing<softmax_topk>, scale = 1.5 : f64, num_groups = {G} : i64, topk_groups = {KG} : i64, group_score = #tfm.moe_group_score<max>}} : ({LE}) -> ({WK}, {ty([None, None, K], "i64")})
+  return %w : {WK}
+}}""", [moe_logits], lambda l: [ref_router_v2(l, 1.5)])
 
 
 def ref_moe_block(x, wr, mask, wgu, wd):

@@ -170,6 +170,17 @@ def tiny_cases():
                                                num_local_experts=4, num_experts_per_tok=4,
                                                moe_intermediate_size=16, use_sliding_window=True,
                                                sliding_window=32, tie_word_embeddings=True),
+        # Dense MLP layers (intermediate_size) among the MoE layers.
+        "qwen3_moe-mlp-only-layers": cfg("qwen3_moe", "Qwen3MoeForCausalLM", num_hidden_layers=5,
+                                         num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+                                         moe_intermediate_size=16, mlp_only_layers=[0, 3]),
+        "qwen3_moe-sparse-step": cfg("qwen3_moe", "Qwen3MoeForCausalLM", num_hidden_layers=6,
+                                     num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+                                     moe_intermediate_size=16, decoder_sparse_step=3,
+                                     use_sliding_window=True, sliding_window=16),
+        "qwen3_moe-all-dense": cfg("qwen3_moe", "Qwen3MoeForCausalLM", num_hidden_layers=2,
+                                   num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+                                   moe_intermediate_size=16, mlp_only_layers=[0, 1]),
         "olmoe-gqa": cfg("olmoe", "OlmoeForCausalLM", num_key_value_heads=2, num_experts=8,
                          num_experts_per_tok=2, pad_token_id=None, eos_token_id=None),
         "gpt_oss-defaults": cfg("gpt_oss", "GptOssForCausalLM", num_key_value_heads=2, head_dim=16,
@@ -218,8 +229,11 @@ def parse_ir(text):
     for m in re.finditer(r"%arg\d+: tensor<([^>]*)> \{tfm\.param = #tfm\.param<(.*?)>\}", sig):
         dims = [int(d) for d in m.group(1).split("x")[:-1]]
         attrs = split_top(m.group(2))
+        layers = None
+        if "layers" in attrs:
+            layers = [int(x) for x in attrs["layers"].strip("[]").split(",")]
         params.append(dict(shape=dims, name=attrs["name"].strip('"'),
-                           stacked=attrs.get("stacked") == "true",
+                           stacked=attrs.get("stacked") == "true", layers=layers,
                            tied=re.findall(r'"([^"]*)"', attrs.get("tied", ""))))
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if "tfm.repeat" in line)
@@ -241,7 +255,7 @@ def parse_ir(text):
         body = "\n".join(body)
         rope = re.search(r"tfm\.rope %\S+, %arg\d+ \{(.*)\} : ", body)
         attn = re.search(r"tfm\.attention [^{]*\{(.*?)\} : ", body)
-        kind = dict(window=None, rope=None)
+        kind = dict(window=None, rope=None, moe="tfm.moe_router" in body)
         if "sliding_window" in attn.group(1):
             kind["window"] = int(re.search(r"sliding_window = (\d+)", attn.group(1)).group(1))
         if rope:
@@ -325,7 +339,8 @@ def hf_model(path):
 
 
 def hf_layers(config, model):
-    """Per layer: (mask window, uses RoPE, (rotary_dim, attention_factor, inv_freq) or None)."""
+    """Per layer: (mask window, uses RoPE, (rotary_dim, attention_factor, inv_freq) or None,
+    whether its MLP is a sparse MoE block)."""
     rot_cls = type(model.model.rotary_emb)
     with torch.device("cpu"):
         rot = rot_cls(config)
@@ -348,7 +363,9 @@ def hf_layers(config, model):
         else:
             inv, af = rot.inv_freq, rot.attention_scaling
         inv = [float(x) for x in inv]
-        out.append((window, uses_rope, (2 * len(inv), float(af), inv) if uses_rope else None))
+        sparse = any(n.split(".")[-1] == "experts" for n, _ in layer.named_modules())
+        out.append((window, uses_rope, (2 * len(inv), float(af), inv) if uses_rope else None,
+                    sparse))
     return out
 
 
@@ -371,7 +388,7 @@ def compare(name, path, tool):
     ir_names = {}
     for p in params:
         if p["stacked"]:
-            for layer in range(p["shape"][0]):
+            for layer in p["layers"] or range(p["shape"][0]):
                 ir_names[p["name"].replace("{layer}", str(layer))] = p["shape"][1:]
         else:
             ir_names[p["name"]] = p["shape"]
@@ -390,7 +407,9 @@ def compare(name, path, tool):
     hf = hf_layers(config, model)
     if len(hf) != len(layers):
         problems.append(f"{len(layers)} IR layers, HF {len(hf)}")
-    for i, ((window, uses_rope, rope), ir) in enumerate(zip(hf, layers)):
+    for i, ((window, uses_rope, rope, sparse), ir) in enumerate(zip(hf, layers)):
+        if ir["moe"] != sparse:
+            problems.append(f"layer {i}: MoE MLP IR {ir['moe']}, HF {sparse}")
         if ir["window"] != window:
             problems.append(f"layer {i}: sliding window IR {ir['window']}, HF {window}")
         if (ir["rope"] is not None) != uses_rope:

@@ -73,16 +73,32 @@ struct MoeSpec {
   /// Load-balancing loss: `router_aux_loss_coef`, `output_router_logits`.
   double auxLossCoef = 0.0;
   bool outputRouterLogits = false;
+  /// DeepSeek-style routing: sigmoid scores (else softmax); a selection
+  /// bias (`gate.e_score_correction_bias`, a buffer); expert groups
+  /// (`n_group`, `topk_group`, scored by their top-2 sum or, DeepSeek-V2,
+  /// their max); `routed_scaling_factor`; HF's 1e-20 in the renormalisation.
+  bool sigmoidScores = false, correctionBias = false;
+  int64_t numGroups = 1, topkGroups = 1;
+  bool groupMax = false;
+  double routedScale = 1.0, normalizeEps = 0.0;
+  /// Shared experts: one dense MLP of `sharedExperts` x the expert width,
+  /// added to the routed output (`mlp.shared_experts`).
+  int64_t sharedExperts = 0;
 };
 
 /// What can differ between the layers of one model.
 struct LayerSpec {
   std::optional<int64_t> slidingWindow;
   std::optional<RopeSpec> rope; // none: a NoPE layer
+  /// In a model with MoE layers: this layer's MLP is dense (Qwen's
+  /// `mlp_only_layers`, DeepSeek's first layers), `intermediate_size` wide.
+  bool denseMlp = false;
   bool operator==(const LayerSpec &o) const {
-    return slidingWindow == o.slidingWindow && rope == o.rope;
+    return slidingWindow == o.slidingWindow && rope == o.rope &&
+           denseMlp == o.denseMlp;
   }
-  /// A readable kind name: full_attention, sliding_attention, ..._nope.
+  /// A readable kind name: full_attention, sliding_attention, ..._nope,
+  /// ..._dense_mlp.
   std::string kindName() const;
 };
 
@@ -106,7 +122,8 @@ struct ModelSpec {
   std::optional<double> attnSoftcap, finalSoftcap;
   /// Granite: each residual branch is multiplied by this; logits divided.
   std::optional<double> residualMultiplier, logitsScaling;
-  /// The MLP of every layer is this sparse MoE block (none: dense).
+  /// The MLP of every layer not marked `denseMlp` is this sparse MoE block
+  /// (none: every MLP is dense).
   std::optional<MoeSpec> moe;
   std::vector<LayerSpec> layers; // one per layer
 };

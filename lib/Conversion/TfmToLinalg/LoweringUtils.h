@@ -102,11 +102,12 @@ std::pair<Value, Value> buildRmsNorm(OpBuilder &b, Location loc, Value x,
                                      Value weight, double eps, bool unitOffset,
                                      Type statElem);
 
-/// RoPE (rotate-half) of x [B, T, H, D] at `positions` [B, T].
-/// With `inverse`, rotates by the negative angle (the gradient).
+/// RoPE of x [B, T, H, D] at `positions` [B, T]: rotate-half pairs, or
+/// (2i, 2i + 1) pairs with `interleaved`. With `inverse`, rotates by the
+/// negative angle (the gradient).
 Value buildRope(OpBuilder &b, Location loc, Value x, Value positions,
                 double theta, int64_t rotaryDim, Attribute scaling,
-                bool inverse = false);
+                bool inverse = false, bool interleaved = false);
 
 } // namespace mlir::tfm::lowering
 

@@ -166,6 +166,137 @@ ScoreReader makeScores(OpBuilder &b, Location loc, Value logits2,
   return r;
 }
 
+/// The best (score, index) over indices [0, count) strictly after (prevS,
+/// prevI) in the order (score descending, index ascending): one pass of a
+/// deterministic top-k (ties keep the lower index, scanned first).
+std::pair<Value, Value>
+bestAfter(OpBuilder &b, Location l, int64_t count, Value prevS, Value prevI,
+          Type acc, function_ref<Value(OpBuilder &, Location, Value)> scoreOf) {
+  double inf = std::numeric_limits<double>::infinity();
+  auto scan = scf::ForOp::create(
+      b, l, idx(b, l, 0), idx(b, l, count), idx(b, l, 1),
+      ValueRange{constFloat(b, l, acc, -inf),
+                 arith::ConstantIntOp::create(b, l, -1, 64)},
+      [&](OpBuilder &sb, Location sl, Value i, ValueRange best) {
+        Value s = scoreOf(sb, sl, i);
+        Value ii = toI64(sb, sl, i);
+        Value lower =
+            arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OLT, s, prevS);
+        Value tie = arith::AndIOp::create(
+            sb, sl,
+            arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OEQ, s, prevS),
+            arith::CmpIOp::create(sb, sl, arith::CmpIPredicate::sgt, ii,
+                                  prevI));
+        Value after = arith::OrIOp::create(sb, sl, lower, tie);
+        // Any candidate beats none; otherwise strictly better only.
+        Value none =
+            arith::CmpIOp::create(sb, sl, arith::CmpIPredicate::slt, best[1],
+                                  arith::ConstantIntOp::create(sb, sl, 0, 64));
+        Value better = arith::OrIOp::create(
+            sb, sl, none,
+            arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OGT, s,
+                                  best[0]));
+        Value take = arith::AndIOp::create(sb, sl, after, better);
+        scf::YieldOp::create(
+            sb, sl,
+            ValueRange{arith::SelectOp::create(sb, sl, take, s, best[0]),
+                       arith::SelectOp::create(sb, sl, take, ii, best[1])});
+      });
+  return {scan.getResult(0), scan.getResult(1)};
+}
+
+/// How a router chooses experts: the score plus the selection bias, zero
+/// outside the kept expert groups (HF's masked_fill with 0.0).
+struct Selection {
+  const ScoreReader &scores;
+  Value bias; // [E] or null
+  int64_t groups = 1, groupSize = 0, keptGroups = 0;
+  MoeGroupScore groupScore = MoeGroupScore::top2_sum;
+
+  bool plain() const { return !bias && groups == 1; }
+  Value biased(OpBuilder &b, Location l, Value n, Value e) const {
+    Value s = scores.score(b, l, n, e);
+    if (!bias)
+      return s;
+    return arith::AddFOp::create(b, l, s,
+                                 tensor::ExtractOp::create(b, l, bias, e));
+  }
+  /// The selection score of expert e for a token whose kept groups are the
+  /// set bits of `mask` (i64).
+  Value select(OpBuilder &b, Location l, Value n, Value e, Value mask) const {
+    Value s = biased(b, l, n, e);
+    if (groups == 1)
+      return s;
+    Value group = arith::DivUIOp::create(
+        b, l, toI64(b, l, e),
+        arith::ConstantIntOp::create(b, l, groupSize, 64));
+    Value bit =
+        arith::AndIOp::create(b, l, arith::ShRUIOp::create(b, l, mask, group),
+                              arith::ConstantIntOp::create(b, l, 1, 64));
+    Value kept =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, bit,
+                              arith::ConstantIntOp::create(b, l, 0, 64));
+    return arith::SelectOp::create(b, l, kept, s,
+                                   constFloat(b, l, scores.acc, 0.0));
+  }
+  /// Group g's score: its largest biased score, or the sum of its two
+  /// largest (duplicates count twice, as torch.topk).
+  Value groupScoreOf(OpBuilder &b, Location l, Value n, Value g) const {
+    Type acc = scores.acc;
+    double inf = std::numeric_limits<double>::infinity();
+    Value first = arith::MulIOp::create(b, l, g, idx(b, l, groupSize));
+    auto loop = scf::ForOp::create(
+        b, l, idx(b, l, 0), idx(b, l, groupSize), idx(b, l, 1),
+        ValueRange{constFloat(b, l, acc, -inf), constFloat(b, l, acc, -inf)},
+        [&](OpBuilder &lb, Location ll, Value i, ValueRange m) {
+          Value s = biased(lb, ll, n, arith::AddIOp::create(lb, ll, first, i));
+          Value above1 =
+              arith::CmpFOp::create(lb, ll, arith::CmpFPredicate::OGT, s, m[0]);
+          Value above2 =
+              arith::CmpFOp::create(lb, ll, arith::CmpFPredicate::OGT, s, m[1]);
+          Value m1 = arith::SelectOp::create(lb, ll, above1, s, m[0]);
+          Value m2 = arith::SelectOp::create(
+              lb, ll, above1, m[0],
+              arith::SelectOp::create(lb, ll, above2, s, m[1]));
+          scf::YieldOp::create(lb, ll, ValueRange{m1, m2});
+        });
+    if (groupScore == MoeGroupScore::max)
+      return loop.getResult(0);
+    return arith::AddFOp::create(b, l, loop.getResult(0), loop.getResult(1));
+  }
+  /// [N] i64: per token, a bit per kept group (the keptGroups best).
+  Value keptGroupMasks(OpBuilder &b, Location loc, Value logits2) const {
+    Type acc = scores.acc;
+    SmallVector<OpFoldResult> sizes = {
+        tensor::getMixedSize(b, loc, logits2, 0)};
+    return buildIndexMap(
+        b, loc, sizes, {b.getI64Type()},
+        [&](OpBuilder &nb, Location l, ValueRange iv) -> SmallVector<Value> {
+          Value n = iv[0];
+          double inf = std::numeric_limits<double>::infinity();
+          auto passes = scf::ForOp::create(
+              nb, l, idx(nb, l, 0), idx(nb, l, keptGroups), idx(nb, l, 1),
+              ValueRange{constFloat(nb, l, acc, inf),
+                         arith::ConstantIntOp::create(nb, l, -1, 64),
+                         arith::ConstantIntOp::create(nb, l, 0, 64)},
+              [&](OpBuilder &pb, Location pl, Value, ValueRange st) {
+                auto [gs, g] =
+                    bestAfter(pb, pl, groups, st[0], st[1], acc,
+                              [&](OpBuilder &sb, Location sl, Value gi) {
+                                return groupScoreOf(sb, sl, n, gi);
+                              });
+                Value bit = arith::ShLIOp::create(
+                    pb, pl, arith::ConstantIntOp::create(pb, pl, 1, 64), g);
+                scf::YieldOp::create(
+                    pb, pl,
+                    ValueRange{gs, g,
+                               arith::OrIOp::create(pb, pl, st[2], bit)});
+              });
+          return {passes.getResult(2)};
+        })[0];
+  }
+};
+
 struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MoeRouterOp op,
@@ -177,7 +308,19 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
     Type acc = op.getWeights().getType().getElementType();
     MoeRouting routing = op.getRouting();
     bool normalize = op.getNormalize();
+    double eps = op.getNormalizeEps().convertToDouble();
+    double scale = op.getScale().convertToDouble();
     ScoreReader scores = makeScores(rewriter, loc, logits2, routing, acc);
+    Selection sel{scores, op.getBias()};
+    if (op.getNumGroups() > 1) {
+      sel.groups = op.getNumGroups();
+      sel.groupSize = experts / sel.groups;
+      sel.keptGroups = *op.getTopkGroups();
+      sel.groupScore = *op.getGroupScore();
+    }
+    Value masks;
+    if (sel.groups > 1)
+      masks = sel.keptGroupMasks(rewriter, loc, logits2);
     SmallVector<OpFoldResult> sizes = {
         tensor::getMixedSize(rewriter, loc, logits2, 0),
         rewriter.getIndexAttr(k)};
@@ -187,12 +330,15 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
         rewriter, loc, sizes, {acc, i64},
         [&](OpBuilder &b, Location l, ValueRange iv) -> SmallVector<Value> {
           Value n = iv[0], slot = toI64(b, l, iv[1]);
-          // Pass t finds the best (score, expert) strictly after the one
-          // pass t - 1 found, in the order (score descending, expert
-          // ascending); slot j keeps pass j's, and all k feed the sums.
+          Value mask =
+              masks ? tensor::ExtractOp::create(b, l, masks, n).getResult()
+                    : Value();
+          // Pass t finds the best (selection score, expert) strictly after
+          // the one pass t - 1 found; slot j keeps pass j's, and all k feed
+          // the sums. The weight comes from the unbiased score.
           Value zero = constFloat(b, l, acc, 0.0);
           SmallVector<Value> init = {
-              constFloat(b, l, acc, inf),                 // previous score
+              constFloat(b, l, acc, inf),                 // previous selection
               arith::ConstantIntOp::create(b, l, -1, 64), // previous expert
               zero,                                       // sum of scores
               zero, // top score (topk_softmax)
@@ -202,44 +348,16 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
           auto passes = scf::ForOp::create(
               b, l, idx(b, l, 0), idx(b, l, k), idx(b, l, 1), init,
               [&](OpBuilder &pb, Location pl, Value t, ValueRange st) {
-                Value prevS = st[0], prevE = st[1];
-                auto scan = scf::ForOp::create(
-                    pb, pl, idx(pb, pl, 0), idx(pb, pl, experts),
-                    idx(pb, pl, 1),
-                    ValueRange{constFloat(pb, pl, acc, -inf),
-                               arith::ConstantIntOp::create(pb, pl, -1, 64)},
-                    [&](OpBuilder &sb, Location sl, Value e, ValueRange best) {
-                      Value s = scores.score(sb, sl, n, e);
-                      Value ei = toI64(sb, sl, e);
-                      // After the previous pick in the order?
-                      Value lower = arith::CmpFOp::create(
-                          sb, sl, arith::CmpFPredicate::OLT, s, prevS);
-                      Value tie = arith::AndIOp::create(
-                          sb, sl,
-                          arith::CmpFOp::create(
-                              sb, sl, arith::CmpFPredicate::OEQ, s, prevS),
-                          arith::CmpIOp::create(
-                              sb, sl, arith::CmpIPredicate::sgt, ei, prevE));
-                      Value after = arith::OrIOp::create(sb, sl, lower, tie);
-                      // Strictly better than the best so far (ties keep the
-                      // lower expert, scanned first); any candidate beats
-                      // none.
-                      Value none = arith::CmpIOp::create(
-                          sb, sl, arith::CmpIPredicate::slt, best[1],
-                          arith::ConstantIntOp::create(sb, sl, 0, 64));
-                      Value better = arith::OrIOp::create(
-                          sb, sl, none,
-                          arith::CmpFOp::create(
-                              sb, sl, arith::CmpFPredicate::OGT, s, best[0]));
-                      Value take = arith::AndIOp::create(sb, sl, after, better);
-                      scf::YieldOp::create(
-                          sb, sl,
-                          ValueRange{
-                              arith::SelectOp::create(sb, sl, take, s, best[0]),
-                              arith::SelectOp::create(sb, sl, take, ei,
-                                                      best[1])});
-                    });
-                Value s = scan.getResult(0), e = scan.getResult(1);
+                auto [chosen, e] =
+                    bestAfter(pb, pl, experts, st[0], st[1], acc,
+                              [&](OpBuilder &sb, Location sl, Value ei) {
+                                return sel.plain()
+                                           ? scores.score(sb, sl, n, ei)
+                                           : sel.select(sb, sl, n, ei, mask);
+                              });
+                Value s = sel.plain()
+                              ? chosen
+                              : scores.score(pb, pl, n, toIndex(pb, pl, e));
                 Value top = st[3], sumExp = st[4];
                 if (routing == MoeRouting::topk_softmax) {
                   Value first = arith::CmpIOp::create(
@@ -255,20 +373,27 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
                 scf::YieldOp::create(
                     pb, pl,
                     ValueRange{
-                        s, e, arith::AddFOp::create(pb, pl, st[2], s), top,
+                        chosen, e, arith::AddFOp::create(pb, pl, st[2], s), top,
                         sumExp, arith::SelectOp::create(pb, pl, mine, s, st[5]),
                         arith::SelectOp::create(pb, pl, mine, e, st[6])});
               });
           Value s = passes.getResult(5), e = passes.getResult(6);
           Value w = s;
-          if (routing == MoeRouting::topk_softmax)
+          if (routing == MoeRouting::topk_softmax) {
             w = arith::DivFOp::create(
                 b, l,
                 math::ExpOp::create(
                     b, l, arith::SubFOp::create(b, l, s, passes.getResult(3))),
                 passes.getResult(4));
-          else if (normalize)
-            w = arith::DivFOp::create(b, l, s, passes.getResult(2));
+          } else if (normalize) {
+            Value sum = passes.getResult(2);
+            if (eps != 0)
+              sum =
+                  arith::AddFOp::create(b, l, sum, constFloat(b, l, acc, eps));
+            w = arith::DivFOp::create(b, l, s, sum);
+          }
+          if (scale != 1.0)
+            w = arith::MulFOp::create(b, l, w, constFloat(b, l, acc, scale));
           return {w, e};
         });
     SmallVector<OpFoldResult> leading =
@@ -296,6 +421,8 @@ struct MoeRouterBackwardLowering : OpRewritePattern<MoeRouterBackwardOp> {
     int64_t k = cast<RankedTensorType>(ids.getType()).getDimSize(1);
     MoeRouting routing = op.getRouting();
     bool normalize = op.getNormalize();
+    double eps = op.getNormalizeEps().convertToDouble();
+    double scale = op.getScale().convertToDouble();
     ScoreReader scores = makeScores(rewriter, loc, logits2, routing, acc);
     SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, logits2);
     SmallVector<Value> outs = buildIndexMap(
@@ -354,13 +481,23 @@ struct MoeRouterBackwardLowering : OpRewritePattern<MoeRouterBackwardOp> {
                                       arith::SubFOp::create(b, l, g, gw)),
                 zero);
           } else {
-            // ds_j = g_j, or (g_j - Σ g w) / Σ s with normalize.
+            // ds_j = c g_j, or c (g_j - Σ g s / D) / D with normalize,
+            // D = Σ s + eps.
             auto ds = [&](OpBuilder &nb, Location nl, Value gj) -> Value {
-              if (!normalize)
-                return gj;
-              Value gw = arith::DivFOp::create(nb, nl, sumGS, sumS);
-              return arith::DivFOp::create(
-                  nb, nl, arith::SubFOp::create(nb, nl, gj, gw), sumS);
+              Value d = gj;
+              if (normalize) {
+                Value den = sumS;
+                if (eps != 0)
+                  den = arith::AddFOp::create(nb, nl, den,
+                                              constFloat(nb, nl, acc, eps));
+                Value gw = arith::DivFOp::create(nb, nl, sumGS, den);
+                d = arith::DivFOp::create(
+                    nb, nl, arith::SubFOp::create(nb, nl, gj, gw), den);
+              }
+              if (scale != 1.0)
+                d = arith::MulFOp::create(nb, nl, d,
+                                          constFloat(nb, nl, acc, scale));
+              return d;
             };
             Value dsE =
                 arith::SelectOp::create(b, l, selected, ds(b, l, g), zero);

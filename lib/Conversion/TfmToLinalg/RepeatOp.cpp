@@ -1,9 +1,11 @@
 //===- RepeatOp.cpp - tfm.repeat to scf.for -------------------------------===//
 //
-// One loop over layers; each iteration slices layer i out of every stacked
-// weight (a view after bufferization, no copy) and runs the layer body of
-// its kind, chosen by scf.index_switch on the schedule when there are
-// several. Each body exists once in the output, whatever the depth.
+// One loop over layers; each iteration runs the layer body of its kind,
+// chosen by scf.index_switch on the schedule when there are several, on
+// layer i's slice of each stacked weight that kind reads (a view after
+// bufferization, no copy). A weight covering only some kinds is indexed by
+// the layer's rank among them (a constant table). Each body exists once in
+// the output, whatever the depth.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,22 +50,44 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
     Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value ub = arith::ConstantIndexOp::create(rewriter, loc, numLayers);
     Value step = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value zero = lb;
+    auto i64Table = [&](ArrayRef<int64_t> values) -> Value {
+      auto type = RankedTensorType::get({int64_t(values.size())},
+                                        rewriter.getI64Type());
+      return arith::ConstantOp::create(rewriter, loc, type,
+                                       DenseElementsAttr::get(type, values));
+    };
     Value schedule;
-    if (auto s = op.getSchedule()) {
-      auto type =
-          RankedTensorType::get({int64_t(s->size())}, rewriter.getI64Type());
-      schedule = arith::ConstantOp::create(rewriter, loc, type,
-                                           DenseElementsAttr::get(type, *s));
-    }
+    if (auto s = op.getSchedule())
+      schedule = i64Table(*s);
+    // A stacked value covering only some kinds is indexed by the layer's
+    // rank among the layers of those kinds: one table per kind set.
+    DenseMap<Attribute, Value> rankTables;
+    auto addRankTable = [&](DenseI64ArrayAttr set) {
+      if (!set || rankTables.count(set))
+        return;
+      SmallVector<int64_t> rank(numLayers, 0);
+      for (auto [s, l] : llvm::enumerate(op.getLayersOfKinds(set)))
+        rank[l] = s;
+      rankTables[set] = i64Table(rank);
+    };
+    unsigned numKinds = op.getKinds().size();
+    SmallVector<DenseI64ArrayAttr> weightSets, stackedSets;
+    for (unsigned j = 0; j < op.getWeights().size(); ++j)
+      weightSets.push_back(kindSet(op.getWeightKinds(), j, numKinds));
+    for (unsigned i = 0; i < op.getStackedResults().size(); ++i)
+      stackedSets.push_back(kindSet(op.getStackedKinds(), i, numKinds));
+    for (DenseI64ArrayAttr set :
+         llvm::concat<DenseI64ArrayAttr>(weightSets, stackedSets))
+      addRankTable(set);
+
     // Stacked outputs start as placeholders; dynamic sizes are only known
-    // from the first layer's values (see below). alloc_tensor, not
+    // from the first layer's values (see insertStacked). alloc_tensor, not
     // tensor.empty: CSE would merge identical empties into one buffer that
     // two stacked outputs then both write.
     SmallVector<Value> iterInits(op.getInits());
     for (Value r : op.getStackedResults()) {
       auto t = cast<RankedTensorType>(r.getType());
-      SmallVector<Value> dyn(t.getNumDynamicDims(), zero);
+      SmallVector<Value> dyn(t.getNumDynamicDims(), lb);
       iterInits.push_back(
           bufferization::AllocTensorOp::create(rewriter, loc, t, dyn));
     }
@@ -72,73 +96,122 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
     if (!loopBody->empty() && isa<scf::YieldOp>(loopBody->back()))
       rewriter.eraseOp(&loopBody->back());
     rewriter.setInsertionPointToStart(loopBody);
-    size_t numCarried = op.getInits().size();
-    ValueRange iterArgs = forOp.getRegionIterArgs();
     Value iv = forOp.getInductionVar();
     Value layer = iv;
     if (op.getReverse())
       layer = arith::SubIOp::create(
           rewriter, loc,
           arith::ConstantIndexOp::create(rewriter, loc, numLayers - 1), iv);
-    SmallVector<Value> args(iterArgs.take_front(numCarried));
-    for (Value w : op.getWeights()) {
-      auto type = cast<RankedTensorType>(w.getType());
-      int64_t rank = type.getRank();
-      SmallVector<OpFoldResult> off(rank, rewriter.getIndexAttr(0));
-      off[0] = layer;
-      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, w);
-      sizes[0] = rewriter.getIndexAttr(1);
-      auto sliceType = RankedTensorType::get(type.getShape().drop_front(),
-                                             type.getElementType());
-      args.push_back(tensor::ExtractSliceOp::create(
-          rewriter, loc, sliceType, w, off, sizes,
-          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1))));
-    }
+    Scan scan{op, forOp, layer, rankTables, weightSets, stackedSets};
 
-    SmallVector<Value> layerResults;
-    if (op.getKinds().size() == 1) {
-      layerResults =
-          inlineBody(rewriter, op.getKinds().front().front(), loopBody, args);
+    SmallVector<Value> next;
+    if (numKinds == 1) {
+      next = scan.emitKind(rewriter, 0, loopBody);
     } else {
-      rewriter.setInsertionPointToEnd(loopBody);
       Value kind =
           tensor::ExtractOp::create(rewriter, loc, schedule, ValueRange{layer});
       kind = arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
                                         kind);
-      unsigned numKinds = op.getKinds().size();
       SmallVector<int64_t> cases;
       for (unsigned k = 0; k + 1 < numKinds; ++k)
         cases.push_back(k);
-      TypeRange yieldTypes =
-          op.getKinds().front().front().getTerminator()->getOperandTypes();
-      auto sw = scf::IndexSwitchOp::create(rewriter, loc, yieldTypes, kind,
-                                           cases, cases.size());
+      auto sw = scf::IndexSwitchOp::create(rewriter, loc,
+                                           TypeRange(forOp.getRegionIterArgs()),
+                                           kind, cases, cases.size());
       for (unsigned k = 0; k < numKinds; ++k) {
         Region &region =
             k + 1 < numKinds ? sw.getCaseRegions()[k] : sw.getDefaultRegion();
         Block *dest = rewriter.createBlock(&region);
-        SmallVector<Value> results =
-            inlineBody(rewriter, op.getKinds()[k].front(), dest, args);
-        rewriter.setInsertionPointToEnd(dest);
+        SmallVector<Value> results = scan.emitKind(rewriter, k, dest);
         scf::YieldOp::create(rewriter, loc, results);
       }
-      layerResults.assign(sw.getResults().begin(), sw.getResults().end());
+      rewriter.setInsertionPointToEnd(loopBody);
+      next.assign(sw.getResults().begin(), sw.getResults().end());
+    }
+    scf::YieldOp::create(rewriter, loc, next);
+    rewriter.replaceOp(op, forOp.getResults());
+    return success();
+  }
+
+  /// The kinds stacked value `i` covers; null when it covers them all (then
+  /// layer i reads slice i).
+  static DenseI64ArrayAttr kindSet(std::optional<ArrayAttr> sets, unsigned i,
+                                   unsigned numKinds) {
+    auto set = sets ? cast<DenseI64ArrayAttr>((*sets)[i]) : DenseI64ArrayAttr();
+    return set && set.size() == int64_t(numKinds) ? DenseI64ArrayAttr() : set;
+  }
+
+  /// The loop being built: what each layer kind's code needs.
+  struct Scan {
+    RepeatOp op;
+    scf::ForOp forOp;
+    Value layer;
+    const DenseMap<Attribute, Value> &rankTables;
+    ArrayRef<DenseI64ArrayAttr> weightSets, stackedSets;
+
+    /// Where layer `layer` sits in a stacked value covering `set`.
+    Value sliceIndex(PatternRewriter &rewriter, DenseI64ArrayAttr set) {
+      if (!set)
+        return layer;
+      Location loc = op.getLoc();
+      Value rank = tensor::ExtractOp::create(
+          rewriter, loc, rankTables.lookup(set), ValueRange{layer});
+      return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
+                                        rank);
     }
 
-    // Insert each per-layer output at its layer. A stacked output with
-    // dynamic sizes is allocated in the first iteration, from the sizes of
-    // the first layer's value (batch and sequence do not change across
-    // layers).
-    rewriter.setInsertionPointToEnd(loopBody);
-    SmallVector<Value> next(layerResults.begin(),
-                            layerResults.begin() + numCarried);
-    for (size_t i = 0; i + numCarried < layerResults.size(); ++i) {
-      Value out = layerResults[numCarried + i];
-      Value buf = iterArgs[numCarried + i];
+    /// Emits layer kind `k` at the end of `dest`: slices its weights, inlines
+    /// its body and inserts its stacked outputs; returns the next carried
+    /// values and every stacked buffer (those of other kinds unchanged).
+    SmallVector<Value> emitKind(PatternRewriter &rewriter, unsigned k,
+                                Block *dest) {
+      Location loc = op.getLoc();
+      rewriter.setInsertionPointToEnd(dest);
+      size_t numCarried = op.getInits().size();
+      ValueRange iterArgs = forOp.getRegionIterArgs();
+      SmallVector<Value> args(iterArgs.take_front(numCarried));
+      for (unsigned j : op.getWeightsOfKind(k)) {
+        Value w = op.getWeights()[j];
+        auto type = cast<RankedTensorType>(w.getType());
+        int64_t rank = type.getRank();
+        SmallVector<OpFoldResult> off(rank, rewriter.getIndexAttr(0));
+        off[0] = sliceIndex(rewriter, weightSets[j]);
+        SmallVector<OpFoldResult> sizes =
+            tensor::getMixedSizes(rewriter, loc, w);
+        sizes[0] = rewriter.getIndexAttr(1);
+        auto sliceType = RankedTensorType::get(type.getShape().drop_front(),
+                                               type.getElementType());
+        args.push_back(tensor::ExtractSliceOp::create(
+            rewriter, loc, sliceType, w, off, sizes,
+            SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1))));
+      }
+      SmallVector<Value> results =
+          inlineBody(rewriter, op.getKinds()[k].front(), dest, args);
+      rewriter.setInsertionPointToEnd(dest);
+      SmallVector<Value> next(results.begin(), results.begin() + numCarried);
+      next.append(iterArgs.begin() + numCarried, iterArgs.end());
+      for (auto [pos, i] : llvm::enumerate(op.getStackedOfKind(k)))
+        next[numCarried + i] = insertStacked(
+            rewriter, i, results[numCarried + pos], iterArgs[numCarried + i]);
+      return next;
+    }
+
+    /// Inserts layer `layer`'s value `out` of stacked output `i` into `buf`.
+    /// A stacked output with dynamic sizes is allocated in the first
+    /// iteration that writes it, from the sizes of that layer's value
+    /// (batch and sequence do not change across layers).
+    Value insertStacked(PatternRewriter &rewriter, unsigned i, Value out,
+                        Value buf) {
+      Location loc = op.getLoc();
       auto bufType = cast<RankedTensorType>(buf.getType());
       if (!bufType.hasStaticShape()) {
-        Value first = arith::CmpIOp::create(rewriter, loc,
-                                            arith::CmpIPredicate::eq, iv, zero);
+        SmallVector<int64_t> layers = op.getLayersOfStacked(i);
+        int64_t firstIteration = op.getReverse()
+                                     ? op.getNumLayers() - 1 - layers.back()
+                                     : layers.front();
+        Value first = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, forOp.getInductionVar(),
+            arith::ConstantIndexOp::create(rewriter, loc, firstIteration));
         auto ifOp = scf::IfOp::create(
             rewriter, loc, first,
             [&](OpBuilder &b, Location l) {
@@ -155,18 +228,15 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
       }
       int64_t rank = bufType.getRank();
       SmallVector<OpFoldResult> off(rank, rewriter.getIndexAttr(0));
-      off[0] = layer;
+      off[0] = sliceIndex(rewriter, stackedSets[i]);
       SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
       for (OpFoldResult s : tensor::getMixedSizes(rewriter, loc, out))
         sizes.push_back(s);
-      next.push_back(tensor::InsertSliceOp::create(
+      return tensor::InsertSliceOp::create(
           rewriter, loc, out, buf, off, sizes,
-          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1))));
+          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
     }
-    scf::YieldOp::create(rewriter, loc, next);
-    rewriter.replaceOp(op, forOp.getResults());
-    return success();
-  }
+  };
 };
 
 } // namespace

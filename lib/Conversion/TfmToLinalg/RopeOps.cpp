@@ -128,7 +128,7 @@ static Value longropePredicate(OpBuilder &b, Location loc, Value positions,
 Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
                                      Value positions, double theta,
                                      int64_t rotaryDim, Attribute scalingAttr,
-                                     bool inverse) {
+                                     bool inverse, bool interleaved) {
   auto scaling = dyn_cast_or_null<RopeScalingAttr>(scalingAttr);
   auto type = cast<RankedTensorType>(x.getType());
   Type elem = type.getElementType();
@@ -160,15 +160,27 @@ Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
         };
         Value inRotary = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
                                                di, idx(rotaryDim));
-        Value firstHalf = arith::CmpIOp::create(
-            nb, l, arith::CmpIPredicate::slt, di, idx(half));
+        // `first`: the element whose partner's contribution is negated
+        // (x1 of the pair), pairs (i, i + half) or, interleaved, (2i, 2i+1).
+        Value first, freqIdx, partner;
+        if (interleaved) {
+          Value odd = arith::RemUIOp::create(nb, l, di, idx(2));
+          first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, odd,
+                                        idx(0));
+          freqIdx = arith::DivUIOp::create(nb, l, di, idx(2));
+          partner = arith::SelectOp::create(
+              nb, l, first, arith::AddIOp::create(nb, l, di, idx(1)),
+              arith::SubIOp::create(nb, l, di, idx(1)));
+        } else {
+          first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, di,
+                                        idx(half));
+          freqIdx = arith::RemUIOp::create(nb, l, di, idx(half));
+          partner = arith::SelectOp::create(
+              nb, l, first, arith::AddIOp::create(nb, l, di, idx(half)),
+              arith::SubIOp::create(nb, l, di, idx(half)));
+        }
         // Pass-through dimensions read themselves; keep indices in range.
-        Value freqIdx = arith::SelectOp::create(
-            nb, l, inRotary, arith::RemUIOp::create(nb, l, di, idx(half)),
-            idx(0));
-        Value partner = arith::SelectOp::create(
-            nb, l, firstHalf, arith::AddIOp::create(nb, l, di, idx(half)),
-            arith::SubIOp::create(nb, l, di, idx(half)));
+        freqIdx = arith::SelectOp::create(nb, l, inRotary, freqIdx, idx(0));
         partner = arith::SelectOp::create(nb, l, inRotary, partner, di);
         Value freq =
             tensor::ExtractOp::create(nb, l, table, ValueRange{freqIdx});
@@ -198,7 +210,7 @@ Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
                                     nb, l, x, ValueRange{bi, ti, hi, partner}),
                                 ct);
         Value rotated = arith::SelectOp::create(
-            nb, l, firstHalf, arith::NegFOp::create(nb, l, other), other);
+            nb, l, first, arith::NegFOp::create(nb, l, other), other);
         Value out = arith::AddFOp::create(
             nb, l, arith::MulFOp::create(nb, l, self, cosv),
             arith::MulFOp::create(nb, l, rotated, sinv));
@@ -216,7 +228,8 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
     rewriter.replaceOp(op, buildRope(rewriter, op.getLoc(), op.getX(),
                                      op.getPositions(),
                                      op.getTheta().convertToDouble(),
-                                     op.getRotaryDim(), op.getScalingAttr()));
+                                     op.getRotaryDim(), op.getScalingAttr(),
+                                     /*inverse=*/false, op.getInterleaved()));
     return success();
   }
 };
@@ -259,10 +272,11 @@ struct RopeBackwardLowering : OpRewritePattern<RopeBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RopeBackwardOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(
-        op, buildRope(rewriter, op.getLoc(), op.getDy(), op.getPositions(),
-                      op.getTheta().convertToDouble(), op.getRotaryDim(),
-                      op.getScalingAttr(), /*inverse=*/true));
+    rewriter.replaceOp(op, buildRope(rewriter, op.getLoc(), op.getDy(),
+                                     op.getPositions(),
+                                     op.getTheta().convertToDouble(),
+                                     op.getRotaryDim(), op.getScalingAttr(),
+                                     /*inverse=*/true, op.getInterleaved()));
     return success();
   }
 };

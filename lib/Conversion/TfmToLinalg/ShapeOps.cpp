@@ -119,6 +119,82 @@ struct ConcatLowering : OpRewritePattern<ConcatOp> {
   }
 };
 
+/// The reassociation merging unit dimension `dim` of a rank-`rank` tensor
+/// into a neighbour (the next one, or the previous for the last).
+SmallVector<ReassociationIndices> dropUnitDim(int64_t rank, int64_t dim) {
+  SmallVector<ReassociationIndices> groups;
+  int64_t partner = dim + 1 < rank ? dim + 1 : dim - 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == dim)
+      continue;
+    if (d == partner)
+      groups.push_back(d < dim ? ReassociationIndices{d, dim}
+                               : ReassociationIndices{dim, d});
+    else
+      groups.push_back({d});
+  }
+  return groups;
+}
+
+/// The map of a rank-`rank` iteration space onto its dimensions but `dim`.
+AffineMap dropDimMap(MLIRContext *ctx, unsigned rank, unsigned dim) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rank; ++d)
+    if (d != dim)
+      exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+/// Collapses the unit dimension away, then broadcasts along it.
+struct ExpandLowering : OpRewritePattern<ExpandOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ExpandOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank(), dim = op.getDim();
+    Value narrow = tensor::CollapseShapeOp::create(rewriter, loc, op.getX(),
+                                                   dropUnitDim(rank, dim));
+    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, op.getX());
+    sizes[dim] = rewriter.getIndexAttr(type.getDimSize(dim));
+    rewriter.replaceOp(
+        op, buildMap(rewriter, loc, sizes, type.getElementType(),
+                     ValueRange{narrow},
+                     {dropDimMap(rewriter.getContext(), rank, dim)},
+                     [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+    return success();
+  }
+};
+
+/// Sums over the dimension (in the compute type), then restores it as 1.
+struct ExpandBackwardLowering : OpRewritePattern<ExpandBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ExpandBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType type = op.getType();
+    Type elem = type.getElementType(), acc = computeType(elem);
+    int64_t rank = type.getRank(), dim = op.getDim();
+    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, op.getDy());
+    sizes.erase(sizes.begin() + dim);
+    SmallVector<bool> reduced(rank, false);
+    reduced[dim] = true;
+    Value sum = buildReduction(
+        rewriter, loc, sizes, acc, 0.0, ValueRange{op.getDy()},
+        {identityMap(ctx, rank)}, dropDimMap(ctx, rank, dim), reduced,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::AddFOp::create(b, l, castFloat(b, l, a[0], acc), a[1]);
+        });
+    sum = roundTensor(rewriter, loc, sum, elem);
+    SmallVector<OpFoldResult> outSizes = sizesOf(rewriter, loc, op.getDy());
+    outSizes[dim] = rewriter.getIndexAttr(1);
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+        op, type, sum, dropUnitDim(rank, dim), outSizes);
+    return success();
+  }
+};
+
 struct ZerosLikeLowering : OpRewritePattern<ZerosLikeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ZerosLikeOp op,
@@ -208,6 +284,7 @@ struct EmbeddingBackwardLowering : OpRewritePattern<EmbeddingBackwardOp> {
 
 void mlir::tfm::populateTfmShapeToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<EmbeddingLowering, ReshapeLowering, SplitLowering,
-               ConcatLowering, ZerosLikeLowering, EmbeddingBackwardLowering>(
+               ConcatLowering, ExpandLowering, ExpandBackwardLowering,
+               ZerosLikeLowering, EmbeddingBackwardLowering>(
       patterns.getContext());
 }

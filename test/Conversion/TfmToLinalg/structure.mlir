@@ -69,17 +69,18 @@ func.func @attention_bf16(%q: tensor<?x?x4x8xbf16>, %k: tensor<?x?x2x8xbf16>, %v
 
 // -----
 
-// One layer body per kind: scf.for over layers, per-layer weight slices,
-// scf.index_switch on the schedule.
+// One layer body per kind: scf.for over layers, scf.index_switch on the
+// schedule, per-layer weight slices in each kind's case.
 // CHECK-LABEL: func @repeat
 // CHECK: %[[SCHED:.*]] = arith.constant dense<[0, 1, 0]> : tensor<3xi64>
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[H:.*]] = %arg0) -> (tensor<?x?x8xf32>)
-// CHECK: %[[W:.*]] = tensor.extract_slice %arg1[%[[I]], 0] [1, 8] [1, 1] : tensor<3x8xf32> to tensor<8xf32>
 // CHECK: %[[K:.*]] = tensor.extract %[[SCHED]][%[[I]]]
 // CHECK: scf.index_switch
 // CHECK: case 0 {
+// CHECK: tensor.extract_slice %arg1[%[[I]], 0] [1, 8] [1, 1] : tensor<3x8xf32> to tensor<8xf32>
 // CHECK: scf.yield
 // CHECK: default {
+// CHECK: math.exp
 // CHECK: scf.yield
 // CHECK-NOT: tfm.
 func.func @repeat(%h: tensor<?x?x8xf32>, %w: tensor<3x8xf32>) -> tensor<?x?x8xf32> {
@@ -93,6 +94,44 @@ func.func @repeat(%h: tensor<?x?x8xf32>, %w: tensor<3x8xf32>) -> tensor<?x?x8xf3
     tfm.yield %y : tensor<?x?x8xf32>
   }
   return %r : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Weights and stacked outputs of some kinds only (weight_kinds,
+// stacked_kinds) are indexed by the layer's rank among the layers of those
+// kinds, from a constant table; only their kinds' cases read or write them,
+// and a dynamically sized stacked output is allocated at the first layer
+// that writes it (layer 1 here).
+// CHECK-LABEL: func @repeat_partial
+// CHECK-DAG: %[[SCHED:.*]] = arith.constant dense<[0, 1, 0, 1]> : tensor<4xi64>
+// CHECK-DAG: %[[RANK1:.*]] = arith.constant dense<[0, 0, 0, 1]> : tensor<4xi64>
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %arg0, %[[BUF:.*]] = %{{.*}}) -> (tensor<?x?x8xf32>, tensor<2x?x?xf32>)
+// CHECK: scf.index_switch
+// CHECK: case 0 {
+// CHECK: tensor.extract_slice %arg1[%[[I]], 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+// CHECK-NOT: tensor<2x8xf32>
+// CHECK: scf.yield %{{.*}}, %[[BUF]] : tensor<?x?x8xf32>, tensor<2x?x?xf32>
+// CHECK: default {
+// CHECK: tensor.extract_slice %arg1[%[[I]], 0]
+// CHECK: %[[R:.*]] = tensor.extract %[[RANK1]][%[[I]]]
+// CHECK: %[[S:.*]] = arith.index_cast %[[R]]
+// CHECK: tensor.extract_slice %arg2[%[[S]], 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<8xf32>
+// CHECK: arith.cmpi eq, %[[I]], %c1
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0, 0] [1, %{{.*}}, %{{.*}}] [1, 1, 1] : tensor<?x?xf32> into tensor<2x?x?xf32>
+// CHECK-NOT: tfm.
+func.func @repeat_partial(%h: tensor<?x?x8xf32>, %w: tensor<4x8xf32>, %w1: tensor<2x8xf32>) -> (tensor<?x?x8xf32>, tensor<2x?x?xf32>) {
+  %r:2 = tfm.repeat (%h : tensor<?x?x8xf32>) layers(%w, %w1 : tensor<4x8xf32>, tensor<2x8xf32>) {num_layers = 4 : i64, schedule = array<i64: 0, 1, 0, 1>, weight_kinds = [array<i64: 0, 1>, array<i64: 1>], stacked_kinds = [array<i64: 1>]} -> tensor<?x?x8xf32>, tensor<2x?x?xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %wl: tensor<8xf32>):
+    %y, %s = tfm.rmsnorm %x, %wl {eps = 1.0e-05 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?xf32>)
+    tfm.yield %y : tensor<?x?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x?x8xf32>, %wl: tensor<8xf32>, %wl1: tensor<8xf32>):
+    %y, %s = tfm.rmsnorm %x, %wl {eps = 1.0e-05 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?xf32>)
+    %z, %s1 = tfm.rmsnorm %y, %wl1 {eps = 1.0e-05 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?xf32>)
+    tfm.yield %z, %s1 : tensor<?x?x8xf32>, tensor<?x?xf32>
+  }
+  return %r#0, %r#1 : tensor<?x?x8xf32>, tensor<2x?x?xf32>
 }
 
 // -----

@@ -146,7 +146,7 @@ func.func @f(%dy: tensor<?x8xf32>, %x: tensor<?x16xf32>) {
 // -----
 
 func.func @f(%h: tensor<?x8xf32>) {
-  // expected-error @+1 {{stacked output 'tensor<2x?x8xf32>' must have a leading dimension of num_layers = 3}}
+  // expected-error @+1 {{stacked output #0 must have a leading dimension of num_layers = 3, got 'tensor<2x?x8xf32>'}}
   %r:2 = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 3 : i64} -> tensor<?x8xf32>, tensor<2x?x8xf32> {
   ^bb0(%x: tensor<?x8xf32>):
     tfm.yield %x, %x : tensor<?x8xf32>, tensor<?x8xf32>

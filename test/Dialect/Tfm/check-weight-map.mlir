@@ -63,3 +63,55 @@ func.func @stacked_outside_repeat(%a: tensor<2x8xf32> {tfm.param = #tfm.param<na
   %y = tfm.silu %a : tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }
+
+// -----
+
+// A parameter of some layer kinds lists its HF layers; they are the layers
+// the scan runs those kinds at.
+// CHECK-LABEL: func @partial_ok
+func.func @partial_ok(%ids: tensor<?x?xi64>, %e: tensor<16x8xf32> {tfm.param = #tfm.param<name = "e">},
+    %n: tensor<3x8xf32> {tfm.param = #tfm.param<name = "l.{layer}.norm", stacked = true>},
+    %m: tensor<2x8xf32> {tfm.param = #tfm.param<name = "l.{layer}.moe", stacked = true, layers = [1, 2]>}) -> tensor<?x?x8xf32> {
+  %h = tfm.embedding %ids, %e : (tensor<?x?xi64>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  %r = tfm.repeat (%h : tensor<?x?x8xf32>) layers(%n, %m : tensor<3x8xf32>, tensor<2x8xf32>) {num_layers = 3 : i64, schedule = array<i64: 0, 1, 1>, weight_kinds = [array<i64: 0, 1>, array<i64: 1>]} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>):
+    tfm.yield %x : tensor<?x?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x?x8xf32>, %w: tensor<8xf32>, %w1: tensor<8xf32>):
+    tfm.yield %x : tensor<?x?x8xf32>
+  }
+  return %r : tensor<?x?x8xf32>
+}
+
+// -----
+
+func.func @partial_wrong_layers(%ids: tensor<?x?xi64>, %e: tensor<16x8xf32> {tfm.param = #tfm.param<name = "e">},
+    %m: tensor<2x8xf32> {tfm.param = #tfm.param<name = "l.{layer}.moe", stacked = true, layers = [0, 2]>}) -> tensor<?x?x8xf32> {
+  %h = tfm.embedding %ids, %e : (tensor<?x?xi64>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  // expected-error @+1 {{the layers that read stacked weight #0 differ from the HF layers of 'l.{layer}.moe' (its 'layers', or 0..1)}}
+  %r = tfm.repeat (%h : tensor<?x?x8xf32>) layers(%m : tensor<2x8xf32>) {num_layers = 3 : i64, schedule = array<i64: 0, 1, 1>, weight_kinds = [array<i64: 1>]} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>):
+    tfm.yield %x : tensor<?x?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x?x8xf32>, %w1: tensor<8xf32>):
+    tfm.yield %x : tensor<?x?x8xf32>
+  }
+  return %r : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Without 'layers', slice i is HF layer i: wrong for a weight of some kinds.
+func.func @partial_missing_layers(%ids: tensor<?x?xi64>, %e: tensor<16x8xf32> {tfm.param = #tfm.param<name = "e">},
+    %m: tensor<2x8xf32> {tfm.param = #tfm.param<name = "l.{layer}.moe", stacked = true>}) -> tensor<?x?x8xf32> {
+  %h = tfm.embedding %ids, %e : (tensor<?x?xi64>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  // expected-error @+1 {{the layers that read stacked weight #0 differ from the HF layers of 'l.{layer}.moe'}}
+  %r = tfm.repeat (%h : tensor<?x?x8xf32>) layers(%m : tensor<2x8xf32>) {num_layers = 3 : i64, schedule = array<i64: 0, 1, 1>, weight_kinds = [array<i64: 1>]} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>):
+    tfm.yield %x : tensor<?x?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x?x8xf32>, %w1: tensor<8xf32>):
+    tfm.yield %x : tensor<?x?x8xf32>
+  }
+  return %r : tensor<?x?x8xf32>
+}

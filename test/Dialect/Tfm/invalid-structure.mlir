@@ -104,6 +104,114 @@ func.func @yield_types(%h: tensor<?x8xf32>, %h2: tensor<?x4xf32>) -> tensor<?x8x
 
 // -----
 
+func.func @weight_kinds_count(%h: tensor<?x8xf32>, %w: tensor<2x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{weight_kinds has 2 entries for 1 stacked weights}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers(%w : tensor<2x8xf32>) {num_layers = 2 : i64, weight_kinds = [array<i64: 0>, array<i64: 0>]} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>, %wl: tensor<8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @weight_kinds_empty(%h: tensor<?x8xf32>, %w: tensor<2x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{weight_kinds entry 0 covers no layer kind}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers(%w : tensor<2x8xf32>) {num_layers = 2 : i64, weight_kinds = [array<i64>]} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @weight_kinds_order(%h: tensor<?x8xf32>, %w: tensor<2x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{weight_kinds entry 0 must list distinct layer kinds in [0, 2) in increasing order}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers(%w : tensor<2x8xf32>) {num_layers = 2 : i64, schedule = array<i64: 0, 1>, weight_kinds = [array<i64: 1, 0>]} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>, %wl: tensor<8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x8xf32>, %wl: tensor<8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @weight_kinds_unused(%h: tensor<?x8xf32>, %w: tensor<1x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{stacked weight #0 covers layer kinds that no layer runs}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers(%w : tensor<1x8xf32>) {num_layers = 2 : i64, schedule = array<i64: 0, 0>, weight_kinds = [array<i64: 1>]} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x8xf32>, %wl: tensor<8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @weight_kinds_length(%h: tensor<?x8xf32>, %w: tensor<3x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{stacked weight #0 must have a leading dimension of 2, the number of layers of kinds [1], got 'tensor<3x8xf32>'}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers(%w : tensor<3x8xf32>) {num_layers = 3 : i64, schedule = array<i64: 1, 0, 1>, weight_kinds = [array<i64: 1>]} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x8xf32>, %wl: tensor<8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+// A kind that does not read a weight takes no block argument for it.
+func.func @weight_kinds_block_args(%h: tensor<?x8xf32>, %w: tensor<1x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{layer kind 0 block arguments must be the carried types then the per-layer weight types ('tensor<?x8xf32>')}}
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers(%w : tensor<1x8xf32>) {num_layers = 2 : i64, schedule = array<i64: 0, 1>, weight_kinds = [array<i64: 1>]} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>, %wl: tensor<8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x8xf32>, %wl: tensor<8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @stacked_kinds_length(%h: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<2x8xf32>) {
+  // expected-error @+1 {{stacked output #0 must have a leading dimension of 1, the number of layers of kinds [0], got 'tensor<2x8xf32>'}}
+  %r:2 = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 2 : i64, schedule = array<i64: 0, 1>, stacked_kinds = [array<i64: 0>]} -> tensor<?x8xf32>, tensor<2x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x : tensor<?x8xf32>
+  }
+  return %r#0, %r#1 : tensor<?x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// Only the kinds a stacked output covers yield it.
+func.func @stacked_kinds_yield(%h: tensor<?x8xf32>, %s: tensor<8xf32>) -> (tensor<?x8xf32>, tensor<1x8xf32>) {
+  %r:2 = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 2 : i64, schedule = array<i64: 0, 1>, stacked_kinds = [array<i64: 1>]} -> tensor<?x8xf32>, tensor<1x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    // expected-error @+1 {{yields types that differ from the carried types and the per-layer stacked output types of its kind}}
+    tfm.yield %x, %s : tensor<?x8xf32>, tensor<8xf32>
+  }, {
+  ^bb0(%x: tensor<?x8xf32>):
+    tfm.yield %x, %s : tensor<?x8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<?x8xf32>, tensor<1x8xf32>
+}
+
+// -----
+
 func.func @yield_parent(%h: tensor<?x8xf32>) {
   // expected-error @+1 {{expects parent op 'tfm.repeat'}}
   tfm.yield %h : tensor<?x8xf32>
@@ -123,6 +231,21 @@ func.func private @p1(tensor<2x8xf32> {tfm.param = #tfm.param<name = "model.norm
 
 // expected-error @+1 {{'{layer}' in the name of a parameter that is not stacked}}
 func.func private @p2(tensor<8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.w">})
+
+// -----
+
+// expected-error @+1 {{parameter 'w': layers are only for stacked parameters}}
+func.func private @p_layers_unstacked(tensor<8xf32> {tfm.param = #tfm.param<name = "w", layers = [1]>})
+
+// -----
+
+// expected-error @+1 {{parameter 'l.{layer}.w': layers must be distinct non-negative layer indices in increasing order}}
+func.func private @p_layers_order(tensor<2x8xf32> {tfm.param = #tfm.param<name = "l.{layer}.w", stacked = true, layers = [3, 1]>})
+
+// -----
+
+// expected-error @+1 {{stacked parameter 'l.{layer}.w' lists 1 layers but its leading dimension is 2}}
+func.func @p_layers_count(%w: tensor<2x8xf32> {tfm.param = #tfm.param<name = "l.{layer}.w", stacked = true, layers = [1]>}) { return }
 
 // -----
 

@@ -630,3 +630,27 @@ func.func @case78(%h: tensor<?x?x64xf32>, %w: tensor<256x64xf32>, %y: tensor<?x?
   %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y : (tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<?x?xi64>) -> (tensor<f32>, tensor<?xf32>)
   return
 }
+
+// -----
+
+func.func @expand_not_unit(%x: tensor<?x?x2x8xf32>) {
+  // expected-error @+1 {{dim 2 must be a static dimension of size 1 in 'tensor<?x?x2x8xf32>' and static in 'tensor<?x?x4x8xf32>'}}
+  %y = tfm.expand %x {dim = 2 : i64} : (tensor<?x?x2x8xf32>) -> tensor<?x?x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @expand_other_dims(%x: tensor<?x?x1x8xf32>) {
+  // expected-error @+1 {{'tensor<?x?x1x8xf32>' and 'tensor<?x?x4x4xf32>' differ outside dim 2}}
+  %y = tfm.expand %x {dim = 2 : i64} : (tensor<?x?x1x8xf32>) -> tensor<?x?x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @expand_backward_rank(%dy: tensor<?x?x4x8xf32>) {
+  // expected-error @+1 {{expects the same rank (at least 2) and element type, got 'tensor<?x1x8xf32>' and 'tensor<?x?x4x8xf32>'}}
+  %dx = tfm.expand_backward %dy {dim = 2 : i64} : (tensor<?x?x4x8xf32>) -> tensor<?x1x8xf32>
+  return
+}

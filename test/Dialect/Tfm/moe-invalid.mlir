@@ -259,3 +259,102 @@ func.func @load_stats_backward(%d: tensor<2x8xf32>, %l: tensor<?x?x8xf32>) {
   %r = tfm.moe_load_stats_backward %d, %l : (tensor<2x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
   return
 }
+
+// -----
+
+func.func @router_bias_topk_softmax(%l: tensor<?x?x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{a selection bias needs softmax_topk or sigmoid_topk routing}}
+  %w, %i = tfm.moe_router %l, %b {top_k = 2 : i64, routing = #tfm.moe_routing<topk_softmax>}
+      : (tensor<?x?x4xf32>, tensor<4xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return
+}
+
+// -----
+
+func.func @router_bias_shape(%l: tensor<?x?x4xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{bias must be 'tensor<4xf32>' (one selection offset per expert, in the weights' type), got 'tensor<3xf32>'}}
+  %w, %i = tfm.moe_router %l, %b {top_k = 2 : i64, routing = #tfm.moe_routing<sigmoid_topk>}
+      : (tensor<?x?x4xf32>, tensor<3xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return
+}
+
+// -----
+
+func.func @router_groups_divide(%l: tensor<?x?x6xf32>) {
+  // expected-error @+1 {{num_groups must divide the 6 experts and be in [1, 64], got 4}}
+  %w, %i = tfm.moe_router %l {top_k = 2 : i64, routing = #tfm.moe_routing<sigmoid_topk>, num_groups = 4 : i64, topk_groups = 2 : i64, group_score = #tfm.moe_group_score<top2_sum>}
+      : (tensor<?x?x6xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return
+}
+
+// -----
+
+func.func @router_groups_need_attrs(%l: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{num_groups > 1 needs topk_groups and group_score}}
+  %w, %i = tfm.moe_router %l {top_k = 2 : i64, routing = #tfm.moe_routing<sigmoid_topk>, num_groups = 4 : i64}
+      : (tensor<?x?x8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return
+}
+
+// -----
+
+func.func @router_topk_groups_range(%l: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{topk_groups must be in [1, num_groups = 4], got 5}}
+  %w, %i = tfm.moe_router %l {top_k = 2 : i64, routing = #tfm.moe_routing<sigmoid_topk>, num_groups = 4 : i64, topk_groups = 5 : i64, group_score = #tfm.moe_group_score<top2_sum>}
+      : (tensor<?x?x8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return
+}
+
+// -----
+
+func.func @router_top2_group_size(%l: tensor<?x?x4xf32>) {
+  // expected-error @+1 {{top2_sum group scores need at least 2 experts per group, got 1}}
+  %w, %i = tfm.moe_router %l {top_k = 2 : i64, routing = #tfm.moe_routing<sigmoid_topk>, num_groups = 4 : i64, topk_groups = 2 : i64, group_score = #tfm.moe_group_score<top2_sum>}
+      : (tensor<?x?x4xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return
+}
+
+// -----
+
+func.func @router_topk_exceeds_kept(%l: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{top_k = 5 exceeds the 4 experts of the topk_groups kept groups}}
+  %w, %i = tfm.moe_router %l {top_k = 5 : i64, routing = #tfm.moe_routing<sigmoid_topk>, num_groups = 4 : i64, topk_groups = 2 : i64, group_score = #tfm.moe_group_score<top2_sum>}
+      : (tensor<?x?x8xf32>) -> (tensor<?x?x5xf32>, tensor<?x?x5xi64>)
+  return
+}
+
+// -----
+
+func.func @router_group_attrs_without_groups(%l: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{topk_groups and group_score need num_groups > 1}}
+  %w, %i = tfm.moe_router %l {top_k = 2 : i64, routing = #tfm.moe_routing<sigmoid_topk>, topk_groups = 1 : i64}
+      : (tensor<?x?x8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return
+}
+
+// -----
+
+func.func @router_scale(%l: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{scale must be finite and positive, got 0}}
+  %w, %i = tfm.moe_router %l {top_k = 2 : i64, routing = #tfm.moe_routing<sigmoid_topk>, scale = 0.0 : f64}
+      : (tensor<?x?x8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return
+}
+
+// -----
+
+func.func @router_eps_without_normalize(%l: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{normalize_eps must be finite and >= 0, and only set with normalize, got 1.000000e-20}}
+  %w, %i = tfm.moe_router %l {top_k = 2 : i64, routing = #tfm.moe_routing<sigmoid_topk>, normalize_eps = 1.0e-20 : f64}
+      : (tensor<?x?x8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return
+}
+
+// -----
+
+func.func @router_scale_topk_softmax(%l: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{scale applies to softmax_topk and sigmoid_topk weights, not topk_softmax}}
+  %w, %i = tfm.moe_router %l {top_k = 2 : i64, routing = #tfm.moe_routing<topk_softmax>, scale = 2.0 : f64}
+      : (tensor<?x?x8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return
+}

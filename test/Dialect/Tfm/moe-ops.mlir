@@ -85,3 +85,25 @@ func.func @aux_loss(%l: tensor<?x?x8xf32>, %i: tensor<?x?x2xi64>, %st: tensor<3x
   %ds = tfm.moe_aux_loss_backward %d, %st {top_k = 2 : i64} : (tensor<f32>, tensor<3x2x8xf32>) -> tensor<3x2x8xf32>
   return %a, %dl, %ds : tensor<f32>, tensor<?x?x8xf32>, tensor<3x2x8xf32>
 }
+
+// -----
+
+// DeepSeek-V3 routing: sigmoid scores, a selection bias, expert groups
+// scored by their top-2 sum, HF's 1e-20 and routed_scaling_factor.
+// CHECK-LABEL: func @deepseek_router
+func.func @deepseek_router(%l: tensor<?x?x8xf32>, %bias: tensor<8xf32>) -> tensor<?x?x2xf32> {
+  // CHECK: tfm.moe_router %{{.*}}, %{{.*}} {group_score = #tfm.moe_group_score<top2_sum>, normalize, normalize_eps = 9.9999999999999995E-21 : f64, num_groups = 4 : i64, routing = #tfm.moe_routing<sigmoid_topk>, scale = 2.500000e+00 : f64, top_k = 2 : i64, topk_groups = 2 : i64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  %w, %i = tfm.moe_router %l, %bias {top_k = 2 : i64, routing = #tfm.moe_routing<sigmoid_topk>, normalize,
+      normalize_eps = 1.0e-20 : f64, scale = 2.5 : f64, num_groups = 4 : i64, topk_groups = 2 : i64,
+      group_score = #tfm.moe_group_score<top2_sum>}
+      : (tensor<?x?x8xf32>, tensor<8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  // CHECK: tfm.moe_router_backward {{.*}} {normalize, normalize_eps = 9.9999999999999995E-21 : f64, routing = #tfm.moe_routing<sigmoid_topk>, scale = 2.500000e+00 : f64}
+  %dl = tfm.moe_router_backward %w, %l, %i {routing = #tfm.moe_routing<sigmoid_topk>, normalize,
+      normalize_eps = 1.0e-20 : f64, scale = 2.5 : f64}
+      : (tensor<?x?x2xf32>, tensor<?x?x8xf32>, tensor<?x?x2xi64>) -> tensor<?x?x8xf32>
+  // CHECK: group_score = #tfm.moe_group_score<max>
+  %w2, %i2 = tfm.moe_router %l {top_k = 2 : i64, routing = #tfm.moe_routing<softmax_topk>, scale = 1.5 : f64,
+      num_groups = 2 : i64, topk_groups = 1 : i64, group_score = #tfm.moe_group_score<max>}
+      : (tensor<?x?x8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+  return %w : tensor<?x?x2xf32>
+}

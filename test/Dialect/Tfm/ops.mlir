@@ -208,3 +208,21 @@ func.func @model(%ids: tensor<?x?xi64>, %labels: tensor<?x?xi64>,
       : (tensor<?x?x64xf32>, tensor<?x?xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// MLA's pieces: interleaved RoPE pairs and a key head shared by all heads.
+// CHECK-LABEL: func @mla_pieces
+func.func @mla_pieces(%x: tensor<?x?x1x8xf32>, %pos: tensor<?x?xi64>) -> tensor<?x?x4x8xf32> {
+  // CHECK: tfm.rope {{.*}} {interleaved, rotary_dim = 8 : i64, theta = 1.000000e+04 : f64}
+  %r = tfm.rope %x, %pos {theta = 1.0e4 : f64, rotary_dim = 8 : i64, interleaved}
+      : (tensor<?x?x1x8xf32>, tensor<?x?xi64>) -> tensor<?x?x1x8xf32>
+  // CHECK: tfm.expand %{{.*}} {dim = 2 : i64} : (tensor<?x?x1x8xf32>) -> tensor<?x?x4x8xf32>
+  %k = tfm.expand %r {dim = 2 : i64} : (tensor<?x?x1x8xf32>) -> tensor<?x?x4x8xf32>
+  // CHECK: tfm.expand_backward %{{.*}} {dim = 2 : i64} : (tensor<?x?x4x8xf32>) -> tensor<?x?x1x8xf32>
+  %d = tfm.expand_backward %k {dim = 2 : i64} : (tensor<?x?x4x8xf32>) -> tensor<?x?x1x8xf32>
+  // CHECK: tfm.rope_backward {{.*}} {interleaved, rotary_dim = 8 : i64, theta = 1.000000e+04 : f64}
+  %dr = tfm.rope_backward %d, %pos {theta = 1.0e4 : f64, rotary_dim = 8 : i64, interleaved}
+      : (tensor<?x?x1x8xf32>, tensor<?x?xi64>) -> tensor<?x?x1x8xf32>
+  return %k : tensor<?x?x4x8xf32>
+}

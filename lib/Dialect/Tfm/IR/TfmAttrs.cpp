@@ -81,7 +81,8 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 StringRef name, StringRef kind,
                                 ParamMapping mapping, ArrayAttr sources,
                                 int64_t dim, int64_t offset, bool stacked,
-                                ArrayAttr tied, bool frozen) {
+                                ArrayAttr tied, bool frozen,
+                                DenseI64ArrayAttr layers) {
   if (name.empty())
     return emitError() << "parameter name must not be empty";
   if (stacked != name.contains(kLayerPlaceholder))
@@ -139,13 +140,27 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (dim < 0 || offset < 0)
     return emitError() << "parameter '" << name
                        << "': dim and offset must be non-negative";
+  if (layers && !stacked)
+    return emitError() << "parameter '" << name
+                       << "': layers are only for stacked parameters";
+  if (layers) {
+    for (auto [i, l] : llvm::enumerate(layers.asArrayRef()))
+      if (l < 0 || (i > 0 && l <= layers[i - 1]))
+        return emitError() << "parameter '" << name
+                           << "': layers must be distinct non-negative "
+                              "layer indices in increasing order";
+  }
   return success();
 }
 
-std::string ParamAttr::nameForLayer(int64_t layer) const {
-  std::string result = getName().str();
+std::string mlir::tfm::substituteLayer(StringRef templ, int64_t layer) {
+  std::string result = templ.str();
   size_t pos = result.find(kLayerPlaceholder.str());
   if (pos != std::string::npos)
     result.replace(pos, kLayerPlaceholder.size(), std::to_string(layer));
   return result;
+}
+
+std::string ParamAttr::nameForLayer(int64_t slice) const {
+  return substituteLayer(getName(), hfLayer(slice));
 }

@@ -51,6 +51,12 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
   if (param.getStacked() && tensor.getRank() < 1)
     return op->emitError() << "stacked parameter '" << param.getName()
                            << "' needs a leading layer dimension";
+  if (auto layers = param.getLayers();
+      layers && int64_t(layers.size()) != tensor.getDimSize(0))
+    return op->emitError() << "stacked parameter '" << param.getName()
+                           << "' lists " << layers.size()
+                           << " layers but its leading dimension is "
+                           << tensor.getDimSize(0);
   if ((param.getMapping() == ParamMapping::fuse ||
        param.getMapping() == ParamMapping::split) &&
       param.getDim() + (param.getStacked() ? 1 : 0) >= tensor.getRank())

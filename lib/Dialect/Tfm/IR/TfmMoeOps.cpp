@@ -11,6 +11,8 @@
 #include "TfmVerifyUtils.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::detail;
@@ -70,11 +72,67 @@ static LogicalResult checkTokens(Operation *op, StringRef what, Type type,
 //===----------------------------------------------------------------------===//
 
 static LogicalResult verifyRouterAttrs(Operation *op, MoeRouting routing,
-                                       bool normalize) {
+                                       bool normalize, double eps,
+                                       double scale) {
   if (normalize && routing == MoeRouting::topk_softmax)
     return op->emitOpError()
            << "normalize has no meaning with topk_softmax (its weights "
               "already sum to 1)";
+  if (!(eps >= 0) || !std::isfinite(eps) || (eps != 0 && !normalize))
+    return op->emitOpError() << "normalize_eps must be finite and >= 0, and "
+                                "only set with normalize, got "
+                             << eps;
+  if (!(scale > 0) || !std::isfinite(scale))
+    return op->emitOpError()
+           << "scale must be finite and positive, got " << scale;
+  if (scale != 1.0 && routing == MoeRouting::topk_softmax)
+    return op->emitOpError() << "scale applies to softmax_topk and "
+                                "sigmoid_topk weights, not topk_softmax";
+  return success();
+}
+
+/// The selection bias and expert groups of a router with `experts` experts.
+static LogicalResult verifyRouterSelection(MoeRouterOp op, int64_t experts) {
+  bool deepseek = op.getRouting() != MoeRouting::topk_softmax;
+  if (Value bias = op.getBias()) {
+    if (!deepseek)
+      return op.emitOpError("a selection bias needs softmax_topk or "
+                            "sigmoid_topk routing");
+    auto expected = RankedTensorType::get(
+        {experts}, op.getWeights().getType().getElementType());
+    if (bias.getType() != expected)
+      return op.emitOpError() << "bias must be " << expected
+                              << " (one selection offset per expert, in the "
+                                 "weights' type), got "
+                              << bias.getType();
+  }
+  int64_t groups = op.getNumGroups();
+  if (groups == 1) {
+    if (op.getTopkGroups() || op.getGroupScore())
+      return op.emitOpError("topk_groups and group_score need num_groups > 1");
+    return success();
+  }
+  if (!deepseek)
+    return op.emitOpError(
+        "expert groups need softmax_topk or sigmoid_topk routing");
+  if (groups < 1 || groups > 64 || experts % groups != 0)
+    return op.emitOpError() << "num_groups must divide the " << experts
+                            << " experts and be in [1, 64], got " << groups;
+  if (!op.getTopkGroups() || !op.getGroupScore())
+    return op.emitOpError("num_groups > 1 needs topk_groups and group_score");
+  int64_t kept = *op.getTopkGroups(), size = experts / groups;
+  if (kept < 1 || kept > groups)
+    return op.emitOpError()
+           << "topk_groups must be in [1, num_groups = " << groups << "], got "
+           << kept;
+  if (*op.getGroupScore() == MoeGroupScore::top2_sum && size < 2)
+    return op.emitOpError() << "top2_sum group scores need at least 2 "
+                               "experts per group, got "
+                            << size;
+  if (op.getTopK() > kept * size)
+    return op.emitOpError()
+           << "top_k = " << op.getTopK() << " exceeds the " << kept * size
+           << " experts of the topk_groups kept groups";
   return success();
 }
 
@@ -93,7 +151,11 @@ LogicalResult MoeRouterOp::verify() {
       failed(checkShape(*this, "indices", getIndices().getType(), expected)) ||
       failed(checkRouting(*this, "indices", getIndices())))
     return failure();
-  return verifyRouterAttrs(*this, getRouting(), getNormalize());
+  if (failed(verifyRouterAttrs(*this, getRouting(), getNormalize(),
+                               getNormalizeEps().convertToDouble(),
+                               getScale().convertToDouble())))
+    return failure();
+  return verifyRouterSelection(*this, experts);
 }
 
 LogicalResult MoeRouterBackwardOp::verify() {
@@ -112,7 +174,9 @@ LogicalResult MoeRouterBackwardOp::verify() {
   if (getDlogits().getType() != lt)
     return emitOpError() << "dlogits must have the logits type " << lt
                          << ", got " << getDlogits().getType();
-  return verifyRouterAttrs(*this, getRouting(), getNormalize());
+  return verifyRouterAttrs(*this, getRouting(), getNormalize(),
+                           getNormalizeEps().convertToDouble(),
+                           getScale().convertToDouble());
 }
 
 //===----------------------------------------------------------------------===//

@@ -515,6 +515,35 @@ LogicalResult ConcatOp::verify() {
                       "input");
 }
 
+/// `wide` is `narrow` with the size-1 static dimension `dim` repeated.
+static LogicalResult verifyExpanded(Operation *op, RankedTensorType narrow,
+                                    RankedTensorType wide, int64_t dim) {
+  if (narrow.getRank() != wide.getRank() || narrow.getRank() < 2 ||
+      narrow.getElementType() != wide.getElementType())
+    return op->emitOpError() << "expects the same rank (at least 2) and "
+                                "element type, got "
+                             << narrow << " and " << wide;
+  if (dim < 0 || dim >= narrow.getRank() || narrow.getDimSize(dim) != 1 ||
+      wide.isDynamicDim(dim))
+    return op->emitOpError()
+           << "dim " << dim << " must be a static dimension of size 1 in "
+           << narrow << " and static in " << wide;
+  for (int64_t d = 0; d < narrow.getRank(); ++d)
+    if (d != dim && narrow.getDimSize(d) != wide.getDimSize(d))
+      return op->emitOpError()
+             << narrow << " and " << wide << " differ outside dim " << dim;
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  return verifyExpanded(*this, rankedOf(getX()), rankedOf(getResult()),
+                        getDim());
+}
+
+LogicalResult ExpandBackwardOp::verify() {
+  return verifyExpanded(*this, rankedOf(getDx()), rankedOf(getDy()), getDim());
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
@@ -562,6 +591,56 @@ LogicalResult FusedLmHeadLossOp::verify() {
 // RepeatOp
 //===----------------------------------------------------------------------===//
 
+/// The kind set of stacked value `i` (null: every kind).
+static DenseI64ArrayAttr kindSetOf(std::optional<ArrayAttr> sets, unsigned i) {
+  return sets ? cast<DenseI64ArrayAttr>((*sets)[i]) : DenseI64ArrayAttr();
+}
+
+/// Checks that `sets` (weight_kinds or stacked_kinds) has one sorted,
+/// in-range kind list per stacked value, and that each value's leading
+/// dimension is the number of layers of its kinds.
+static LogicalResult verifyKindSets(RepeatOp op, StringRef attrName,
+                                    StringRef what, ValueRange values,
+                                    std::optional<ArrayAttr> sets) {
+  unsigned kinds = op.getKinds().size();
+  if (sets && sets->size() != values.size())
+    return op.emitOpError()
+           << attrName << " has " << sets->size() << " entries for "
+           << values.size() << " " << what << "s";
+  for (auto [i, v] : llvm::enumerate(values)) {
+    DenseI64ArrayAttr set = kindSetOf(sets, i);
+    if (set) {
+      if (set.empty())
+        return op.emitOpError()
+               << attrName << " entry " << i << " covers no layer kind";
+      for (auto [j, k] : llvm::enumerate(set.asArrayRef()))
+        if (k < 0 || k >= kinds || (j > 0 && k <= set[j - 1]))
+          return op.emitOpError() << attrName << " entry " << i
+                                  << " must list distinct layer kinds in [0, "
+                                  << kinds << ") in increasing order";
+    }
+    int64_t expected = op.getLayersOfKinds(set).size();
+    if (expected == 0)
+      return op.emitOpError()
+             << what << " #" << i << " covers layer kinds that no layer runs";
+    RankedTensorType t = rankedOf(v);
+    if (t.getRank() >= 1 && t.getDimSize(0) == expected)
+      continue;
+    InFlightDiagnostic diag = op.emitOpError()
+                              << what << " #" << i
+                              << " must have a leading dimension of ";
+    if (set) {
+      diag << expected << ", the number of layers of kinds [";
+      llvm::interleaveComma(set.asArrayRef(), diag);
+      diag << "]";
+    } else {
+      diag << "num_layers = " << expected;
+    }
+    return diag << ", got " << t;
+  }
+  return success();
+}
+
 LogicalResult RepeatOp::verify() {
   int64_t layers = getNumLayers();
   if (layers <= 0)
@@ -570,20 +649,6 @@ LogicalResult RepeatOp::verify() {
   if (getNumResults() < numCarried ||
       TypeRange(getCarriedResults().getTypes()) != getInits().getTypes())
     return emitOpError("result types must match the carried (init) types");
-  for (Value r : getStackedResults()) {
-    auto t = cast<RankedTensorType>(r.getType());
-    if (t.getRank() < 1 || t.getDimSize(0) != layers)
-      return emitOpError() << "stacked output " << t
-                           << " must have a leading dimension of num_layers = "
-                           << layers;
-  }
-  for (auto [i, w] : llvm::enumerate(getWeights())) {
-    RankedTensorType wt = rankedOf(w);
-    if (wt.getRank() < 1 || wt.getDimSize(0) != layers)
-      return emitOpError() << "stacked weight #" << i
-                           << " must have a leading dimension of num_layers = "
-                           << layers << ", got " << wt;
-  }
   unsigned kinds = getKinds().size();
   if (kinds == 0)
     return emitOpError("needs at least one layer body region");
@@ -601,17 +666,23 @@ LogicalResult RepeatOp::verify() {
   if (auto names = getKindNames(); names && names->size() != kinds)
     return emitOpError() << "kind_names has " << names->size()
                          << " entries for " << kinds << " layer kinds";
-  return success();
+  if (failed(verifyKindSets(*this, "weight_kinds", "stacked weight",
+                            getWeights(), getWeightKinds())))
+    return failure();
+  return verifyKindSets(*this, "stacked_kinds", "stacked output",
+                        getStackedResults(), getStackedKinds());
+}
+
+static RankedTensorType sliceType(Value stacked) {
+  RankedTensorType t = rankedOf(stacked);
+  return RankedTensorType::get(t.getShape().drop_front(), t.getElementType());
 }
 
 LogicalResult RepeatOp::verifyRegions() {
-  SmallVector<Type> expected(getInits().getTypes());
-  for (Value w : getWeights()) {
-    RankedTensorType wt = rankedOf(w);
-    expected.push_back(
-        RankedTensorType::get(wt.getShape().drop_front(), wt.getElementType()));
-  }
   for (auto [k, region] : llvm::enumerate(getKinds())) {
+    SmallVector<Type> expected(getInits().getTypes());
+    for (unsigned j : getWeightsOfKind(k))
+      expected.push_back(sliceType(getWeights()[j]));
     Block &body = region.front();
     if (TypeRange(body.getArgumentTypes()) != TypeRange(expected)) {
       InFlightDiagnostic diag = emitOpError()
@@ -625,15 +696,12 @@ LogicalResult RepeatOp::verifyRegions() {
     if (!yield)
       return emitOpError() << "layer kind " << k << " must end with tfm.yield";
     SmallVector<Type> yieldTypes(getInits().getTypes());
-    for (Value r : getStackedResults()) {
-      auto t = cast<RankedTensorType>(r.getType());
-      yieldTypes.push_back(
-          RankedTensorType::get(t.getShape().drop_front(), t.getElementType()));
-    }
+    for (unsigned i : getStackedOfKind(k))
+      yieldTypes.push_back(sliceType(getStackedResults()[i]));
     if (TypeRange(yield.getValues().getTypes()) != TypeRange(yieldTypes))
       return yield.emitOpError()
              << "yields types that differ from the carried types and the "
-                "per-layer stacked output types";
+                "per-layer stacked output types of its kind";
   }
   return success();
 }
@@ -642,6 +710,50 @@ unsigned RepeatOp::getKindOfLayer(int64_t layer) {
   if (auto schedule = getSchedule())
     return (*schedule)[layer];
   return 0;
+}
+
+static bool setCovers(DenseI64ArrayAttr set, unsigned kind) {
+  return !set || llvm::is_contained(set.asArrayRef(), int64_t(kind));
+}
+
+bool RepeatOp::weightCoversKind(unsigned weight, unsigned kind) {
+  return setCovers(kindSetOf(getWeightKinds(), weight), kind);
+}
+
+bool RepeatOp::stackedCoversKind(unsigned stacked, unsigned kind) {
+  return setCovers(kindSetOf(getStackedKinds(), stacked), kind);
+}
+
+SmallVector<unsigned> RepeatOp::getWeightsOfKind(unsigned kind) {
+  SmallVector<unsigned> result;
+  for (unsigned j = 0, e = getWeights().size(); j < e; ++j)
+    if (weightCoversKind(j, kind))
+      result.push_back(j);
+  return result;
+}
+
+SmallVector<unsigned> RepeatOp::getStackedOfKind(unsigned kind) {
+  SmallVector<unsigned> result;
+  for (unsigned i = 0, e = getStackedResults().size(); i < e; ++i)
+    if (stackedCoversKind(i, kind))
+      result.push_back(i);
+  return result;
+}
+
+SmallVector<int64_t> RepeatOp::getLayersOfKinds(DenseI64ArrayAttr kinds) {
+  SmallVector<int64_t> layers;
+  for (int64_t l = 0, e = getNumLayers(); l < e; ++l)
+    if (setCovers(kinds, getKindOfLayer(l)))
+      layers.push_back(l);
+  return layers;
+}
+
+SmallVector<int64_t> RepeatOp::getLayersOfWeight(unsigned weight) {
+  return getLayersOfKinds(kindSetOf(getWeightKinds(), weight));
+}
+
+SmallVector<int64_t> RepeatOp::getLayersOfStacked(unsigned stacked) {
+  return getLayersOfKinds(kindSetOf(getStackedKinds(), stacked));
 }
 
 //===----------------------------------------------------------------------===//

@@ -79,11 +79,18 @@ struct TfmCheckWeightMapPass
         return use.getOwner()->emitError()
                << "stacked parameter '" << param.getName()
                << "' may only be used as a tfm.repeat weight";
-      if (int64_t(repeat.getNumLayers()) !=
-          cast<RankedTensorType>(arg.getType()).getDimSize(0))
+      // The HF layers of its slices are the layers the scan reads them in.
+      unsigned weight = use.getOperandNumber() - repeat.getInits().size();
+      SmallVector<int64_t> layers = repeat.getLayersOfWeight(weight);
+      int64_t slices = cast<RankedTensorType>(arg.getType()).getDimSize(0);
+      bool same = int64_t(layers.size()) == slices;
+      for (int64_t s = 0; same && s < slices; ++s)
+        same = param.hfLayer(s) == layers[s];
+      if (!same)
         return repeat.emitError()
-               << "num_layers differs from the leading dimension of '"
-               << param.getName() << "'";
+               << "the layers that read stacked weight #" << weight
+               << " differ from the HF layers of '" << param.getName()
+               << "' (its 'layers', or 0.." << slices - 1 << ")";
     }
     return success();
   }

@@ -17,6 +17,8 @@ namespace mlir::tfm {
 inline constexpr llvm::StringLiteral kParamAttrName = "tfm.param";
 /// The placeholder for the layer index in stacked parameter names.
 inline constexpr llvm::StringLiteral kLayerPlaceholder = "{layer}";
+/// `templ` with its `{layer}` placeholder (if any) replaced by `layer`.
+std::string substituteLayer(llvm::StringRef templ, int64_t layer);
 /// The expert index in per-expert source names of stacked_experts.
 inline constexpr llvm::StringLiteral kExpertPlaceholder = "{expert}";
 } // namespace mlir::tfm

@@ -63,6 +63,21 @@ def Tfm_MoeRoutingAttr : EnumAttr<Tfm_Dialect, Tfm_MoeRouting, "moe_routing"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Tfm_MoeGroupTop2Sum : I32EnumAttrCase<"top2_sum", 0>;
+def Tfm_MoeGroupMax : I32EnumAttrCase<"max", 1>;
+def Tfm_MoeGroupScore : I32EnumAttr<"MoeGroupScore",
+    "how tfm.moe_router scores an expert group for group-limited routing: "
+    "top2_sum (the sum of its two largest selection scores: DeepSeek-V3, "
+    "GLM-4.5), max (its largest score: DeepSeek-V2 group_limited_greedy)",
+    [Tfm_MoeGroupTop2Sum, Tfm_MoeGroupMax]> {
+  let cppNamespace = "::mlir::tfm";
+  let genSpecializedAttr = 0;
+}
+def Tfm_MoeGroupScoreAttr : EnumAttr<Tfm_Dialect, Tfm_MoeGroupScore,
+                                     "moe_group_score"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Tfm_MapDirect : I32EnumAttrCase<"direct", 0>;
 def Tfm_MapFuse : I32EnumAttrCase<"fuse", 1>;
 def Tfm_MapSplit : I32EnumAttrCase<"split", 2>;
@@ -170,6 +185,10 @@ def Tfm_ParamAttr : Tfm_Attr<"Param", "param"> {
     - `tied`: other HF names that hold the same tensor (e.g. `lm_head.weight`
       for tied embeddings); counted once.
     - `frozen`: excluded from the gradient.
+    - `layers`: with `stacked`, the HF layer of each slice when the
+      parameter covers only some layers (a `tfm.repeat` weight of some
+      layer kinds, e.g. the experts of a model whose first layers are
+      dense); absent, slice `i` is layer `i`.
 
     ```mlir
     #tfm.param<name = "model.layers.{layer}.input_layernorm.weight",
@@ -187,12 +206,19 @@ def Tfm_ParamAttr : Tfm_Attr<"Param", "param"> {
     DefaultValuedParameter<"bool", "false",
         "stacked on a leading layer dimension">:$stacked,
     OptionalParameter<"::mlir::ArrayAttr", "tied HF names">:$tied,
-    DefaultValuedParameter<"bool", "false", "excluded from gradients">:$frozen);
+    DefaultValuedParameter<"bool", "false", "excluded from gradients">:$frozen,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr",
+        "HF layer of each slice">:$layers);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// The HF name of this parameter for layer `layer` (templates only).
-    std::string nameForLayer(int64_t layer) const;
+    /// The HF name of slice `slice` of a stacked parameter: the template
+    /// with its HF layer (`layers[slice]`, or `slice`).
+    std::string nameForLayer(int64_t slice) const;
+    /// The HF layer of slice `slice`.
+    int64_t hfLayer(int64_t slice) const {
+      return getLayers() ? getLayers()[slice] : slice;
+    }
   }];
 }
 

@@ -117,7 +117,23 @@ def Tfm_RopeBackwardOp : Tfm_BackwardOp<"rope_backward"> {
   }];
   let arguments = (ins Tfm_FloatTensor:$dy, Tfm_IdTensor:$positions,
                    F64Attr:$theta, I64Attr:$rotary_dim,
-                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
+                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling,
+                   UnitAttr:$interleaved);
+  let results = (outs Tfm_FloatTensor:$dx);
+}
+
+def Tfm_ExpandBackwardOp : Tfm_BackwardOp<"expand_backward"> {
+  let summary = "gradient of tfm.expand: the sum over the expanded dimension";
+  let description = [{
+    `dx` has `dy`'s shape with size 1 at `dim`, holding the sum of `dy`
+    over `dim` (accumulated in f32 for narrower types).
+
+    ```mlir
+    %dx = tfm.expand_backward %dy {dim = 2 : i64}
+        : (tensor<?x?x128x64xf32>) -> tensor<?x?x1x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, I64Attr:$dim);
   let results = (outs Tfm_FloatTensor:$dx);
 }
 

@@ -37,24 +37,53 @@ def Tfm_MoeRouterOp : Tfm_PureOp<"moe_router"> {
     - `sigmoid_topk`: `p = sigmoid(logits)`; the k largest; `weights =
       p[indices]`, divided by their sum with `normalize`.
 
+    DeepSeek-style selection (softmax_topk and sigmoid_topk only):
+
+    - `bias` (`[E]`, the weights' type; DeepSeek-V3's
+      `e_score_correction_bias`) is added to the scores to *choose* experts:
+      the selection score is `p + bias`, the weights still come from `p`.
+    - `num_groups = G` splits the experts into G groups of `E / G`
+      consecutive experts; each group is scored by `group_score` over its
+      selection scores (`top2_sum`: the two largest summed; `max`: the
+      largest), the `topk_groups` best groups are kept, and the selection
+      scores of the other groups' experts become 0.0 (as HF masks them, not
+      -inf), before the top-k.
+    - `normalize` divides by `Σ p[indices] + normalize_eps` (HF adds 1e-20),
+      and the weights are then multiplied by `scale` (HF
+      `routed_scaling_factor`).
+
     Selection is deterministic: a larger score first, and among equal
-    scores the lower expert index.
+    scores the lower expert (or group) index.
 
     ```mlir
     %w, %idx = tfm.moe_router %logits
         {top_k = 2 : i64, routing = #tfm.moe_routing<softmax_topk>, normalize}
         : (tensor<?x?x8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
+    %w3, %idx3 = tfm.moe_router %logits, %bias
+        {top_k = 2 : i64, routing = #tfm.moe_routing<sigmoid_topk>, normalize,
+         normalize_eps = 1.0e-20 : f64, scale = 2.5 : f64, num_groups = 4 : i64,
+         topk_groups = 2 : i64, group_score = #tfm.moe_group_score<top2_sum>}
+        : (tensor<?x?x8xf32>, tensor<8xf32>) -> (tensor<?x?x2xf32>, tensor<?x?x2xi64>)
     ```
 
-    Gradient: through the weights only (the selection is piecewise
-    constant). With `s` the scores and `g` the weight gradient, `normalize`
-    first maps `g_j -> (g_j - Σ_i g_i w_i) / Σ_i s[idx_i]`; then `ds[idx_j] =
-    g_j` (zero for unselected experts), and `dlogits = p * (ds - Σ ds * p)`
-    (softmax), `ds * p * (1 - p)` (sigmoid), or, for `topk_softmax`,
-    `dlogits[idx_j] = w_j (g_j - Σ_i g_i w_i)` and zero elsewhere.
+    Gradient: through the weights only (the selection, bias and groups
+    included, is piecewise constant; `bias` gets none). With `s` the scores,
+    `g` the weight gradient and `c = scale`, `normalize` first maps
+    `g_j -> c (g_j - Σ_i g_i s[idx_i] / D) / D` with
+    `D = Σ_i s[idx_i] + normalize_eps` (else `g_j -> c g_j`); then
+    `ds[idx_j] = g_j` (zero for unselected experts), and
+    `dlogits = p * (ds - Σ ds * p)` (softmax), `ds * p * (1 - p)` (sigmoid),
+    or, for `topk_softmax`, `dlogits[idx_j] = w_j (g_j - Σ_i g_i w_i)` and
+    zero elsewhere.
   }];
-  let arguments = (ins Tfm_FloatTensor:$logits, I64Attr:$top_k,
-                   Tfm_MoeRoutingAttr:$routing, UnitAttr:$normalize);
+  let arguments = (ins Tfm_FloatTensor:$logits, Optional<Tfm_StatTensor>:$bias,
+                   I64Attr:$top_k, Tfm_MoeRoutingAttr:$routing,
+                   UnitAttr:$normalize,
+                   DefaultValuedAttr<F64Attr, "0.0">:$normalize_eps,
+                   DefaultValuedAttr<F64Attr, "1.0">:$scale,
+                   DefaultValuedAttr<I64Attr, "1">:$num_groups,
+                   OptionalAttr<I64Attr>:$topk_groups,
+                   OptionalAttr<Tfm_MoeGroupScoreAttr>:$group_score);
   let results = (outs Tfm_StatTensor:$weights, Tfm_IdTensor:$indices);
 }
 
@@ -239,7 +268,9 @@ def Tfm_MoeRouterBackwardOp : Tfm_BackwardOp<"moe_router_backward"> {
   }];
   let arguments = (ins Tfm_StatTensor:$dweights, Tfm_FloatTensor:$logits,
                    Tfm_IdTensor:$indices, Tfm_MoeRoutingAttr:$routing,
-                   UnitAttr:$normalize);
+                   UnitAttr:$normalize,
+                   DefaultValuedAttr<F64Attr, "0.0">:$normalize_eps,
+                   DefaultValuedAttr<F64Attr, "1.0">:$scale);
   let results = (outs Tfm_FloatTensor:$dlogits);
 }
 

@@ -160,7 +160,10 @@ def Tfm_RopeOp : Tfm_PureOp<"rope"> {
     pairs `(i, i + rotary_dim/2)` of the first `rotary_dim` dimensions rotate:
     `y1 = x1*cos(a) - x2*sin(a)`, `y2 = x2*cos(a) + x1*sin(a)`, where cos and
     sin are multiplied by the scaling's `attention_factor`; dimensions from
-    `rotary_dim` on pass through (partial rotary).
+    `rotary_dim` on pass through (partial rotary). With `interleaved`, the
+    pairs are `(2i, 2i + 1)` instead (DeepSeek's complex-number RoPE; HF's
+    DeepSeek-V3 writes the same values de-interleaved, which leaves every
+    q·k product, hence attention, unchanged).
 
     ```mlir
     %y = tfm.rope %x, %pos {theta = 5.0e+05 : f64, rotary_dim = 64 : i64}
@@ -172,7 +175,8 @@ def Tfm_RopeOp : Tfm_PureOp<"rope"> {
   }];
   let arguments = (ins Tfm_FloatTensor:$x, Tfm_IdTensor:$positions,
                    F64Attr:$theta, I64Attr:$rotary_dim,
-                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
+                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling,
+                   UnitAttr:$interleaved);
   let results = (outs Tfm_FloatTensor:$result);
 }
 
@@ -448,6 +452,26 @@ def Tfm_SplitOp : Tfm_Op<"split", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tfm_ExpandOp : Tfm_Op<"expand", [Pure]> {
+  let summary = "repeat a size-1 static dimension";
+  let description = [{
+    `x` has size 1 at the static dimension `dim`; the result repeats it to
+    the result's size there (MLA's rotary key, one head shared by all query
+    heads).
+
+    ```mlir
+    %k = tfm.expand %kr {dim = 2 : i64}
+        : (tensor<?x?x1x64xf32>) -> tensor<?x?x128x64xf32>
+    ```
+
+    Gradient: `dx = sum of dy over dim` (`tfm.expand_backward`).
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, I64Attr:$dim);
+  let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = Tfm_FunctionalFormat;
+  let hasVerifier = 1;
+}
+
 def Tfm_ConcatOp : Tfm_Op<"concat", [Pure]> {
   let summary = "concatenate along one static dimension";
   let description = [{
@@ -535,6 +559,15 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
     `reverse` runs the layers from `num_layers - 1` down to 0 (backward
     scans). `kind_names` optionally names the kinds (`sliding_attention`).
 
+    A stacked input or output may cover only some kinds (the experts of
+    the MoE layers of a model whose first layers are dense): `weight_kinds`
+    and `stacked_kinds`, when present, give for each stacked input / output
+    the sorted list of kinds it covers. Its leading dimension is then the
+    number of layers of those kinds, layer `i` reads (or writes) the slice
+    at its rank among them, and only the regions of those kinds take it as
+    a block argument (or yield it). Absent, every stacked value covers all
+    layers.
+
     ```mlir
     %h = tfm.repeat (%h0 : tensor<?x?x64xf32>)
         layers(%w : tensor<4x64xf32>) {num_layers = 4 : i64} -> tensor<?x?x64xf32> {
@@ -554,7 +587,11 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
                    I64Attr:$num_layers,
                    OptionalAttr<DenseI64ArrayAttr>:$schedule,
                    OptionalAttr<StrArrayAttr>:$kind_names,
-                   UnitAttr:$reverse);
+                   UnitAttr:$reverse,
+                   OptionalAttr<TypedArrayAttrBase<DenseI64ArrayAttr,
+                       "kinds per stacked input">>:$weight_kinds,
+                   OptionalAttr<TypedArrayAttrBase<DenseI64ArrayAttr,
+                       "kinds per stacked output">>:$stacked_kinds);
   let results = (outs Variadic<Tfm_StackableTensor>:$results);
   let regions = (region VariadicRegion<SizedRegion<1>>:$kinds);
   let assemblyFormat = [{
@@ -566,6 +603,22 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
   let extraClassDeclaration = [{
     /// The region layer `layer` runs.
     unsigned getKindOfLayer(int64_t layer);
+    /// Whether stacked input `weight` / stacked output `stacked` (indices
+    /// into getWeights() / getStackedResults()) is read / written by the
+    /// layers of `kind`.
+    bool weightCoversKind(unsigned weight, unsigned kind);
+    bool stackedCoversKind(unsigned stacked, unsigned kind);
+    /// The stacked inputs / outputs the layers of `kind` read / write, in
+    /// order (a region's block arguments after the carried values, and
+    /// what it yields after them).
+    SmallVector<unsigned> getWeightsOfKind(unsigned kind);
+    SmallVector<unsigned> getStackedOfKind(unsigned kind);
+    /// The layers, in order, that read stacked input `weight` / write
+    /// stacked output `stacked`: slice `s` of it is layer `result[s]`'s.
+    SmallVector<int64_t> getLayersOfWeight(unsigned weight);
+    SmallVector<int64_t> getLayersOfStacked(unsigned stacked);
+    /// The layers whose kind is in `kinds` (null: all), in order.
+    SmallVector<int64_t> getLayersOfKinds(DenseI64ArrayAttr kinds);
     /// The carried results, then the stacked outputs.
     ResultRange getCarriedResults() {
       return getResults().take_front(getInits().size());
