@@ -80,7 +80,7 @@ struct TfmAutodiffPass : mlir::tfm::impl::TfmAutodiffPassBase<TfmAutodiffPass> {
       if (!isFloatTensor(arg.getType()))
         continue;
       if (auto param = f.getArgAttrOfType<ParamAttr>(i, kParamAttrName);
-          param && param.getFrozen())
+          param && !param.isTrainable())
         continue;
       Value g = diff.gradOf(arg);
       if (!g)

@@ -238,6 +238,38 @@ FamilyRules qwen3Moe() {
   return r;
 }
 
+/// DeepseekV3Config and modeling_deepseek_v3 (also Kimi-K2's configs):
+/// multi-head latent attention with interleaved RoPE on the rotary slice,
+/// sigmoid routing with a selection bias over expert groups, shared
+/// experts, the first layers dense; no load-balancing loss.
+FamilyRules deepseekV3() {
+  FamilyRules r("deepseek_v3", "DeepseekV3ForCausalLM");
+  r.mla = true;
+  r.mtpLayers = true;
+  r.defaultMaxPositions = 4096;
+  r.moe.enabled = true;
+  r.moe.expertsKey = "n_routed_experts";
+  r.moe.expertsAlias = "num_local_experts"; // attribute_map
+  r.moe.defaultExperts = 256;
+  r.moe.defaultTopK = 8;
+  r.moe.intermediateKey = "moe_intermediate_size";
+  r.moe.defaultIntermediate = 2048;
+  r.moe.defaultDenseIntermediate = 18432;
+  r.moe.readsNormTopkProb = true;
+  r.moe.defaultNormTopkProb = true;
+  r.moe.hasAuxLoss = false;
+  r.moe.deepseekRouting = true;
+  r.moe.defaultGroups = 8;
+  r.moe.defaultTopkGroups = 4;
+  r.moe.defaultRoutedScale = 2.5;
+  r.moe.defaultSharedExperts = 1;
+  r.moe.defaultFirstDense = 3;
+  r.moe.legacyGate = "mlp.experts.{expert}.gate_proj.weight";
+  r.moe.legacyUp = "mlp.experts.{expert}.up_proj.weight";
+  r.moe.legacyDown = "mlp.experts.{expert}.down_proj.weight";
+  return r;
+}
+
 /// SmolLM3Config and modeling_smollm3.
 FamilyRules smollm3() {
   FamilyRules r("smollm3", "SmolLM3ForCausalLM");
@@ -254,9 +286,9 @@ FamilyRules smollm3() {
 
 const std::vector<FamilyRules> &hf::families() {
   static const std::vector<FamilyRules> table = {
-      gemma2(),  gemma3Text(), gptOss(),   granitemoe(), llama(),
-      mistral(), mixtral(),    olmo2(),    olmoe(),      phi3(),
-      qwen2(),   qwen3(),      qwen3Moe(), smollm3()};
+      deepseekV3(), gemma2(),  gemma3Text(), gptOss(),   granitemoe(),
+      llama(),      mistral(), mixtral(),    olmo2(),    olmoe(),
+      phi3(),       qwen2(),   qwen3(),      qwen3Moe(), smollm3()};
   return table;
 }
 

@@ -70,6 +70,19 @@ struct MoeRules {
   /// and `swiglu_alpha` (1.702).
   bool routerBias = false, expertBias = false, transposedExperts = false;
   bool clampedSwiglu = false;
+  /// Class default of `norm_topk_prob` when it is read.
+  bool defaultNormTopkProb = false;
+  /// HF has a load-balancing loss (`output_router_logits`).
+  bool hasAuxLoss = true;
+  /// DeepSeek-V3 routing: sigmoid scores, `gate.e_score_correction_bias`
+  /// (a buffer) for selection, `n_group` / `topk_group` groups scored by
+  /// their top-2 sum, `routed_scaling_factor`, 1e-20 in the renormalisation;
+  /// `n_shared_experts` shared experts; the first `first_k_dense_replace`
+  /// layers dense. The class defaults:
+  bool deepseekRouting = false;
+  int64_t defaultGroups = 1, defaultTopkGroups = 1;
+  double defaultRoutedScale = 1.0;
+  int64_t defaultSharedExperts = 0, defaultFirstDense = 0;
 };
 
 /// The defaults are what most families do (a pre-norm SiLU decoder without
@@ -152,6 +165,15 @@ struct FamilyRules {
   const char *defaultRopeParameters = nullptr;
   /// A learned per-head attention sink logit (`self_attn.sinks`).
   bool attentionSinks = false;
+  /// Multi-head latent attention (DeepSeek): `q_lora_rank`, `kv_lora_rank`,
+  /// `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim`, with these class
+  /// defaults, and `rope_interleave` (true).
+  bool mla = false;
+  int64_t defaultQLoraRank = 1536, defaultKvLoraRank = 512;
+  int64_t defaultNopeDim = 128, defaultRopeDim = 64, defaultVDim = 128;
+  /// `num_nextn_predict_layers` (class default 1) MTP layers may follow
+  /// the last layer in checkpoints.
+  bool mtpLayers = false;
 
   // --- MoE and multipliers -------------------------------------------------
   MoeRules moe;

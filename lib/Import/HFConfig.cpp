@@ -134,10 +134,47 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
                              ? f.size(m.intermediateKey, m.defaultIntermediate)
                              : f.size(m.intermediateKey);
   moe.topkThenSoftmax = m.topkThenSoftmax;
-  moe.normalize = m.alwaysNormalize ||
-                  (m.readsNormTopkProb && f.boolean("norm_topk_prob", false));
-  moe.auxLossCoef = f.number("router_aux_loss_coef", m.defaultAuxLossCoef);
-  moe.outputRouterLogits = f.boolean("output_router_logits", false);
+  moe.normalize =
+      m.alwaysNormalize || (m.readsNormTopkProb &&
+                            f.boolean("norm_topk_prob", m.defaultNormTopkProb));
+  moe.hasAuxLoss = m.hasAuxLoss;
+  if (m.hasAuxLoss) {
+    moe.auxLossCoef = f.number("router_aux_loss_coef", m.defaultAuxLossCoef);
+    moe.outputRouterLogits = f.boolean("output_router_logits", false);
+  }
+  if (m.deepseekRouting) {
+    moe.sigmoidScores = moe.correctionBias = true;
+    moe.numGroups = f.size("n_group", m.defaultGroups);
+    moe.topkGroups = f.size("topk_group", m.defaultTopkGroups);
+    moe.routedScale =
+        f.positiveNumber("routed_scaling_factor", m.defaultRoutedScale);
+    moe.normalizeEps = 1e-20;
+    moe.sharedExperts = f.count("n_shared_experts", m.defaultSharedExperts);
+    if (f.failed())
+      return makeError(f.message());
+    if (moe.numExperts % moe.numGroups != 0)
+      return makeError(f.source + ": field 'n_group': " +
+                       llvm::Twine(moe.numGroups) + " does not divide the " +
+                       llvm::Twine(moe.numExperts) + " routed experts");
+    if (moe.numExperts / moe.numGroups < 2)
+      return makeError(f.source +
+                       ": field 'n_group': each group needs at "
+                       "least 2 experts (HF scores a group by its "
+                       "top 2), got " +
+                       llvm::Twine(moe.numExperts / moe.numGroups));
+    if (moe.numGroups > 64)
+      return makeError(f.source + ": field 'n_group': at most 64 groups, got " +
+                       llvm::Twine(moe.numGroups));
+    if (moe.topkGroups > moe.numGroups)
+      return makeError(f.source +
+                       ": field 'topk_group': " + llvm::Twine(moe.topkGroups) +
+                       " exceeds n_group = " + llvm::Twine(moe.numGroups));
+    if (moe.topK > moe.topkGroups * (moe.numExperts / moe.numGroups))
+      return makeError(
+          f.source + ": field 'num_experts_per_tok': " + llvm::Twine(moe.topK) +
+          " exceeds the experts of the topk_group kept groups (" +
+          llvm::Twine(moe.topkGroups * (moe.numExperts / moe.numGroups)) + ")");
+  }
   if (f.failed())
     return makeError(f.message());
   if (moe.topK > moe.numExperts)
@@ -279,6 +316,38 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   }
   if (f.failed())
     return makeError(f.message());
+  if (family->mla) {
+    MlaSpec mla;
+    // q_lora_rank null: one q_proj (DeepSeek-V2-Lite).
+    if (!f.present("q_lora_rank"))
+      mla.qLoraRank = family->defaultQLoraRank;
+    else
+      mla.qLoraRank = f.optionalSize("q_lora_rank").value_or(0);
+    mla.kvLoraRank = f.size("kv_lora_rank");
+    mla.nopeDim = f.size("qk_nope_head_dim", family->defaultNopeDim);
+    mla.ropeDim = f.size("qk_rope_head_dim", family->defaultRopeDim);
+    mla.vDim = f.size("v_head_dim", family->defaultVDim);
+    if (f.failed())
+      return makeError(f.message());
+    if (mla.ropeDim % 2 != 0)
+      return makeError(source +
+                       ": field 'qk_rope_head_dim': RoPE needs an "
+                       "even dimension, got " +
+                       llvm::Twine(mla.ropeDim));
+    // Every head has its own key and value from the latent.
+    if (spec.numKvHeads != spec.numHeads)
+      return makeError(source +
+                       ": field 'num_key_value_heads': multi-head "
+                       "latent attention needs num_attention_heads "
+                       "(" +
+                       llvm::Twine(spec.numHeads) + "), got " +
+                       llvm::Twine(spec.numKvHeads));
+    // HF forces head_dim to the rotary part.
+    spec.headDim = mla.ropeDim;
+    spec.mla = mla;
+  }
+  if (family->mtpLayers)
+    spec.mtpLayers = f.count("num_nextn_predict_layers", 1);
   // Products that size tensors must stay far from overflow.
   auto absurd = [&](llvm::StringRef key, llvm::StringRef product,
                     double value) {
@@ -450,6 +519,18 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     spec.moe = std::move(*moe);
     if (family->moe.readsSparseLayers)
       denseMlp = readDenseLayers(f, numLayers);
+    if (family->moe.deepseekRouting) {
+      // HF: MoE iff layer >= first_k_dense_replace; it ignores
+      // moe_layer_freq, which the original DeepSeek code honours, so a
+      // value other than 1 is ambiguous.
+      int64_t firstDense =
+          f.count("first_k_dense_replace", family->moe.defaultFirstDense);
+      for (int64_t i = 0; i < numLayers; ++i)
+        denseMlp[i] = i < firstDense;
+      if (f.has("moe_layer_freq") && f.size("moe_layer_freq", 1) != 1)
+        f.fail("moe_layer_freq", "only 1 is supported (HF's modeling code "
+                                 "ignores it; DeepSeek's own code does not)");
+    }
     if (f.failed())
       return makeError(f.message());
     // Every layer dense: HF builds no MoE block at all.
@@ -485,6 +566,20 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   llvm::Expected<ModelRope> rope = readModelRope(f, *family, spec.headDim);
   if (!rope)
     return rope.takeError();
+  if (spec.mla) {
+    rope->global.interleaved = rope->local.interleaved =
+        f.boolean("rope_interleave", true);
+    // yarn_apply_mscale: the softmax scale of the whole q·k head.
+    const RopeSpec &r = rope->global;
+    spec.attentionScale =
+        1.0 / std::sqrt(double(spec.mla->nopeDim + spec.mla->ropeDim));
+    if (r.type != "default" && r.mscaleAllDim != 0.0) {
+      double m = yarnMscale(r.factor, r.mscaleAllDim);
+      spec.attentionScale *= m * m;
+    }
+    if (f.failed())
+      return makeError(f.message());
+  }
 
   for (int64_t i = 0; i < numLayers; ++i) {
     LayerSpec layer;
@@ -521,6 +616,12 @@ llvm::Error mlir::tfm::setMoeAuxLoss(ModelSpec &spec, llvm::StringRef mode) {
     if (mode == "on")
       return makeError("--moe-aux-loss=on: " + spec.architecture +
                        " has no MoE layers");
+    return llvm::Error::success();
+  }
+  if (!spec.moe->hasAuxLoss) {
+    if (mode == "on")
+      return makeError("--moe-aux-loss=on: HF has no load-balancing loss for " +
+                       spec.architecture);
     return llvm::Error::success();
   }
   spec.moe->outputRouterLogits = mode == "on";

@@ -98,6 +98,17 @@ int64_t Fields::size(llvm::StringRef key, int64_t dflt) {
   return sizeValue(key, obj.at(key.str()));
 }
 
+int64_t Fields::count(llvm::StringRef key, int64_t dflt) {
+  if (!present(key))
+    return dflt;
+  const json &v = obj.at(key.str());
+  if (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() == 0)
+    return 0;
+  if (v.is_number_unsigned() && v.get<uint64_t>() == 0)
+    return 0;
+  return sizeValue(key, v);
+}
+
 std::optional<int64_t> Fields::optionalSize(llvm::StringRef key) {
   if (!has(key))
     return std::nullopt;

@@ -64,6 +64,8 @@ public:
   /// A positive size with a default (used when absent; null is an error
   /// where the HF field is typed int).
   int64_t size(llvm::StringRef key, int64_t dflt);
+  /// A non-negative count with a default (used when absent).
+  int64_t count(llvm::StringRef key, int64_t dflt);
   /// A size where absent and null both mean "derive".
   std::optional<int64_t> optionalSize(llvm::StringRef key);
   int64_t sizeValue(llvm::StringRef key, const json &v);

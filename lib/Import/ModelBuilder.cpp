@@ -35,6 +35,9 @@ struct LayerParam {
   ParamMapping mapping = ParamMapping::direct;
   std::vector<std::string> sources;
   LayerScope scope = LayerScope::every;
+  /// An HF buffer kept in f32 whatever the model's type (DeepSeek's
+  /// e_score_correction_bias): never trained, not counted as a parameter.
+  bool f32Buffer = false;
 
   bool inLayer(const LayerSpec &layer) const {
     switch (scope) {
@@ -69,6 +72,7 @@ private:
                            SmallVector<int64_t>(shape), mapping,
                            std::move(sources), scope});
   }
+  void collectMlaParams(const MlaSpec &mla);
   void collectDenseMlpParams();
   void collectMoeParams(const MoeSpec &moe);
   bool hasRole(StringRef role) const { return roles.count(role.str()); }
@@ -103,11 +107,11 @@ private:
     return MatmulOp::create(b, loc, RankedTensorType::get(shape, elem), x, w,
                             bias, TransposeAttr::get(&ctx, Transpose::nt));
   }
-  Value rmsnorm(Value x, Value w) {
+  Value rmsnorm(Value x, Value w, std::optional<double> eps = {}) {
     auto xt = cast<RankedTensorType>(x.getType());
-    auto op =
-        RmsNormOp::create(b, loc, xt, stat(xt.getShape().drop_back()), x, w,
-                          b.getF64FloatAttr(spec.rmsNormEps), unitOffset());
+    auto op = RmsNormOp::create(
+        b, loc, xt, stat(xt.getShape().drop_back()), x, w,
+        b.getF64FloatAttr(eps.value_or(spec.rmsNormEps)), unitOffset());
     return op.getY();
   }
   Value reshape(Value x, ArrayRef<int64_t> trailing) {
@@ -120,6 +124,9 @@ private:
   Value rope(Value x, Value positions, const RopeSpec &r);
   Value attention(Value x, ValueRange w, Value positions,
                   const LayerSpec &layer);
+  Value mlaAttention(Value x, ValueRange w, Value positions,
+                     const LayerSpec &layer, const MlaSpec &mla);
+  Value gatedMlp(Value x, ValueRange w, StringRef prefix);
   Value mlp(Value x, ValueRange w, const LayerSpec &layer);
   Value moeMlp(Value x, ValueRange w, const MoeSpec &moe);
   /// A residual branch, times Granite's residual_multiplier.
@@ -152,7 +159,9 @@ void ModelBuilder::collectLayerParams() {
   int64_t qw = spec.numHeads * d, kvw = spec.numKvHeads * d;
   if (spec.style != BlockStyle::postNorm)
     addLayerParam("in_norm", "input_layernorm.weight", "norm", {h});
-  if (spec.fusedQkv) {
+  if (spec.mla) {
+    collectMlaParams(*spec.mla);
+  } else if (spec.fusedQkv) {
     addLayerParam("qkv", "self_attn.qkv_proj.weight", "attn_qkv",
                   {qw + 2 * kvw, h});
   } else {
@@ -175,6 +184,8 @@ void ModelBuilder::collectLayerParams() {
   }
   if (spec.attentionSinks)
     addLayerParam("sinks", "self_attn.sinks", "attn_sinks", {spec.numHeads});
+  if (spec.mla)
+    qw = spec.numHeads * spec.mla->vDim;
   addLayerParam("o", "self_attn.o_proj.weight", "attn_o", {h, qw});
   if (spec.oBias)
     addLayerParam("o_bias", "self_attn.o_proj.bias", "attn_o", {h});
@@ -220,6 +231,36 @@ void ModelBuilder::collectDenseMlpParams() {
     addLayerParam("down_bias", "mlp.down_proj.bias", "mlp_down", {h});
 }
 
+/// MLA's projections and latent norms (modeling_deepseek_v3): the rows of
+/// q_b_proj / q_proj are per head [nope | rope], of kv_b_proj per head
+/// [k nope | v], and kv_a_proj_with_mqa's are [latent | shared rotary key].
+void ModelBuilder::collectMlaParams(const MlaSpec &mla) {
+  int64_t h = spec.hiddenSize, heads = spec.numHeads;
+  int64_t qk = mla.nopeDim + mla.ropeDim;
+  if (mla.qLoraRank) {
+    addLayerParam("q_a", "self_attn.q_a_proj.weight", "attn_q",
+                  {mla.qLoraRank, h});
+    if (spec.qkvBias)
+      addLayerParam("q_a_bias", "self_attn.q_a_proj.bias", "attn_q",
+                    {mla.qLoraRank});
+    addLayerParam("q_a_norm", "self_attn.q_a_layernorm.weight", "norm",
+                  {mla.qLoraRank});
+    addLayerParam("q_b", "self_attn.q_b_proj.weight", "attn_q",
+                  {heads * qk, mla.qLoraRank});
+  } else {
+    addLayerParam("q", "self_attn.q_proj.weight", "attn_q", {heads * qk, h});
+  }
+  addLayerParam("kv_a", "self_attn.kv_a_proj_with_mqa.weight", "attn_kv",
+                {mla.kvLoraRank + mla.ropeDim, h});
+  if (spec.qkvBias)
+    addLayerParam("kv_a_bias", "self_attn.kv_a_proj_with_mqa.bias", "attn_kv",
+                  {mla.kvLoraRank + mla.ropeDim});
+  addLayerParam("kv_a_norm", "self_attn.kv_a_layernorm.weight", "norm",
+                {mla.kvLoraRank});
+  addLayerParam("kv_b", "self_attn.kv_b_proj.weight", "attn_kv",
+                {heads * (mla.nopeDim + mla.vDim), mla.kvLoraRank});
+}
+
 /// The router, and the experts' stacked gate|up [E, 2I, H] and down
 /// [E, H, I] (transformers-5 names), with the hub's older names as sources.
 void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
@@ -233,6 +274,20 @@ void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
                 ParamMapping::direct, some(moe.legacyRouter));
   if (moe.routerBias)
     addLayerParam("router_bias", router + ".bias", "moe_router", {e});
+  if (moe.correctionBias) {
+    addLayerParam("router_correction_bias", router + ".e_score_correction_bias",
+                  "moe_router", {e});
+    layerParams.back().f32Buffer = true;
+  }
+  if (moe.sharedExperts) {
+    int64_t width = moe.sharedExperts * i;
+    std::string shared = moe.block + ".shared_experts.";
+    addLayerParam("shared_gate", shared + "gate_proj.weight", "mlp_gate",
+                  {width, h});
+    addLayerParam("shared_up", shared + "up_proj.weight", "mlp_up", {width, h});
+    addLayerParam("shared_down", shared + "down_proj.weight", "mlp_down",
+                  {h, width});
+  }
   std::vector<std::string> gateUp = some(moe.legacyGate);
   if (!moe.legacyStacked && !moe.legacyUp.empty())
     gateUp.push_back(moe.legacyUp);
@@ -282,11 +337,63 @@ Value ModelBuilder::rope(Value x, Value positions, const RopeSpec &r) {
   }
   return RopeOp::create(b, loc, x.getType(), x, positions,
                         b.getF64FloatAttr(r.theta),
-                        b.getI64IntegerAttr(r.rotaryDim), scaling);
+                        b.getI64IntegerAttr(r.rotaryDim), scaling,
+                        r.interleaved ? b.getUnitAttr() : UnitAttr());
+}
+
+/// HF's DeepseekV3Attention: q = [nope | rope] per head; the latent is
+/// normalised (eps 1e-6, the RMSNorm class default, not rms_norm_eps) and
+/// expanded to per-head [k nope | v]; the one rotary key is shared by all
+/// heads. Attention runs on q·k heads of nope + rope with values of v_dim.
+Value ModelBuilder::mlaAttention(Value x, ValueRange w, Value positions,
+                                 const LayerSpec &layer, const MlaSpec &mla) {
+  int64_t heads = spec.numHeads, dn = mla.nopeDim, dr = mla.ropeDim,
+          dv = mla.vDim, kvl = mla.kvLoraRank;
+  constexpr double kLatentEps = 1e-6;
+  Value q =
+      mla.qLoraRank
+          ? matmul(rmsnorm(matmul(x, param(w, "q_a"), param(w, "q_a_bias")),
+                           param(w, "q_a_norm"), kLatentEps),
+                   param(w, "q_b"))
+          : matmul(x, param(w, "q"));
+  auto qs =
+      SplitOp::create(b, loc, TypeRange{act({heads, dn}), act({heads, dr})},
+                      reshape(q, {heads, dn + dr}), b.getI64IntegerAttr(3));
+  Value kva = matmul(x, param(w, "kv_a"), param(w, "kv_a_bias"));
+  auto kvs = SplitOp::create(b, loc, TypeRange{act({kvl}), act({dr})}, kva,
+                             b.getI64IntegerAttr(2));
+  Value latent = rmsnorm(kvs.getResult(0), param(w, "kv_a_norm"), kLatentEps);
+  Value kv = reshape(matmul(latent, param(w, "kv_b")), {heads, dn + dv});
+  auto kvSplit =
+      SplitOp::create(b, loc, TypeRange{act({heads, dn}), act({heads, dv})}, kv,
+                      b.getI64IntegerAttr(3));
+  Value qRot = qs.getResult(1), kRot = reshape(kvs.getResult(1), {1, dr});
+  if (layer.rope) {
+    qRot = rope(qRot, positions, *layer.rope);
+    kRot = rope(kRot, positions, *layer.rope);
+  }
+  kRot =
+      ExpandOp::create(b, loc, act({heads, dr}), kRot, b.getI64IntegerAttr(2));
+  Value qFull = ConcatOp::create(b, loc, act({heads, dn + dr}),
+                                 ValueRange{qs.getResult(0), qRot},
+                                 b.getI64IntegerAttr(3));
+  Value kFull = ConcatOp::create(b, loc, act({heads, dn + dr}),
+                                 ValueRange{kvSplit.getResult(0), kRot},
+                                 b.getI64IntegerAttr(3));
+  IntegerAttr window;
+  if (layer.slidingWindow)
+    window = b.getI64IntegerAttr(*layer.slidingWindow);
+  Value a = AttentionOp::create(
+      b, loc, act({heads, dv}), qFull, kFull, kvSplit.getResult(1), Value(),
+      b.getF64FloatAttr(spec.attentionScale),
+      /*causal=*/b.getUnitAttr(), window, FloatAttr());
+  return matmul(reshape(a, {heads * dv}), param(w, "o"), param(w, "o_bias"));
 }
 
 Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
                               const LayerSpec &layer) {
+  if (spec.mla)
+    return mlaAttention(x, w, positions, layer, *spec.mla);
   int64_t d = spec.headDim, hq = spec.numHeads, hkv = spec.numKvHeads;
   Value q, k, v;
   if (spec.fusedQkv) {
@@ -418,8 +525,22 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
   if (auxLoss)
     layerStats = MoeLoadStatsOp::create(b, loc, stat({2, e}), logits,
                                         router.getIndices());
-  return MoeCombineOp::create(b, loc, act({h}), yp, plan.getPositions(),
-                              plan.getSources(), router.getWeights());
+  Value y = MoeCombineOp::create(b, loc, act({h}), yp, plan.getPositions(),
+                                 plan.getSources(), router.getWeights());
+  if (moe.sharedExperts)
+    y = add(y, gatedMlp(x, w, "shared_"));
+  return y;
+}
+
+/// down(act(gate(x)) * up(x)) from the roles prefix + gate / up / down.
+Value ModelBuilder::gatedMlp(Value x, ValueRange w, StringRef prefix) {
+  std::string p = prefix.str();
+  Value gate = matmul(x, param(w, p + "gate")),
+        up = matmul(x, param(w, p + "up"));
+  Value activated = spec.activation == Activation::silu
+                        ? Value(SiluOp::create(b, loc, gate))
+                        : Value(GeluTanhOp::create(b, loc, gate));
+  return matmul(MulOp::create(b, loc, activated, up), param(w, p + "down"));
 }
 
 Value ModelBuilder::layerBody(Value h, ValueRange w, Value positions,
@@ -474,7 +595,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   auto plain = [&](StringRef name, StringRef kind, ArrayAttr tied = {}) {
     return ParamAttr::get(&ctx, name, kind, ParamMapping::direct, ArrayAttr(),
                           0, 0, /*stacked=*/false, tied, /*frozen=*/false,
-                          DenseI64ArrayAttr());
+                          DenseI64ArrayAttr(), /*buffer=*/false);
   };
   ArrayAttr tied;
   if (spec.tiedEmbeddings)
@@ -525,12 +646,14 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
           p.sources, [&](const std::string &src) -> Attribute {
             return str("model.layers.{layer}." + src);
           }));
-    addParam(RankedTensorType::get(shape, elem),
+    addParam(RankedTensorType::get(shape,
+                                   p.f32Buffer ? Float32Type::get(&ctx) : elem),
              ParamAttr::get(&ctx, "model.layers.{layer}." + p.suffix, p.kind,
                             p.mapping, sources, 0, 0,
                             /*stacked=*/true, ArrayAttr(), false,
                             every ? DenseI64ArrayAttr()
-                                  : b.getDenseI64ArrayAttr(layers)));
+                                  : b.getDenseI64ArrayAttr(layers),
+                            /*buffer=*/p.f32Buffer));
   }
   size_t normArg = addParam(RankedTensorType::get({h}, elem),
                             plain("model.norm.weight", "norm"));
@@ -545,6 +668,16 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       func::FuncOp::create(b, loc, kForwardFuncName,
                            b.getFunctionType(argTypes, {logitsType, lossType}));
   func.setAllArgAttrs(argAttrs);
+  // MTP layers after the last layer: in checkpoints, not in the model.
+  if (spec.mtpLayers) {
+    SmallVector<StringRef> prefixes;
+    std::vector<std::string> names;
+    for (int64_t m = 0; m < spec.mtpLayers; ++m)
+      names.push_back("model.layers." + std::to_string(L + m) + ".");
+    for (const std::string &n : names)
+      prefixes.push_back(n);
+    func->setAttr(kIgnoredTensorsAttrName, b.getStrArrayAttr(prefixes));
+  }
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToEnd(entry);
   Value inputIds = entry->getArgument(kInputIdsArgument),
@@ -587,7 +720,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     for (unsigned j : repeat.getWeightsOfKind(k)) {
       auto t = cast<RankedTensorType>(stacked[j].getType());
       blockTypes.push_back(
-          RankedTensorType::get(t.getShape().drop_front(), elem));
+          RankedTensorType::get(t.getShape().drop_front(), t.getElementType()));
       blockLocs.push_back(loc);
     }
     Block *body = b.createBlock(&region, {}, blockTypes, blockLocs);

@@ -10,7 +10,8 @@ bool RopeSpec::operator==(const RopeSpec &o) const {
          highFreqFactor == o.highFreqFactor && original == o.original &&
          betaFast == o.betaFast && betaSlow == o.betaSlow &&
          truncate == o.truncate && attentionFactor == o.attentionFactor &&
-         shortFactor == o.shortFactor && longFactor == o.longFactor;
+         shortFactor == o.shortFactor && longFactor == o.longFactor &&
+         mscaleAllDim == o.mscaleAllDim && interleaved == o.interleaved;
 }
 
 std::string LayerSpec::kindName() const {

@@ -32,6 +32,11 @@ FailureOr<ParamSummary> mlir::tfm::summarizeParams(ModuleOp module,
       if (llvm::MulOverflow(n, d, n))
         return func.emitError() << "parameter '" << param.getName()
                                 << "' has more elements than int64 holds";
+    if (param.getBuffer()) {
+      if (llvm::AddOverflow(summary.buffers, n, summary.buffers))
+        return func.emitError() << "buffer count overflows int64";
+      continue;
+    }
     std::string kind =
         param.getKind().empty() ? "other" : param.getKind().str();
     if (llvm::AddOverflow(summary.total, n, summary.total) ||
@@ -74,5 +79,7 @@ std::string mlir::tfm::formatSummaryJson(ModuleOp module,
   out["tied_embeddings"] = tied && tied.getValue();
   out["parameters"] = summary.total;
   out["parameters_by_kind"] = summary.byKind;
+  if (summary.buffers)
+    out["buffers"] = summary.buffers;
   return out.dump(2);
 }

@@ -18,14 +18,14 @@
 using namespace mlir::tfm;
 using namespace mlir::tfm::hf;
 
+double hf::yarnMscale(double scale, double m) {
+  return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0;
+}
+
 namespace {
 
 const std::set<std::string> kRopeTypes = {"default", "linear", "llama3", "yarn",
                                           "longrope"};
-
-double yarnMscale(double scale, double m) {
-  return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0;
-}
 
 /// Reads one rope parameter dict (`rp`, may be empty) as
 /// modeling_rope_utils does. `theta` is the fallback base.
@@ -84,6 +84,7 @@ RopeSpec readRope(Fields &top, const json &rp, llvm::StringRef where,
                       : double(maxPositions) / double(spec.original);
     double mscale = f.number("mscale", 0.0);
     double mscaleAllDim = f.number("mscale_all_dim", 0.0);
+    spec.mscaleAllDim = mscaleAllDim;
     double given = f.number("attention_factor", 0.0);
     if (given != 0.0)
       spec.attentionFactor = given;

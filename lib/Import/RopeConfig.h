@@ -23,6 +23,9 @@ struct ModelRope {
   RopeSpec global, local;
 };
 
+/// HF's yarn_get_mscale: 0.1 m ln(scale) + 1, or 1 for scale <= 1.
+double yarnMscale(double scale, double m);
+
 /// Reads the RoPE of the config whose top level `f` reads. On error, returns
 /// the message that parseHFConfig reports.
 llvm::Expected<ModelRope> readModelRope(Fields &f, const FamilyRules &family,

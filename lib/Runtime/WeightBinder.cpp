@@ -287,12 +287,26 @@ mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
   }
   // A tensor nothing reads means the checkpoint is for another model (or
   // the weight map is incomplete): refuse rather than silently ignore it.
-  // Tied aliases saved alongside their source, and RoPE caches that old
-  // checkpoints stored, are expected.
+  // Tied aliases saved alongside their source, RoPE caches that old
+  // checkpoints stored, and what the model says it does not build (the
+  // multi-token-prediction layers of DeepSeek-V3 and GLM-4.5, `tfm.ignored`
+  // name prefixes, which HF also drops on load) are expected.
+  std::vector<std::string> ignored;
+  if (auto prefixes = func->getAttrOfType<ArrayAttr>(kIgnoredTensorsAttrName))
+    for (Attribute p : prefixes)
+      ignored.push_back(cast<StringAttr>(p).str());
   for (const std::string &name : checkpoint.names()) {
     if (binder.used.count(name) || aliases.count(name) ||
-        llvm::StringRef(name).ends_with("rotary_emb.inv_freq"))
+        llvm::StringRef(name).ends_with("rotary_emb.inv_freq") ||
+        llvm::any_of(ignored, [&](const std::string &p) {
+          return llvm::StringRef(name).starts_with(p);
+        }))
       continue;
+    if (llvm::StringRef(name).ends_with(".weight_scale_inv"))
+      return makeError(checkpoint.find(name)->file + ": tensor '" + name +
+                       "' is the scale of an FP8 block-quantized weight (as "
+                       "DeepSeek-V3's release stores them), which tfm does "
+                       "not train; dequantize the checkpoint to bf16 first");
     return makeError(checkpoint.find(name)->file + ": tensor '" + name +
                      "' is not a parameter of this model");
   }

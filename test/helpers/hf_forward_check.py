@@ -137,6 +137,28 @@ VARIANTS = {
         "aux_loss": dict(num_local_experts=8, num_experts_per_tok=3, intermediate_size=16,
                          output_router_logits=True, router_aux_loss_coef=0.3),
     },
+    "deepseek_v3": {
+        # MLA (q through the low-rank path, kv latent 16, nope 8 + rope 4
+        # per q·k head, v 6), interleaved RoPE with yarn (mscale_all_dim
+        # enters the softmax scale), a dense first layer, 8 routed experts
+        # in 4 groups of which 2 are kept (sigmoid + a non-zero correction
+        # bias chooses), top-3 renormalised and scaled by 2.5, one shared
+        # expert; all heads are key heads in MLA.
+        "mla": dict(num_hidden_layers=3, num_key_value_heads=4, q_lora_rank=24,
+                    kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=6,
+                    n_routed_experts=8, num_experts_per_tok=3, n_group=4, topk_group=2,
+                    moe_intermediate_size=16, n_shared_experts=1, first_k_dense_replace=1,
+                    routed_scaling_factor=2.5, norm_topk_prob=True,
+                    rope_scaling=dict(type="yarn", factor=4.0, original_max_position_embeddings=16,
+                                      mscale=1.0, mscale_all_dim=0.8)),
+        # q_proj without the low-rank path, no yarn, every layer MoE,
+        # unnormalised weights, one group, two shared experts (one MLP twice as wide).
+        "plain_q": dict(num_hidden_layers=2, num_key_value_heads=4, q_lora_rank=None,
+                        kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=8,
+                        n_routed_experts=8, num_experts_per_tok=2, n_group=1, topk_group=1,
+                        moe_intermediate_size=16, n_shared_experts=2, first_k_dense_replace=0,
+                        routed_scaling_factor=1.0, norm_topk_prob=False),
+    },
     "gpt_oss": {
         # Sinks, q/k/v/o biases, alternating sliding (3) / full layers, yarn
         # RoPE (the class default); biased router, [E, in, out] experts
@@ -149,7 +171,7 @@ VARIANTS = {
     },
 }
 
-MOE_FAMILIES = {"mixtral", "qwen3_moe", "olmoe", "granitemoe", "gpt_oss"}
+MOE_FAMILIES = {"mixtral", "qwen3_moe", "olmoe", "granitemoe", "gpt_oss", "deepseek_v3"}
 # Router weights (per family, by name suffix) rescaled after randomisation.
 ROUTER_STD = {("qwen3_moe", "small_margin"): 0.02}
 # Variants that must route no token to some expert.
@@ -176,6 +198,10 @@ def build_model(family, variant, seed):
             p.normal_(0.0, 0.4)
             if (family, variant) in ROUTER_STD and n.endswith((".gate.weight", ".router.weight")):
                 p.normal_(0.0, ROUTER_STD[(family, variant)])
+        # DeepSeek's selection bias is a buffer: make it bite too.
+        for n, buf in model.named_buffers():
+            if n.endswith("e_score_correction_bias"):
+                buf.normal_(0.0, 0.5)
     return model
 
 
@@ -345,6 +371,9 @@ def main():
         params = reference_grads(model, args.storage)
         expected = {n for n in params if stored is None or n in stored}
         written = {k[len("grad/"):] for k in got if k.startswith("grad/")}
+        # Buffers (DeepSeek's correction bias) are stored but never trained.
+        if stored is not None:
+            stored -= {n for n, _ in model.named_buffers()}
         if stored is not None and written != stored:
             print(f"FAIL gradient names differ from the checkpoint: missing {sorted(stored - written)}, "
                   f"extra {sorted(written - stored)}")

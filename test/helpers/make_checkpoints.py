@@ -55,6 +55,39 @@ def moe_tensors(stacked):
     return out
 
 
+DS_CONFIG = dict(CONFIG, architectures=["DeepseekV3ForCausalLM"], model_type="deepseek_v3",
+                 num_key_value_heads=2, q_lora_rank=4, kv_lora_rank=4, qk_nope_head_dim=2,
+                 qk_rope_head_dim=2, v_head_dim=2, n_routed_experts=4, num_experts_per_tok=2,
+                 n_group=2, topk_group=1, moe_intermediate_size=4, n_shared_experts=1,
+                 first_k_dense_replace=1, num_nextn_predict_layers=1)
+
+
+def ds_tensors():
+    """A tiny DeepSeek-V3 (layer 0 dense, layer 1 MoE) in the hub layout,
+    with the MTP layer 2 that real checkpoints carry."""
+    h, i, e, m = 8, 12, 4, 4
+    out = {n: s for n, s in tensors().items() if ".layers." not in n}
+    for l in range(2):
+        p = f"model.layers.{l}."
+        out.update({p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
+                    p + "self_attn.q_a_proj.weight": [4, h], p + "self_attn.q_a_layernorm.weight": [4],
+                    p + "self_attn.q_b_proj.weight": [8, 4],
+                    p + "self_attn.kv_a_proj_with_mqa.weight": [6, h],
+                    p + "self_attn.kv_a_layernorm.weight": [4], p + "self_attn.kv_b_proj.weight": [8, 4],
+                    p + "self_attn.o_proj.weight": [h, 4]})
+    p = "model.layers.0.mlp."
+    out.update({p + "gate_proj.weight": [i, h], p + "up_proj.weight": [i, h], p + "down_proj.weight": [h, i]})
+    p = "model.layers.1.mlp."
+    out.update({p + "gate.weight": [e, h], p + "gate.e_score_correction_bias": [e],
+                p + "shared_experts.gate_proj.weight": [m, h], p + "shared_experts.up_proj.weight": [m, h],
+                p + "shared_experts.down_proj.weight": [h, m]})
+    for x in range(e):
+        q = p + f"experts.{x}."
+        out.update({q + "gate_proj.weight": [m, h], q + "up_proj.weight": [m, h], q + "down_proj.weight": [h, m]})
+    out.update({"model.layers.2.eh_proj.weight": [h, 2 * h], "model.layers.2.enorm.weight": [h]})
+    return out
+
+
 def encode(entries, header_override=None):
     """entries: name -> (dtype, shape, bytes). Returns the file bytes."""
     header, data = {}, b""
@@ -134,6 +167,17 @@ def main():
     del bad["model.layers.0.mlp.experts.gate_up_proj"]
     bad["model.layers.0.mlp.experts.gate_up_proj_blocks"] = ("U8", [4, 24, 1, 4], bytes(384))
     write_case(root, "moe-mxfp4", encode(bad), MOE_CONFIG)
+
+    # DeepSeek-V3: the MTP layer is ignored; the correction bias is required;
+    # FP8 block scales are refused with a hint.
+    ds = {n: ("F32", s, f32(s, rng)) for n, s in ds_tensors().items()}
+    write_case(root, "ds-good", encode(ds), DS_CONFIG)
+    bad = dict(ds)
+    del bad["model.layers.1.mlp.gate.e_score_correction_bias"]
+    write_case(root, "ds-no-bias", encode(bad), DS_CONFIG)
+    bad = dict(ds)
+    bad["model.layers.0.self_attn.q_a_proj.weight_scale_inv"] = ("F32", [1, 1], f32([1, 1], rng))
+    write_case(root, "ds-fp8", encode(bad), DS_CONFIG)
 
     blob = encode(good)
     write_case(root, "truncated", blob[: len(blob) - 100])

@@ -134,6 +134,13 @@ func.func @main(%q: {ty(AQ)}, %k: {ty(AK)}, %v: {ty(AK)}{sa}) -> {ty(AQ)} {{
   %o = tfm.attention %q, %k, %v{su} {{{attrs}}} : ({ty(AQ)}, {ty(AK)}, {ty(AK)}{st}) -> {ty(AQ)}
   return %o : {ty(AQ)}
 }}""", *ins)
+# MLA: the value head dim (2) differs from the query/key head dim (3).
+AV, AO = [None, None, 4, 2], [None, None, 4, 2]
+case("attention", "value_head_dim", f"""
+func.func @main(%q: {ty(AQ)}, %k: {ty([None, None, 4, 3])}, %v: {ty(AV)}) -> {ty(AO)} {{
+  %o = tfm.attention %q, %k, %v {{causal, scale = 0.5 : f64}} : ({ty(AQ)}, {ty([None, None, 4, 3])}, {ty(AV)}) -> {ty(AO)}
+  return %o : {ty(AO)}
+}}""", r(1, 3, 4, 3), r(1, 3, 4, 3), r(1, 3, 4, 2))
 case("attention", "flash_attention", f"""
 func.func @main(%qkv: {ty([None, None, 4, 3])}) -> {ty([None, None, 2, 3])} {{
   %o, %l = tfm.flash_attention %qkv {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, causal, scale = 0.5 : f64}} : ({ty([None, None, 4, 3])}) -> ({ty([None, None, 2, 3])}, {ty([None, 2, None])})

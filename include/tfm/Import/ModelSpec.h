@@ -42,6 +42,10 @@ struct RopeSpec {
   bool truncate = true;
   double attentionFactor = 1.0;
   std::vector<double> shortFactor, longFactor;
+  /// yarn `mscale_all_dim` (0: none); MLA's softmax scale uses it.
+  double mscaleAllDim = 0.0;
+  /// Pairs (2i, 2i+1) instead of rotate-half (DeepSeek `rope_interleave`).
+  bool interleaved = false;
 
   bool operator==(const RopeSpec &o) const;
 };
@@ -84,6 +88,19 @@ struct MoeSpec {
   /// Shared experts: one dense MLP of `sharedExperts` x the expert width,
   /// added to the routed output (`mlp.shared_experts`).
   int64_t sharedExperts = 0;
+  /// HF has a load-balancing loss for the family (DeepSeek has none).
+  bool hasAuxLoss = true;
+};
+
+/// Multi-head latent attention (DeepSeek-V2/V3): queries through a
+/// low-rank `q_a_proj` -> `q_a_layernorm` -> `q_b_proj` (or one `q_proj`
+/// when `qLoraRank` is 0), keys and values from a shared latent
+/// (`kv_a_proj_with_mqa` -> `kv_a_layernorm` -> `kv_b_proj`), RoPE on the
+/// last `ropeDim` dimensions of each query head and on one key head shared
+/// by all heads.
+struct MlaSpec {
+  int64_t qLoraRank = 0, kvLoraRank = 0;
+  int64_t nopeDim = 0, ropeDim = 0, vDim = 0;
 };
 
 /// What can differ between the layers of one model.
@@ -125,6 +142,11 @@ struct ModelSpec {
   /// The MLP of every layer not marked `denseMlp` is this sparse MoE block
   /// (none: every MLP is dense).
   std::optional<MoeSpec> moe;
+  /// Attention is MLA (none: q/k/v projections).
+  std::optional<MlaSpec> mla;
+  /// Multi-token-prediction layers the checkpoint may hold after the last
+  /// layer (`num_nextn_predict_layers`); HF builds and loads none of them.
+  int64_t mtpLayers = 0;
   std::vector<LayerSpec> layers; // one per layer
 };
 

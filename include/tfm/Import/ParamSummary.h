@@ -16,6 +16,8 @@ struct ParamSummary {
   int64_t total = 0;
   /// By the `kind` of each #tfm.param.
   std::map<std::string, int64_t> byKind;
+  /// Elements of HF buffers (#tfm.param `buffer`), not in `total`.
+  int64_t buffers = 0;
   /// Layer kind name -> number of layers (from tfm.repeat).
   std::map<std::string, int64_t> layerKinds;
 };

@@ -82,7 +82,7 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 ParamMapping mapping, ArrayAttr sources,
                                 int64_t dim, int64_t offset, bool stacked,
                                 ArrayAttr tied, bool frozen,
-                                DenseI64ArrayAttr layers) {
+                                DenseI64ArrayAttr layers, bool buffer) {
   if (name.empty())
     return emitError() << "parameter name must not be empty";
   if (stacked != name.contains(kLayerPlaceholder))

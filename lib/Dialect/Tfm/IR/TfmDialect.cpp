@@ -90,6 +90,19 @@ LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
       return op->emitError("'tfm.hf' must be a dictionary");
     return success();
   }
+  // `tfm.ignored` on a model function: checkpoint name prefixes it does not
+  // read (layers HF does not build).
+  if (attr.getName() == kIgnoredTensorsAttrName) {
+    auto prefixes = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!prefixes || !llvm::all_of(prefixes, [](Attribute a) {
+          auto s = dyn_cast<StringAttr>(a);
+          return s && !s.getValue().empty();
+        }))
+      return op->emitError()
+             << "'" << kIgnoredTensorsAttrName
+             << "' must be an array of non-empty strings (name prefixes)";
+    return success();
+  }
   return op->emitError() << "unknown tfm attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -129,7 +129,7 @@ static LogicalResult verifyRouterSelection(MoeRouterOp op, int64_t experts) {
     return op.emitOpError() << "top2_sum group scores need at least 2 "
                                "experts per group, got "
                             << size;
-  if (op.getTopK() > kept * size)
+  if (int64_t(op.getTopK()) > kept * size)
     return op.emitOpError()
            << "top_k = " << op.getTopK() << " exceeds the " << kept * size
            << " experts of the topk_groups kept groups";

@@ -15,6 +15,9 @@
 namespace mlir::tfm {
 /// Name of the argument attribute that carries a #tfm.param.
 inline constexpr llvm::StringLiteral kParamAttrName = "tfm.param";
+/// Function attribute: HF tensor name prefixes a checkpoint may hold that
+/// the model does not read (layers HF does not build, such as MTP layers).
+inline constexpr llvm::StringLiteral kIgnoredTensorsAttrName = "tfm.ignored";
 /// The placeholder for the layer index in stacked parameter names.
 inline constexpr llvm::StringLiteral kLayerPlaceholder = "{layer}";
 /// `templ` with its `{layer}` placeholder (if any) replaced by `layer`.

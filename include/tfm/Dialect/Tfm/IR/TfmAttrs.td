@@ -185,6 +185,9 @@ def Tfm_ParamAttr : Tfm_Attr<"Param", "param"> {
     - `tied`: other HF names that hold the same tensor (e.g. `lm_head.weight`
       for tied embeddings); counted once.
     - `frozen`: excluded from the gradient.
+    - `buffer`: an HF buffer, not a parameter (`register_buffer`, e.g.
+      DeepSeek's `e_score_correction_bias`): bound from the checkpoint,
+      never given a gradient, and counted apart from the parameters.
     - `layers`: with `stacked`, the HF layer of each slice when the
       parameter covers only some layers (a `tfm.repeat` weight of some
       layer kinds, e.g. the experts of a model whose first layers are
@@ -208,13 +211,17 @@ def Tfm_ParamAttr : Tfm_Attr<"Param", "param"> {
     OptionalParameter<"::mlir::ArrayAttr", "tied HF names">:$tied,
     DefaultValuedParameter<"bool", "false", "excluded from gradients">:$frozen,
     OptionalParameter<"::mlir::DenseI64ArrayAttr",
-        "HF layer of each slice">:$layers);
+        "HF layer of each slice">:$layers,
+    DefaultValuedParameter<"bool", "false",
+        "an HF buffer, not a parameter">:$buffer);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The HF name of slice `slice` of a stacked parameter: the template
     /// with its HF layer (`layers[slice]`, or `slice`).
     std::string nameForLayer(int64_t slice) const;
+    /// Whether the parameter gets a gradient.
+    bool isTrainable() const { return !getFrozen() && !getBuffer(); }
     /// The HF layer of slice `slice`.
     int64_t hfLayer(int64_t slice) const {
       return getLayers() ? getLayers()[slice] : slice;
