@@ -245,6 +245,7 @@ FamilyRules qwen3Moe() {
 FamilyRules deepseekV3() {
   FamilyRules r("deepseek_v3", "DeepseekV3ForCausalLM");
   r.mla = true;
+  r.readsRopeInterleave = true;
   r.mtpLayers = true;
   r.defaultMaxPositions = 4096;
   r.moe.enabled = true;
@@ -258,12 +259,81 @@ FamilyRules deepseekV3() {
   r.moe.readsNormTopkProb = true;
   r.moe.defaultNormTopkProb = true;
   r.moe.hasAuxLoss = false;
-  r.moe.deepseekRouting = true;
+  r.moe.deepseek = MoeRules::Deepseek::v3;
   r.moe.defaultGroups = 8;
   r.moe.defaultTopkGroups = 4;
   r.moe.defaultRoutedScale = 2.5;
   r.moe.defaultSharedExperts = 1;
   r.moe.defaultFirstDense = 3;
+  r.moe.legacyGate = "mlp.experts.{expert}.gate_proj.weight";
+  r.moe.legacyUp = "mlp.experts.{expert}.up_proj.weight";
+  r.moe.legacyDown = "mlp.experts.{expert}.down_proj.weight";
+  return r;
+}
+
+/// DeepseekV2Config and modeling_deepseek_v2 (DeepSeek-V2, V2-Lite,
+/// V2.5): V3's attention with RoPE always interleaved (complex numbers),
+/// softmax routing (greedy or group-limited by group max) scaled but never
+/// renormalised, shared experts, `mlp_bias` on the dense MLPs; no MTP.
+FamilyRules deepseekV2() {
+  FamilyRules r("deepseek_v2", "DeepseekV2ForCausalLM");
+  r.mla = true;
+  r.checkHeadsDivideHidden = true;
+  r.readsMlpBias = true;
+  r.defaultMaxPositions = 2048;
+  r.moe.enabled = true;
+  r.moe.expertsKey = "n_routed_experts";
+  r.moe.expertsAlias = "num_experts"; // attribute_map
+  r.moe.defaultExperts = 64;
+  r.moe.defaultTopK = 0; // None in the class: required
+  r.moe.intermediateKey = "moe_intermediate_size";
+  r.moe.defaultIntermediate = 1407;
+  r.moe.defaultDenseIntermediate = 11008;
+  r.moe.hasAuxLoss = false;
+  r.moe.deepseek = MoeRules::Deepseek::v2;
+  r.moe.defaultGroups = 1;
+  r.moe.defaultTopkGroups = 1;
+  r.moe.defaultRoutedScale = 1.0;
+  r.moe.defaultSharedExperts = 2;
+  r.moe.defaultFirstDense = 0;
+  r.moe.legacyGate = "mlp.experts.{expert}.gate_proj.weight";
+  r.moe.legacyUp = "mlp.experts.{expert}.up_proj.weight";
+  r.moe.legacyDown = "mlp.experts.{expert}.down_proj.weight";
+  return r;
+}
+
+/// Glm4MoeConfig and modeling_glm4_moe (GLM-4.5, GLM-4.5-Air): GQA with
+/// q/k/v biases (`attention_bias`, never on o), optional per-head q/k norms
+/// (`use_qk_norm`), rotate-half RoPE on the first half of each head
+/// (`partial_rotary_factor` 0.5), DeepSeek-V3's routing, shared experts and
+/// dense first layers; MTP layers in checkpoints are skipped.
+FamilyRules glm4Moe() {
+  FamilyRules r("glm4_moe", "Glm4MoeForCausalLM");
+  r.defaultKvHeads = 8;
+  r.defaultEps = 1e-5;
+  r.bias = BiasRule::qkvKey;
+  r.readsUseQkNorm = true;
+  r.partialRotary = true;
+  r.defaultPartialRotary = 0.5;
+  r.defaultMaxPositions = 131072;
+  r.mtpLayers = true;
+  r.moe.enabled = true;
+  r.moe.expertsKey = "n_routed_experts";
+  r.moe.expertsAlias = "num_local_experts"; // attribute_map
+  r.moe.defaultExperts = 128;
+  r.moe.defaultTopK = 8;
+  r.moe.intermediateKey = "moe_intermediate_size";
+  r.moe.defaultIntermediate = 1408;
+  r.moe.defaultDenseIntermediate = 10944;
+  r.moe.readsNormTopkProb = true;
+  r.moe.defaultNormTopkProb = true;
+  r.moe.hasAuxLoss = false;
+  r.moe.deepseek = MoeRules::Deepseek::v3;
+  r.moe.defaultGroups = 1;
+  r.moe.defaultTopkGroups = 1;
+  r.moe.defaultRoutedScale = 1.0;
+  r.moe.defaultSharedExperts = 1;
+  r.moe.defaultFirstDense = 1;
   r.moe.legacyGate = "mlp.experts.{expert}.gate_proj.weight";
   r.moe.legacyUp = "mlp.experts.{expert}.up_proj.weight";
   r.moe.legacyDown = "mlp.experts.{expert}.down_proj.weight";
@@ -286,9 +356,9 @@ FamilyRules smollm3() {
 
 const std::vector<FamilyRules> &hf::families() {
   static const std::vector<FamilyRules> table = {
-      deepseekV3(), gemma2(),  gemma3Text(), gptOss(),   granitemoe(),
-      llama(),      mistral(), mixtral(),    olmo2(),    olmoe(),
-      phi3(),       qwen2(),   qwen3(),      qwen3Moe(), smollm3()};
+      deepseekV2(), deepseekV3(), gemma2(),  gemma3Text(), glm4Moe(), gptOss(),
+      granitemoe(), llama(),      mistral(), mixtral(),    olmo2(),   olmoe(),
+      phi3(),       qwen2(),      qwen3(),   qwen3Moe(),   smollm3()};
   return table;
 }
 

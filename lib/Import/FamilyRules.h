@@ -25,6 +25,7 @@ enum class BiasRule {
   none,         // mistral, phi3: hard-coded bias=False
   attentionKey, // q/k/v/o follow `attention_bias`
   qwen2,        // q/k/v always, o never
+  qkvKey,       // glm4_moe: q/k/v follow `attention_bias`, o never
 };
 
 /// Which layers attend through a sliding window.
@@ -74,12 +75,14 @@ struct MoeRules {
   bool defaultNormTopkProb = false;
   /// HF has a load-balancing loss (`output_router_logits`).
   bool hasAuxLoss = true;
-  /// DeepSeek-V3 routing: sigmoid scores, `gate.e_score_correction_bias`
-  /// (a buffer) for selection, `n_group` / `topk_group` groups scored by
-  /// their top-2 sum, `routed_scaling_factor`, 1e-20 in the renormalisation;
-  /// `n_shared_experts` shared experts; the first `first_k_dense_replace`
-  /// layers dense. The class defaults:
-  bool deepseekRouting = false;
+  /// DeepSeek routing, with `routed_scaling_factor`, `n_shared_experts`
+  /// shared experts and the first `first_k_dense_replace` layers dense:
+  /// V3 — sigmoid scores, `gate.e_score_correction_bias` (a buffer) for
+  /// selection, `n_group` / `topk_group` groups scored by their top-2 sum,
+  /// 1e-20 in the renormalisation; V2 — softmax scores, `topk_method`
+  /// greedy or group_limited_greedy (groups scored by their max), never
+  /// renormalised (HF ignores `norm_topk_prob`). The class defaults:
+  enum class Deepseek { none, v2, v3 } deepseek = Deepseek::none;
   int64_t defaultGroups = 1, defaultTopkGroups = 1;
   double defaultRoutedScale = 1.0;
   int64_t defaultSharedExperts = 0, defaultFirstDense = 0;
@@ -123,6 +126,8 @@ struct FamilyRules {
   /// RMSNorm scales by (1 + w).
   bool unitOffsetNorm = false;
   QkNorm qkNorm = QkNorm::none;
+  /// Per-head q/k norms when `use_qk_norm` is true (glm4_moe).
+  bool readsUseQkNorm = false;
   /// Embeddings are multiplied by sqrt(hidden_size).
   bool embeddingScale = false;
   /// Fused qkv_proj and gate_up_proj checkpoints (phi3).
@@ -153,8 +158,10 @@ struct FamilyRules {
   int64_t defaultMaxPositions = 2048;
   /// Per layer type rope parameters (gemma3_text).
   bool ropePerLayerType = false;
-  /// partial_rotary_factor is honoured (only phi3 implements it).
+  /// partial_rotary_factor is honoured (phi3, glm4_moe), with this class
+  /// default.
   bool partialRotary = false;
+  double defaultPartialRotary = 1.0;
   /// Class default of a top-level original_max_position_embeddings field,
   /// which overrides the one in the rope dict (phi3: 4096); 0: no field.
   int64_t defaultTopLevelOriginal = 0;
@@ -171,6 +178,9 @@ struct FamilyRules {
   bool mla = false;
   int64_t defaultQLoraRank = 1536, defaultKvLoraRank = 512;
   int64_t defaultNopeDim = 128, defaultRopeDim = 64, defaultVDim = 128;
+  /// `rope_interleave` (default true) is read; otherwise MLA's RoPE is
+  /// always interleaved (DeepSeek-V2's complex numbers).
+  bool readsRopeInterleave = false;
   /// `num_nextn_predict_layers` (class default 1) MTP layers may follow
   /// the last layer in checkpoints.
   bool mtpLayers = false;

@@ -129,7 +129,8 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
   if (!f.present(expertsKey) && *m.expertsAlias && f.present(m.expertsAlias))
     expertsKey = m.expertsAlias;
   moe.numExperts = f.size(expertsKey, m.defaultExperts);
-  moe.topK = f.size("num_experts_per_tok", m.defaultTopK);
+  moe.topK = m.defaultTopK ? f.size("num_experts_per_tok", m.defaultTopK)
+                           : f.size("num_experts_per_tok");
   moe.intermediateSize = m.defaultIntermediate
                              ? f.size(m.intermediateKey, m.defaultIntermediate)
                              : f.size(m.intermediateKey);
@@ -142,13 +143,29 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
     moe.auxLossCoef = f.number("router_aux_loss_coef", m.defaultAuxLossCoef);
     moe.outputRouterLogits = f.boolean("output_router_logits", false);
   }
-  if (m.deepseekRouting) {
-    moe.sigmoidScores = moe.correctionBias = true;
-    moe.numGroups = f.size("n_group", m.defaultGroups);
-    moe.topkGroups = f.size("topk_group", m.defaultTopkGroups);
+  if (m.deepseek != MoeRules::Deepseek::none) {
+    bool grouped = true;
+    if (m.deepseek == MoeRules::Deepseek::v3) {
+      moe.sigmoidScores = moe.correctionBias = true;
+      moe.normalizeEps = 1e-20;
+    } else {
+      // DeepseekV2TopkRouter: softmax, then greedy or group-limited top-k;
+      // the weights are never renormalised.
+      moe.normalize = false;
+      moe.groupMax = true;
+      std::string method = f.string("topk_method", "greedy");
+      if (method != "greedy" && method != "group_limited_greedy" && !f.failed())
+        f.fail("topk_method", "unsupported '" + method +
+                                  "' (HF's DeepSeek-V2 implements greedy and "
+                                  "group_limited_greedy)");
+      grouped = method == "group_limited_greedy";
+    }
+    if (grouped) {
+      moe.numGroups = f.size("n_group", m.defaultGroups);
+      moe.topkGroups = f.size("topk_group", m.defaultTopkGroups);
+    }
     moe.routedScale =
         f.positiveNumber("routed_scaling_factor", m.defaultRoutedScale);
-    moe.normalizeEps = 1e-20;
     moe.sharedExperts = f.count("n_shared_experts", m.defaultSharedExperts);
     if (f.failed())
       return makeError(f.message());
@@ -156,7 +173,8 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
       return makeError(f.source + ": field 'n_group': " +
                        llvm::Twine(moe.numGroups) + " does not divide the " +
                        llvm::Twine(moe.numExperts) + " routed experts");
-    if (moe.numExperts / moe.numGroups < 2)
+    if (moe.numGroups > 1 && !moe.groupMax &&
+        moe.numExperts / moe.numGroups < 2)
       return makeError(f.source +
                        ": field 'n_group': each group needs at "
                        "least 2 experts (HF scores a group by its "
@@ -396,7 +414,12 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   case BiasRule::qwen2:
     spec.qkvBias = true;
     break;
+  case BiasRule::qkvKey:
+    spec.qkvBias = f.boolean("attention_bias", family->defaultAttentionBias);
+    break;
   }
+  if (family->readsUseQkNorm && f.boolean("use_qk_norm", false))
+    spec.qkNorm = QkNorm::perHead;
   if (family->readsMlpBias)
     spec.mlpBias = f.boolean("mlp_bias", false);
   if (family->embeddingScale)
@@ -519,7 +542,7 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     spec.moe = std::move(*moe);
     if (family->moe.readsSparseLayers)
       denseMlp = readDenseLayers(f, numLayers);
-    if (family->moe.deepseekRouting) {
+    if (family->moe.deepseek != MoeRules::Deepseek::none) {
       // HF: MoE iff layer >= first_k_dense_replace; it ignores
       // moe_layer_freq, which the original DeepSeek code honours, so a
       // value other than 1 is ambiguous.
@@ -568,7 +591,7 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     return rope.takeError();
   if (spec.mla) {
     rope->global.interleaved = rope->local.interleaved =
-        f.boolean("rope_interleave", true);
+        !family->readsRopeInterleave || f.boolean("rope_interleave", true);
     // yarn_apply_mscale: the softmax scale of the whole q·k head.
     const RopeSpec &r = rope->global;
     spec.attentionScale =

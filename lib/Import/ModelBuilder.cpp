@@ -282,11 +282,21 @@ void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
   if (moe.sharedExperts) {
     int64_t width = moe.sharedExperts * i;
     std::string shared = moe.block + ".shared_experts.";
+    // DeepSeek-V2's mlp_bias applies to the shared experts too.
     addLayerParam("shared_gate", shared + "gate_proj.weight", "mlp_gate",
                   {width, h});
+    if (spec.mlpBias)
+      addLayerParam("shared_gate_bias", shared + "gate_proj.bias", "mlp_gate",
+                    {width});
     addLayerParam("shared_up", shared + "up_proj.weight", "mlp_up", {width, h});
+    if (spec.mlpBias)
+      addLayerParam("shared_up_bias", shared + "up_proj.bias", "mlp_up",
+                    {width});
     addLayerParam("shared_down", shared + "down_proj.weight", "mlp_down",
                   {h, width});
+    if (spec.mlpBias)
+      addLayerParam("shared_down_bias", shared + "down_proj.bias", "mlp_down",
+                    {h});
   }
   std::vector<std::string> gateUp = some(moe.legacyGate);
   if (!moe.legacyStacked && !moe.legacyUp.empty())
@@ -532,15 +542,17 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
   return y;
 }
 
-/// down(act(gate(x)) * up(x)) from the roles prefix + gate / up / down.
+/// down(act(gate(x)) * up(x)) from the roles prefix + gate / up / down
+/// (and their biases, when the model has them).
 Value ModelBuilder::gatedMlp(Value x, ValueRange w, StringRef prefix) {
   std::string p = prefix.str();
-  Value gate = matmul(x, param(w, p + "gate")),
-        up = matmul(x, param(w, p + "up"));
+  Value gate = matmul(x, param(w, p + "gate"), param(w, p + "gate_bias")),
+        up = matmul(x, param(w, p + "up"), param(w, p + "up_bias"));
   Value activated = spec.activation == Activation::silu
                         ? Value(SiluOp::create(b, loc, gate))
                         : Value(GeluTanhOp::create(b, loc, gate));
-  return matmul(MulOp::create(b, loc, activated, up), param(w, p + "down"));
+  return matmul(MulOp::create(b, loc, activated, up), param(w, p + "down"),
+                param(w, p + "down_bias"));
 }
 
 Value ModelBuilder::layerBody(Value h, ValueRange w, Value positions,

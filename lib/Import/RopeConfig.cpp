@@ -144,7 +144,7 @@ hf::readModelRope(Fields &f, const FamilyRules &family, int64_t headDim) {
   json ropeParameters =
       root.contains("rope_parameters") ? root.at("rope_parameters") : json();
   if (family.partialRotary) {
-    double prf = f.number("partial_rotary_factor", 1.0);
+    double prf = f.number("partial_rotary_factor", family.defaultPartialRotary);
     if (ropeParameters.is_object() &&
         ropeParameters.contains("partial_rotary_factor") &&
         ropeParameters["partial_rotary_factor"].is_number())

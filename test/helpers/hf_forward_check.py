@@ -159,6 +159,45 @@ VARIANTS = {
                         moe_intermediate_size=16, n_shared_experts=2, first_k_dense_replace=0,
                         routed_scaling_factor=1.0, norm_topk_prob=False),
     },
+    "deepseek_v2": {
+        # DeepSeek-V2's differences from V3: softmax routing, group-limited
+        # by group max (4 groups, 2 kept), scaled by 1.5 and never
+        # renormalised (norm_topk_prob true is ignored, as in HF), two shared
+        # experts, mlp_bias on the dense and shared MLPs, complex-number
+        # (interleaved) RoPE with yarn; q_proj without the low-rank path
+        # (V2-Lite).
+        "group_limited": dict(num_hidden_layers=3, num_key_value_heads=4, q_lora_rank=None,
+                              kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=4,
+                              v_head_dim=6, n_routed_experts=8, num_experts_per_tok=3,
+                              topk_method="group_limited_greedy", n_group=4, topk_group=2,
+                              moe_intermediate_size=16, n_shared_experts=2,
+                              first_k_dense_replace=1, routed_scaling_factor=1.5,
+                              norm_topk_prob=True, mlp_bias=True,
+                              rope_scaling=dict(type="yarn", factor=4.0,
+                                                original_max_position_embeddings=16,
+                                                mscale=0.707, mscale_all_dim=0.707)),
+        # Greedy top-k with the low-rank q path.
+        "greedy": dict(num_hidden_layers=2, num_key_value_heads=4, q_lora_rank=24,
+                       kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=8,
+                       n_routed_experts=8, num_experts_per_tok=2, topk_method="greedy",
+                       moe_intermediate_size=16, n_shared_experts=1, first_k_dense_replace=0),
+    },
+    "glm4_moe": {
+        # GLM-4.5: GQA with q/k/v biases (none on o), per-head q/k norms,
+        # RoPE on the first half of each head (partial_rotary_factor's class
+        # default 0.5), a dense first layer, sigmoid routing with the
+        # correction bias over 4 groups of which 2 are kept, renormalised
+        # and scaled by 2.5, a shared expert.
+        "qk_norm": dict(num_hidden_layers=3, head_dim=12, attention_bias=True, use_qk_norm=True,
+                        n_routed_experts=8, num_experts_per_tok=3, n_group=4, topk_group=2,
+                        moe_intermediate_size=16, n_shared_experts=1, first_k_dense_replace=1,
+                        routed_scaling_factor=2.5, norm_topk_prob=True),
+        # No qk norm or biases, one group, unnormalised, rope on a quarter.
+        "plain": dict(num_hidden_layers=2, attention_bias=False, use_qk_norm=False,
+                      n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=16,
+                      n_shared_experts=1, first_k_dense_replace=0, norm_topk_prob=False,
+                      partial_rotary_factor=0.25),
+    },
     "gpt_oss": {
         # Sinks, q/k/v/o biases, alternating sliding (3) / full layers, yarn
         # RoPE (the class default); biased router, [E, in, out] experts
@@ -171,7 +210,8 @@ VARIANTS = {
     },
 }
 
-MOE_FAMILIES = {"mixtral", "qwen3_moe", "olmoe", "granitemoe", "gpt_oss", "deepseek_v3"}
+MOE_FAMILIES = {"mixtral", "qwen3_moe", "olmoe", "granitemoe", "gpt_oss", "deepseek_v2",
+                "deepseek_v3", "glm4_moe"}
 # Router weights (per family, by name suffix) rescaled after randomisation.
 ROUTER_STD = {("qwen3_moe", "small_margin"): 0.02}
 # Variants that must route no token to some expert.
