@@ -281,24 +281,19 @@ FamilyRules deepseekV2() {
   r.checkHeadsDivideHidden = true;
   r.readsMlpBias = true;
   r.defaultMaxPositions = 2048;
-  r.moe.enabled = true;
-  r.moe.expertsKey = "n_routed_experts";
+  r.moe = deepseekV3().moe;           // the expert layout and names
   r.moe.expertsAlias = "num_experts"; // attribute_map
   r.moe.defaultExperts = 64;
   r.moe.defaultTopK = 0; // None in the class: required
-  r.moe.intermediateKey = "moe_intermediate_size";
   r.moe.defaultIntermediate = 1407;
   r.moe.defaultDenseIntermediate = 11008;
-  r.moe.hasAuxLoss = false;
+  r.moe.readsNormTopkProb = false; // the router ignores it
   r.moe.deepseek = MoeRules::Deepseek::v2;
   r.moe.defaultGroups = 1;
   r.moe.defaultTopkGroups = 1;
   r.moe.defaultRoutedScale = 1.0;
   r.moe.defaultSharedExperts = 2;
   r.moe.defaultFirstDense = 0;
-  r.moe.legacyGate = "mlp.experts.{expert}.gate_proj.weight";
-  r.moe.legacyUp = "mlp.experts.{expert}.up_proj.weight";
-  r.moe.legacyDown = "mlp.experts.{expert}.down_proj.weight";
   return r;
 }
 
@@ -317,26 +312,14 @@ FamilyRules glm4Moe() {
   r.defaultPartialRotary = 0.5;
   r.defaultMaxPositions = 131072;
   r.mtpLayers = true;
-  r.moe.enabled = true;
-  r.moe.expertsKey = "n_routed_experts";
-  r.moe.expertsAlias = "num_local_experts"; // attribute_map
+  r.moe = deepseekV3().moe; // the same router, experts and names
   r.moe.defaultExperts = 128;
-  r.moe.defaultTopK = 8;
-  r.moe.intermediateKey = "moe_intermediate_size";
   r.moe.defaultIntermediate = 1408;
   r.moe.defaultDenseIntermediate = 10944;
-  r.moe.readsNormTopkProb = true;
-  r.moe.defaultNormTopkProb = true;
-  r.moe.hasAuxLoss = false;
-  r.moe.deepseek = MoeRules::Deepseek::v3;
   r.moe.defaultGroups = 1;
   r.moe.defaultTopkGroups = 1;
   r.moe.defaultRoutedScale = 1.0;
-  r.moe.defaultSharedExperts = 1;
   r.moe.defaultFirstDense = 1;
-  r.moe.legacyGate = "mlp.experts.{expert}.gate_proj.weight";
-  r.moe.legacyUp = "mlp.experts.{expert}.up_proj.weight";
-  r.moe.legacyDown = "mlp.experts.{expert}.down_proj.weight";
   return r;
 }
 
