@@ -43,6 +43,9 @@ FailureOr<ParamSummary> mlir::tfm::summarizeParams(ModuleOp module,
         llvm::AddOverflow(summary.byKind[kind], n, summary.byKind[kind]))
       return func.emitError() << "parameter count overflows int64";
   }
+  if (auto prefixes = func->getAttrOfType<ArrayAttr>(kIgnoredTensorsAttrName))
+    for (Attribute p : prefixes)
+      summary.ignored.push_back(cast<StringAttr>(p).str());
   func.walk([&](RepeatOp repeat) {
     auto names = repeat.getKindNames();
     for (int64_t l = 0; l < int64_t(repeat.getNumLayers()); ++l) {
@@ -81,5 +84,8 @@ std::string mlir::tfm::formatSummaryJson(ModuleOp module,
   out["parameters_by_kind"] = summary.byKind;
   if (summary.buffers)
     out["buffers"] = summary.buffers;
+  // Multi-token-prediction layers: in checkpoints, skipped on load (as HF).
+  if (!summary.ignored.empty())
+    out["skipped_checkpoint_tensors"] = summary.ignored;
   return out.dump(2);
 }

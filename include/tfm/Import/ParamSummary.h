@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace mlir::tfm {
 
@@ -18,6 +19,8 @@ struct ParamSummary {
   std::map<std::string, int64_t> byKind;
   /// Elements of HF buffers (#tfm.param `buffer`), not in `total`.
   int64_t buffers = 0;
+  /// Checkpoint name prefixes the model skips (`tfm.ignored`: MTP layers).
+  std::vector<std::string> ignored;
   /// Layer kind name -> number of layers (from tfm.repeat).
   std::map<std::string, int64_t> layerKinds;
 };
