@@ -464,9 +464,9 @@ TEST(HFConfigErrors, OneLineNamingFileAndField) {
   c["model_type"] = "gpt2";
   EXPECT_EQ(parseError(c.dump()),
             "config.json: field 'model_type': unsupported model_type 'gpt2' "
-            "(supported: gemma2, gemma3_text, gpt_oss, granitemoe, llama, "
-            "mistral, mixtral, olmo2, olmoe, phi3, qwen2, qwen3, qwen3_moe, "
-            "smollm3)");
+            "(supported: deepseek_v2, deepseek_v3, gemma2, gemma3_text, "
+            "glm4_moe, gpt_oss, granitemoe, llama, mistral, mixtral, olmo2, "
+            "olmoe, phi3, qwen2, qwen3, qwen3_moe, smollm3)");
   EXPECT_EQ(parseError(""), "config.json: empty file, expected a JSON object");
   EXPECT_EQ(parseError("[]"),
             "config.json: expected a JSON object at the top level, got array");
@@ -492,9 +492,10 @@ TEST(HFConfigErrors, NonStrictNumbers) {
 
 TEST(HFConfigErrors, SupportedModelTypes) {
   std::vector<std::string> expected = {
-      "gemma2",  "gemma3_text", "gpt_oss",   "granitemoe", "llama",
-      "mistral", "mixtral",     "olmo2",     "olmoe",      "phi3",
-      "qwen2",   "qwen3",       "qwen3_moe", "smollm3"};
+      "deepseek_v2", "deepseek_v3", "gemma2", "gemma3_text", "glm4_moe",
+      "gpt_oss",     "granitemoe",  "llama",  "mistral",     "mixtral",
+      "olmo2",       "olmoe",       "phi3",   "qwen2",       "qwen3",
+      "qwen3_moe",   "smollm3"};
   EXPECT_EQ(supportedModelTypes(), expected);
 }
 
