@@ -55,6 +55,9 @@ struct TrainingStep::State {
   /// The imported model, unlowered: the weight map of @forward.
   OwningOpRef<ModuleOp> imported;
   std::vector<std::vector<int64_t>> argShapes;
+  /// Arguments passed as bf16 bits (the others as f32: statistics-typed
+  /// parameters such as DeepSeek's correction bias stay f32 in bf16 steps).
+  std::vector<bool> argIsBF16;
   std::vector<ParamAttr> argParams;
   std::unique_ptr<CompiledFunction> compiled;
   /// Gradient results of @forward_vjp: (result index, argument index).
@@ -81,7 +84,9 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
   s.imported = buildModel(s.ctx, spec, elementType);
   auto forward = s.imported->lookupSymbol<func::FuncOp>(kForwardFuncName);
   for (BlockArgument arg : forward.getArguments()) {
-    s.argShapes.emplace_back(cast<RankedTensorType>(arg.getType()).getShape());
+    auto type = cast<RankedTensorType>(arg.getType());
+    s.argShapes.emplace_back(type.getShape());
+    s.argIsBF16.push_back(type.getElementType().isBF16());
     s.argParams.push_back(forward.getArgAttrOfType<ParamAttr>(
         arg.getArgNumber(), kParamAttrName));
   }
@@ -139,8 +144,8 @@ llvm::Error TrainingStep::bind(Checkpoint checkpoint) {
   auto bound = std::make_shared<BoundParameters>(
       BoundParameters{std::move(*params), {}, std::move(checkpoint)});
   bound->bf16.assign(bound->f32.size(), {});
-  if (options.precision == Precision::bf16)
-    for (size_t i = kNumForwardInputs; i < bound->f32.size(); ++i)
+  for (size_t i = kNumForwardInputs; i < bound->f32.size(); ++i)
+    if (s.argIsBF16[i])
       bound->bf16[i] = roundToBF16(bound->f32[i]);
   s.bound = std::move(bound);
   return llvm::Error::success();
@@ -196,7 +201,7 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
   args[kLabelsArgument] = {labels, {B, T}};
   const BoundParameters &bound = *s.bound;
   for (size_t i = kNumForwardInputs; i < bound.f32.size(); ++i)
-    args.push_back({options.precision == Precision::bf16
+    args.push_back({s.argIsBF16[i]
                         ? static_cast<const void *>(bound.bf16[i].data())
                         : bound.f32[i].data(),
                     s.argShapes[i]});
