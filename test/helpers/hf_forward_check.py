@@ -151,6 +151,14 @@ VARIANTS = {
                     routed_scaling_factor=2.5, norm_topk_prob=True,
                     rope_scaling=dict(type="yarn", factor=4.0, original_max_position_embeddings=16,
                                       mscale=1.0, mscale_all_dim=0.8)),
+        # Head dims that are multiples of 32 (q·k 64, v 32), so the GPU path
+        # uses its flash-attention kernels with a value head narrower than
+        # the q·k head.
+        "flash_heads": dict(num_hidden_layers=2, num_key_value_heads=4, q_lora_rank=24,
+                            kv_lora_rank=16, qk_nope_head_dim=32, qk_rope_head_dim=32,
+                            v_head_dim=32, n_routed_experts=8, num_experts_per_tok=2,
+                            n_group=2, topk_group=1, moe_intermediate_size=16,
+                            n_shared_experts=1, first_k_dense_replace=1),
         # q_proj without the low-rank path, no yarn, every layer MoE,
         # unnormalised weights, one group, two shared experts (one MLP twice as wide).
         "plain_q": dict(num_hidden_layers=2, num_key_value_heads=4, q_lora_rank=None,
