@@ -21,44 +21,14 @@ thread count on both sides.
 """
 
 import argparse
-import json
 import os
-import re
-import subprocess
 import tempfile
-import time
 
 import torch
 from transformers import Qwen3MoeConfig, AutoModelForCausalLM
 from transformers.utils import logging as hf_logging
 
-
-def hf_step(model, ids, repeat):
-    best = 1e30
-    for _ in range(repeat):
-        model.zero_grad(set_to_none=True)
-        t0 = time.perf_counter()
-        model(input_ids=ids, labels=ids).loss.backward()
-        best = min(best, time.perf_counter() - t0)
-    model.zero_grad(set_to_none=True)
-    return best
-
-
-def tfm_step(args, model, ids, d):
-    model.save_pretrained(d)
-    tokens = os.path.join(d, "tokens.json")
-    with open(tokens, "w") as f:
-        json.dump({"input_ids": ids.tolist(), "labels": ids.tolist()}, f)
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS=str(args.threads))
-    r = subprocess.run([args.tfm_run, d, "--tokens", tokens, "--output", os.path.join(d, "out.st"),
-                        "--grads", "--repeat", str(args.repeat)],
-                       capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        raise SystemExit(f"tfm-run failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
-    m = re.search(r"(?:run|step) ([0-9.]+) ms", r.stdout)
-    if not m:
-        raise SystemExit(f"no step time in tfm-run's output:\n{r.stdout}{r.stderr}")
-    return float(m.group(1)) / 1e3
+from train_steps import hf_step, tfm_step
 
 
 def routing_share(model, ids, k):

@@ -41,11 +41,6 @@ struct KindBackward {
   llvm::DenseMap<unsigned, Operation *> placeholders;
 };
 
-/// The kind set of stacked value `i` (null: every kind).
-DenseI64ArrayAttr kindSet(std::optional<ArrayAttr> sets, unsigned i) {
-  return sets ? cast<DenseI64ArrayAttr>((*sets)[i]) : DenseI64ArrayAttr();
-}
-
 /// weight_kinds / stacked_kinds from per-value sets: absent when every
 /// value covers every kind, else each null entry spelled out.
 ArrayAttr kindSetsAttr(MLIRContext *ctx, ArrayRef<DenseI64ArrayAttr> sets,
@@ -69,9 +64,9 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   unsigned numKinds = fwd.getKinds().size();
   SmallVector<DenseI64ArrayAttr> weightSets, stackedSets;
   for (unsigned j = 0; j < numWeights; ++j)
-    weightSets.push_back(kindSet(fwd.getWeightKinds(), j));
+    weightSets.push_back(fwd.getWeightKindSet(j));
   for (unsigned i = 0; i < fwd.getStackedResults().size(); ++i)
-    stackedSets.push_back(kindSet(fwd.getStackedKinds(), i));
+    stackedSets.push_back(fwd.getStackedKindSet(i));
   // Stacked outputs with a gradient (per-layer statistics a loss reads):
   // the backward scan reads layer i's slice of it as a stacked input, which
   // seeds the gradient of the value layer i yielded.

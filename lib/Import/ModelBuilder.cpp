@@ -458,24 +458,7 @@ Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
 Value ModelBuilder::mlp(Value x, ValueRange w, const LayerSpec &layer) {
   if (spec.moe && !layer.denseMlp)
     return moeMlp(x, w, *spec.moe);
-  int64_t i = spec.intermediateSize;
-  Value gate, up;
-  if (spec.fusedGateUp) {
-    // Phi-3: gate_up_proj output is [gate | up].
-    Value gu = matmul(x, param(w, "gate_up"));
-    auto split = SplitOp::create(b, loc, TypeRange{act({i}), act({i})}, gu,
-                                 b.getI64IntegerAttr(2));
-    gate = split.getResult(0);
-    up = split.getResult(1);
-  } else {
-    gate = matmul(x, param(w, "gate"), param(w, "gate_bias"));
-    up = matmul(x, param(w, "up"), param(w, "up_bias"));
-  }
-  Value activated = spec.activation == Activation::silu
-                        ? Value(SiluOp::create(b, loc, gate))
-                        : Value(GeluTanhOp::create(b, loc, gate));
-  Value prod = MulOp::create(b, loc, activated, up);
-  return matmul(prod, param(w, "down"), param(w, "down_bias"));
+  return gatedMlp(x, w, "");
 }
 
 /// HF's sparse MoE block, dropless: route, group the (token, slot) pairs by
@@ -543,11 +526,21 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
 }
 
 /// down(act(gate(x)) * up(x)) from the roles prefix + gate / up / down
-/// (and their biases, when the model has them).
+/// (and their biases, when the model has them), or from one fused gate_up
+/// projection (Phi-3: its output is [gate | up]).
 Value ModelBuilder::gatedMlp(Value x, ValueRange w, StringRef prefix) {
   std::string p = prefix.str();
-  Value gate = matmul(x, param(w, p + "gate"), param(w, p + "gate_bias")),
-        up = matmul(x, param(w, p + "up"), param(w, p + "up_bias"));
+  Value gate, up;
+  if (Value gateUp = param(w, p + "gate_up")) {
+    int64_t width = cast<RankedTensorType>(gateUp.getType()).getDimSize(0) / 2;
+    auto split = SplitOp::create(b, loc, TypeRange{act({width}), act({width})},
+                                 matmul(x, gateUp), b.getI64IntegerAttr(2));
+    gate = split.getResult(0);
+    up = split.getResult(1);
+  } else {
+    gate = matmul(x, param(w, p + "gate"), param(w, p + "gate_bias"));
+    up = matmul(x, param(w, p + "up"), param(w, p + "up_bias"));
+  }
   Value activated = spec.activation == Activation::silu
                         ? Value(SiluOp::create(b, loc, gate))
                         : Value(GeluTanhOp::create(b, loc, gate));

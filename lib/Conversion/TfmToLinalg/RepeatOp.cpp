@@ -73,9 +73,9 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
     unsigned numKinds = op.getKinds().size();
     SmallVector<DenseI64ArrayAttr> weightSets, stackedSets;
     for (unsigned j = 0; j < op.getWeights().size(); ++j)
-      weightSets.push_back(kindSet(op.getWeightKinds(), j, numKinds));
+      weightSets.push_back(op.getWeightKindSet(j));
     for (unsigned i = 0; i < op.getStackedResults().size(); ++i)
-      stackedSets.push_back(kindSet(op.getStackedKinds(), i, numKinds));
+      stackedSets.push_back(op.getStackedKindSet(i));
     for (DenseI64ArrayAttr set :
          llvm::concat<DenseI64ArrayAttr>(weightSets, stackedSets))
       addRankTable(set);
@@ -131,14 +131,6 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
     scf::YieldOp::create(rewriter, loc, next);
     rewriter.replaceOp(op, forOp.getResults());
     return success();
-  }
-
-  /// The kinds stacked value `i` covers; null when it covers them all (then
-  /// layer i reads slice i).
-  static DenseI64ArrayAttr kindSet(std::optional<ArrayAttr> sets, unsigned i,
-                                   unsigned numKinds) {
-    auto set = sets ? cast<DenseI64ArrayAttr>((*sets)[i]) : DenseI64ArrayAttr();
-    return set && set.size() == int64_t(numKinds) ? DenseI64ArrayAttr() : set;
   }
 
   /// The loop being built: what each layer kind's code needs.

@@ -591,9 +591,15 @@ LogicalResult FusedLmHeadLossOp::verify() {
 // RepeatOp
 //===----------------------------------------------------------------------===//
 
-/// The kind set of stacked value `i` (null: every kind).
+/// The kind set of stacked value `i` as written (null: absent).
 static DenseI64ArrayAttr kindSetOf(std::optional<ArrayAttr> sets, unsigned i) {
   return sets ? cast<DenseI64ArrayAttr>((*sets)[i]) : DenseI64ArrayAttr();
+}
+
+/// `set`, or null when it lists every one of `kinds` kinds.
+static DenseI64ArrayAttr normalizedKindSet(DenseI64ArrayAttr set,
+                                           unsigned kinds) {
+  return set && set.size() == int64_t(kinds) ? DenseI64ArrayAttr() : set;
 }
 
 /// Checks that `sets` (weight_kinds or stacked_kinds) has one sorted,
@@ -714,6 +720,16 @@ unsigned RepeatOp::getKindOfLayer(int64_t layer) {
 
 static bool setCovers(DenseI64ArrayAttr set, unsigned kind) {
   return !set || llvm::is_contained(set.asArrayRef(), int64_t(kind));
+}
+
+DenseI64ArrayAttr RepeatOp::getWeightKindSet(unsigned weight) {
+  return normalizedKindSet(kindSetOf(getWeightKinds(), weight),
+                           getKinds().size());
+}
+
+DenseI64ArrayAttr RepeatOp::getStackedKindSet(unsigned stacked) {
+  return normalizedKindSet(kindSetOf(getStackedKinds(), stacked),
+                           getKinds().size());
 }
 
 bool RepeatOp::weightCoversKind(unsigned weight, unsigned kind) {

@@ -607,6 +607,10 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
     /// into getWeights() / getStackedResults()) is read / written by the
     /// layers of `kind`.
     bool weightCoversKind(unsigned weight, unsigned kind);
+    /// The kinds stacked input `weight` / stacked output `stacked` covers;
+    /// null when it covers every kind (then layer i uses slice i).
+    DenseI64ArrayAttr getWeightKindSet(unsigned weight);
+    DenseI64ArrayAttr getStackedKindSet(unsigned stacked);
     bool stackedCoversKind(unsigned stacked, unsigned kind);
     /// The stacked inputs / outputs the layers of `kind` read / write, in
     /// order (a region's block arguments after the carried values, and
