@@ -252,6 +252,47 @@ OpCost cost(MoeGroupedMatmulGradWeightOp op, const DimResolver &d) {
 OpCost cost(RopeBackwardOp op, const DimResolver &d) {
   return streaming(op, d, ropeFlops(d, op.getDy(), op.getRotaryDim()));
 }
+//===----------------------------------------------------------------------===//
+// Mamba2
+//===----------------------------------------------------------------------===//
+
+/// The SSD scan's work per chunk of L positions, head and (P, N): the
+/// chunk x chunk c·bᵀ (2N per pair and group) and its product with x (2P per
+/// pair and head), the state update and read-out (4·P·N per position).
+double ssdScanFlops(const DimResolver &d, Value x, Value bm,
+                    int64_t chunkSize) {
+  int64_t b = d.dim(x, 0), t = d.dim(x, 1), h = d.dim(x, 2), p = d.dim(x, 3);
+  int64_t g = d.dim(bm, 2), n = d.dim(bm, 3);
+  int64_t l = std::min<int64_t>(chunkSize, t);
+  double pairs = double(t) * double(l + 1) / 2; // causal pairs per chunk
+  return double(b) * (pairs * double(2 * n * g + 2 * p * h + 3 * h) +
+                      double(t) * double(h) * double(4 * p * n + 8));
+}
+
+OpCost cost(MambaConv1dOp op, const DimResolver &d) {
+  int64_t k = d.dim(op.getWeight(), 1);
+  return elementwise(op, d, double(2 * k + 5));
+}
+OpCost cost(MambaConv1dBackwardOp op, const DimResolver &d) {
+  int64_t k = d.dim(op.getWeight(), 1);
+  return streaming(op, d, double(6 * k + 8) * d.elements(op.getX()));
+}
+OpCost cost(MambaSsdScanOp op, const DimResolver &d) {
+  return streaming(op, d,
+                   ssdScanFlops(d, op.getX(), op.getB(), op.getChunkSize()));
+}
+OpCost cost(MambaSsdScanBackwardOp op, const DimResolver &d) {
+  // Recomputes the chunk products, then about twice the forward's work.
+  return streaming(
+      op, d, 3 * ssdScanFlops(d, op.getX(), op.getB(), op.getChunkSize()));
+}
+OpCost cost(GatedRmsNormOp op, const DimResolver &d) {
+  return elementwise(op, d, 9);
+}
+OpCost cost(GatedRmsNormBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, 18 * d.elements(op.getX()));
+}
+
 OpCost cost(AttentionBackwardOp op, const DimResolver &d) {
   // Recompute s (2D), dp (2Dv), dq and dk (2D each), dv (2Dv), softmax ~10.
   Value q = op.getQ(), v = op.getV();

@@ -483,6 +483,60 @@ LogicalResult adjoint(MoeAuxLossOp op, AdjointBuilder &ab) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Mamba2
+//===----------------------------------------------------------------------===//
+
+LogicalResult adjoint(MambaConv1dOp op, AdjointBuilder &ab) {
+  Value bias = op.getBias() ? ab.operand(2) : Value();
+  Type dbiasType =
+      op.getBias()
+          ? op.getBias().getType()
+          : RankedTensorType::get({op.getX().getType().getShape()[2]},
+                                  op.getWeight().getType().getElementType());
+  auto bw = MambaConv1dBackwardOp::create(
+      ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
+      dbiasType, ab.resultGrad(0), ab.operand(0), ab.operand(1), bias);
+  ab.addGrad(0, bw.getDx());
+  ab.addGrad(1, bw.getDweight());
+  if (op.getBias())
+    ab.addGrad(2, bw.getDbias());
+  return success();
+}
+
+/// The chunk states are saved for the backward, never differentiated.
+LogicalResult adjoint(MambaSsdScanOp op, AdjointBuilder &ab) {
+  if (failed(noGradThrough(ab, 1, "the scan's chunk states")))
+    return failure();
+  Value dy = ab.resultGrad(0);
+  if (!dy)
+    return success();
+  SmallVector<Type> types;
+  for (unsigned i = 0; i < 7; ++i)
+    types.push_back(op->getOperand(i).getType());
+  auto bw = MambaSsdScanBackwardOp::create(
+      ab.builder, ab.getLoc(), types, dy, ab.operand(0), ab.operand(1),
+      ab.operand(2), ab.operand(3), ab.operand(4), ab.operand(5), ab.operand(6),
+      ab.primal(op.getStates()), op.getChunkSizeAttr(), op.getDtMinAttr(),
+      op.getDtMaxAttr());
+  for (unsigned i = 0; i < 7; ++i)
+    ab.addGrad(i, bw->getResult(i));
+  return success();
+}
+
+LogicalResult adjoint(GatedRmsNormOp op, AdjointBuilder &ab) {
+  if (failed(noGradThrough(ab, 1, "rstd")))
+    return failure();
+  auto bw = GatedRmsNormBackwardOp::create(
+      ab.builder, ab.getLoc(), op.getX().getType(), op.getZ().getType(),
+      op.getWeight().getType(), ab.resultGrad(0), ab.operand(0), ab.operand(1),
+      ab.operand(2), ab.primal(op.getRstd()), op.getNormBeforeGateAttr());
+  ab.addGrad(0, bw.getDx());
+  ab.addGrad(1, bw.getDz());
+  ab.addGrad(2, bw.getDweight());
+  return success();
+}
+
 /// zeros_like's result does not depend on its operand's values.
 LogicalResult adjoint(ZerosLikeOp, AdjointBuilder &) { return success(); }
 

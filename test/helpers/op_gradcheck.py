@@ -356,6 +356,35 @@ func.func @main(%x: {ty([None, None, 4])}, %l: {L5}, %wgu: tensor<5x4x6xf64>, %b
 }}""", r(2, 3, 4), r(2, 3, 5, scale=2.0), r(5, 4, 6), r(5, 6), r(5, 3, 4), r(5, 4))
 
 
+# Mamba2: the conv (with and without bias), the chunked scan with T = 7 over
+# chunks of 3 (state carried across two boundaries, a partial last chunk)
+# and with a dt clamp that binds, and both gate orders of the gated norm.
+MX = [None, None, 5]
+for bias in (True, False):
+    ba, bu, bt = (", %b: tensor<5xf64>", ", %b", ", tensor<5xf64>") if bias else ("", "", "")
+    case("mamba", "conv1d" + ("_bias" if bias else ""), f"""
+func.func @main(%x: {ty(MX)}, %w: tensor<5x3xf64>{ba}) -> {ty(MX)} {{
+  %y = tfm.mamba_conv1d %x, %w{bu} : ({ty(MX)}, tensor<5x3xf64>{bt}) -> {ty(MX)}
+  return %y : {ty(MX)}
+}}""", *([r(2, 4, 5), r(5, 3)] + ([r(5)] if bias else [])))
+SX, SD, SB = ty([None, None, 4, 2]), ty([None, None, 4]), ty([None, None, 2, 3])
+for name, chunk, lo, hi in [("scan_chunk3", 3, "0.0", "0x7FF0000000000000"),
+                            ("scan_dt_limit", 2, "0.3", "1.2")]:
+    case("mamba", name, f"""
+func.func @main(%x: {SX}, %dt: {SD}, %al: tensor<4xf64>, %b: {SB}, %c: {SB}, %d: tensor<4xf64>, %db: tensor<4xf64>) -> {SX} {{
+  %y, %s = tfm.mamba_ssd_scan %x, %dt, %al, %b, %c, %d, %db {{chunk_size = {chunk} : i64, dt_min = {lo} : f64, dt_max = {hi} : f64}}
+      : ({SX}, {SD}, tensor<4xf64>, {SB}, {SB}, tensor<4xf64>, tensor<4xf64>) -> ({SX}, {ty([None, None, 4, 2, 3])})
+  return %y : {SX}
+}}""", r(1, 7, 4, 2), r(1, 7, 4), r(4, scale=0.5), r(1, 7, 2, 3), r(1, 7, 2, 3), r(4), r(4, scale=0.5))
+GX = ty([None, None, 6])
+for attr in ("", ", norm_before_gate"):
+    case("mamba", "gated_rmsnorm" + attr.replace(", ", "_"), f"""
+func.func @main(%x: {GX}, %z: {GX}, %w: tensor<6xf64>) -> {GX} {{
+  %y, %rs = tfm.gated_rmsnorm %x, %z, %w {{groups = 2 : i64, eps = 1.0e-05 : f64{attr}}} : ({GX}, {GX}, tensor<6xf64>) -> ({GX}, {ty([None, None, 2])})
+  return %y : {GX}
+}}""", r(2, 3, 6), r(2, 3, 6), r(6))
+
+
 def run(tfm_run, workdir, group, name, mlir, inputs):
     base = os.path.join(workdir, f"{group}-{name}")
     with open(base + ".mlir", "w") as f:

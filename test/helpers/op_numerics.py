@@ -518,6 +518,81 @@ func.func @main(%x: {XM}, %wr: tensor<{E}x{HM}xf32>, %mask: {LE}, %wgu: tensor<{
         randn(E, HM, IM, scale=0.3)], ref_moe_block)
 
 
+# ---------------------------------------------------------------- mamba2
+# References: PyTorch's conv1d as HF's causal_conv1d_fn calls it, HF's own
+# gated norms, and the scan as the plain sequential recurrence (no chunks),
+# so the chunked lowering is checked against the definition.
+from transformers.models.falcon_h1.modeling_falcon_h1 import FalconH1RMSNormGated  # noqa: E402
+from transformers.models.mamba2.modeling_mamba2 import MambaRMSNormGated  # noqa: E402
+
+MC, MK = 12, 4
+MX, MW = ty([None, None, MC]), f"tensor<{MC}x{MK}xf32>"
+for bias in (True, False):
+    ba, bu, bt = (f", %b: tensor<{MC}xf32>", ", %b", f", tensor<{MC}xf32>") if bias else ("", "", "")
+    ins = [randn(B, T, MC), randn(MC, MK, scale=0.5)] + ([randn(MC)] if bias else [])
+    case("mamba", "conv1d" + ("_bias" if bias else ""), f"""
+func.func @main(%x: {MX}, %w: {MW}{ba}) -> {MX} {{
+  %y = tfm.mamba_conv1d %x, %w{bu} : ({MX}, {MW}{bt}) -> {MX}
+  return %y : {MX}
+}}""", ins, lambda x, w, b=None: [F.silu(F.conv1d(x.transpose(1, 2), w.unsqueeze(1), b, padding=MK - 1,
+                                                  groups=MC)[..., :T].transpose(1, 2))])
+
+
+def ref_scan(x, dt, a_log, bm, cm, d, dt_bias, chunk, lo=0.0, hi=float("inf")):
+    """s[t] = exp(δA) s[t-1] + δ x ⊗ b; y = s·c + d x; states before each chunk."""
+    bsz, t, h, p = x.shape
+    g, n = bm.shape[2], bm.shape[3]
+    delta = torch.clamp(F.softplus(dt + dt_bias), lo, hi)
+    a = -torch.exp(a_log)
+    bh = bm.repeat_interleave(h // g, dim=2)
+    ch = cm.repeat_interleave(h // g, dim=2)
+    s = torch.zeros(bsz, h, p, n, dtype=x.dtype)
+    ys, states = [], []
+    for i in range(t):
+        if i % chunk == 0:
+            states.append(s.clone())
+        da = torch.exp(delta[:, i] * a)
+        s = s * da[..., None, None] + (delta[:, i, :, None, None] * x[:, i, :, :, None]
+                                       * bh[:, i, :, None, :])
+        ys.append(torch.einsum("bhpn,bhn->bhp", s, ch[:, i]) + d[:, None] * x[:, i])
+    return [torch.stack(ys, 1), torch.stack(states, 1)]
+
+
+SH, SP, SG, SN = 4, 3, 2, 5
+SX, SD = ty([None, None, SH, SP]), ty([None, None, SH])
+SB, SS = ty([None, None, SG, SN]), ty([None, None, SH, SP, SN])
+SV = f"tensor<{SH}xf32>"
+for name, chunk, lo, hi in [("scan_chunk3", 3, 0.0, float("inf")), ("scan_one_chunk", 8, 0.0, float("inf")),
+                            ("scan_dt_limit", 2, 0.3, 1.2)]:
+    hi_attr = "0x7FF0000000000000" if hi == float("inf") else repr(hi)
+    case("mamba", name, f"""
+func.func @main(%x: {SX}, %dt: {SD}, %al: {SV}, %b: {SB}, %c: {SB}, %d: {SV}, %db: {SV}) -> ({SX}, {SS}) {{
+  %y, %s = tfm.mamba_ssd_scan %x, %dt, %al, %b, %c, %d, %db {{chunk_size = {chunk} : i64, dt_min = {lo!r} : f64, dt_max = {hi_attr} : f64}}
+      : ({SX}, {SD}, {SV}, {SB}, {SB}, {SV}, {SV}) -> ({SX}, {SS})
+  return %y, %s : {SX}, {SS}
+}}""", [randn(B, T, SH, SP), randn(B, T, SH), torch.log(torch.arange(1, SH + 1).float()),
+        randn(B, T, SG, SN), randn(B, T, SG, SN), randn(SH), randn(SH, scale=0.5)],
+         lambda *a, chunk=chunk, lo=lo, hi=hi: ref_scan(*a, chunk, lo, hi))
+
+GI, GG = 8, 2
+GX = ty([None, None, GI])
+for before in (False, True):
+    attr = ", norm_before_gate" if before else ""
+
+    def ref_gated(x, z, w, before=before):
+        if before:
+            m = FalconH1RMSNormGated(GI, eps=1e-5, n_groups=GG, norm_before_gate=True)
+        else:
+            m = MambaRMSNormGated(GI, group_size=GI // GG, eps=1e-5)
+        m.weight.data.copy_(w)
+        with torch.no_grad():
+            return [m(x, z)]
+    case("mamba", "gated_rmsnorm" + ("_norm_before_gate" if before else ""), f"""
+func.func @main(%x: {GX}, %z: {GX}, %w: tensor<{GI}xf32>) -> {GX} {{
+  %y, %r = tfm.gated_rmsnorm %x, %z, %w {{groups = {GG} : i64, eps = 1.0e-05 : f64{attr}}} : ({GX}, {GX}, tensor<{GI}xf32>) -> ({GX}, {ty([None, None, GG])})
+  return %y : {GX}
+}}""", [randn(B, T, GI), randn(B, T, GI), randn(GI)], ref_gated)
+
 def run_case(tfm_run, workdir, group, name, mlir, inputs, ref):
     base = os.path.join(workdir, f"{group}-{name}")
     with open(base + ".mlir", "w") as f:

@@ -24,6 +24,7 @@ void mlir::tfm::populateTfmToLinalgPatterns(RewritePatternSet &patterns) {
   populateTfmLossToLinalgPatterns(patterns);
   populateTfmShapeToLinalgPatterns(patterns);
   populateTfmMoeToLinalgPatterns(patterns);
+  populateTfmMambaToLinalgPatterns(patterns);
   populateTfmRepeatToScfPatterns(patterns);
 }
 

@@ -20,6 +20,7 @@ void populateTfmAttentionToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmLossToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmShapeToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmMoeToLinalgPatterns(RewritePatternSet &patterns);
+void populateTfmMambaToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmRepeatToScfPatterns(RewritePatternSet &patterns);
 
 /// All of the above.

@@ -1,0 +1,889 @@
+//===- MambaOps.cpp - Mamba2 ops to linalg --------------------------------===//
+//
+// tfm.mamba_conv1d, tfm.gated_rmsnorm and tfm.mamba_ssd_scan with their
+// backward ops. The scan is an scf.for over chunks carrying the state
+// [B, G, R, P, N] (heads split as G groups x R heads per group, so b and c
+// are read by group without copies); inside a chunk of l <= chunk_size
+// positions every step is a contraction (Einsum.h) of at most l x l per
+// head: the chunk's decay matrix, c·bᵀ, and their products with x. Letters:
+// b batch, t/l/s/i positions, g group, r head in group, p head dim, n state.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Einsum.h"
+#include "LoweringUtils.h"
+#include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::lowering;
+
+namespace {
+
+Type elementType(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// tensor.expand_shape of one static dimension `dim` into `parts`.
+Value splitDim(OpBuilder &b, Location loc, Value x, int64_t dim,
+               ArrayRef<int64_t> parts) {
+  auto t = cast<RankedTensorType>(x.getType());
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes;
+  int64_t next = 0;
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    ReassociationIndices g;
+    if (i == dim) {
+      for (int64_t p : parts) {
+        g.push_back(next++);
+        shape.push_back(p);
+        sizes.push_back(b.getIndexAttr(p));
+      }
+    } else {
+      g.push_back(next++);
+      shape.push_back(t.getDimSize(i));
+      sizes.push_back(tensor::getMixedSize(b, loc, x, i));
+    }
+    groups.push_back(g);
+  }
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), x, groups,
+      sizes);
+}
+
+/// tensor.collapse_shape merging dimensions [dim, dim + count).
+Value mergeDims(OpBuilder &b, Location loc, Value x, int64_t dim,
+                int64_t count) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i < rank;) {
+    ReassociationIndices g;
+    int64_t n = i == dim ? count : 1;
+    for (int64_t j = 0; j < n; ++j)
+      g.push_back(i++);
+    groups.push_back(g);
+  }
+  return tensor::CollapseShapeOp::create(b, loc, x, groups);
+}
+
+/// The slice of `x` at [start, start + len) along dimension 1.
+Value sliceSeq(OpBuilder &b, Location loc, Value x, Value start, Value len) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0)),
+      sizes = sizesOf(b, loc, x);
+  off[1] = start;
+  sizes[1] = len;
+  return tensor::ExtractSliceOp::create(b, loc, x, off, sizes,
+                                        SmallVector<OpFoldResult>(
+                                            rank, b.getIndexAttr(1)));
+}
+
+/// `part` written into `into` at `start` along dimension 1.
+Value insertSeq(OpBuilder &b, Location loc, Value part, Value into,
+                Value start) {
+  int64_t rank = cast<RankedTensorType>(part.getType()).getRank();
+  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
+  off[1] = start;
+  return tensor::InsertSliceOp::create(
+      b, loc, part, into, off, sizesOf(b, loc, part),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+}
+
+/// The entry `c` of dimension 1 of `x` ([B, NC, ...]) without that dimension.
+Value extractChunkState(OpBuilder &b, Location loc, Value x, Value c) {
+  auto t = cast<RankedTensorType>(x.getType());
+  SmallVector<OpFoldResult> off(t.getRank(), b.getIndexAttr(0)),
+      sizes = sizesOf(b, loc, x);
+  off[1] = c;
+  sizes[1] = b.getIndexAttr(1);
+  SmallVector<int64_t> shape(t.getShape());
+  shape.erase(shape.begin() + 1);
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), x, off, sizes,
+      SmallVector<OpFoldResult>(t.getRank(), b.getIndexAttr(1)));
+}
+
+/// `state` ([B, ...]) written as entry `c` of dimension 1 of `into`.
+Value insertChunkState(OpBuilder &b, Location loc, Value state, Value into,
+                       Value c) {
+  auto t = cast<RankedTensorType>(into.getType());
+  SmallVector<OpFoldResult> off(t.getRank(), b.getIndexAttr(0)),
+      sizes = sizesOf(b, loc, into);
+  off[1] = c;
+  sizes[1] = b.getIndexAttr(1);
+  return tensor::InsertSliceOp::create(
+      b, loc, state, into, off, sizes,
+      SmallVector<OpFoldResult>(t.getRank(), b.getIndexAttr(1)));
+}
+
+/// Scalar helpers in the compute type `st`.
+struct Scalar {
+  OpBuilder &b;
+  Location loc;
+  Type st;
+  Value f(Value v) { return castFloat(b, loc, v, st); }
+  Value c(double v) { return constFloat(b, loc, st, v); }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  Value sigmoid(Value x) {
+    Value e = exp(arith::NegFOp::create(b, loc, x));
+    return arith::DivFOp::create(b, loc, c(1.0), add(c(1.0), e));
+  }
+  Value silu(Value x) { return mul(x, sigmoid(x)); }
+  /// d silu / dx = s (1 + x (1 − s)).
+  Value siluGrad(Value x) {
+    Value s = sigmoid(x);
+    return mul(s, add(c(1.0), mul(x, sub(c(1.0), s))));
+  }
+  /// PyTorch's softplus (threshold 20: x itself above it) and its slope.
+  Value aboveThreshold(Value x) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                 c(20.0));
+  }
+  Value softplus(Value x) {
+    return arith::SelectOp::create(b, loc, aboveThreshold(x), x,
+                                   math::Log1pOp::create(b, loc, exp(x)));
+  }
+  Value softplusGrad(Value x) {
+    return arith::SelectOp::create(b, loc, aboveThreshold(x), c(1.0),
+                                   sigmoid(x));
+  }
+  /// `x` rounded to `elem` and back (nothing for the compute type).
+  Value round(Value x, Type elem) { return f(castFloat(b, loc, x, elem)); }
+  /// `then` where `cond`, else 0.
+  Value where(Value cond, Value then) {
+    return arith::SelectOp::create(b, loc, cond, then, c(0.0));
+  }
+  Value le(Value i, Value j) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, i, j);
+  }
+};
+
+Scalar scalar(OpBuilder &b, Location loc, Type st) { return {b, loc, st}; }
+
+//===----------------------------------------------------------------------===//
+// tfm.mamba_conv1d
+//===----------------------------------------------------------------------===//
+
+/// `x` [B, T, C] behind `before` and ahead of `after` zeros along T.
+Value padSeq(OpBuilder &b, Location loc, Value x, int64_t before,
+             int64_t after) {
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
+  Value t = getValueOrCreateConstantIndexOp(b, loc, sizes[1]);
+  sizes[1] = arith::AddIOp::create(
+                 b, loc, t,
+                 arith::ConstantIndexOp::create(b, loc, before + after))
+                 .getResult();
+  Value zeros = filledTensor(b, loc, sizes, elementType(x), 0.0);
+  return insertSeq(b, loc, x, zeros,
+                   arith::ConstantIndexOp::create(b, loc, before));
+}
+
+/// pre[b, t, c] = bias[c] + Σ_k w[c, k] · xpad[b, t + k, c] in `st`, rounded
+/// to the element type (PyTorch's conv1d rounds its output).
+Value conv1dPre(OpBuilder &b, Location loc, Value x, Value w, Value bias,
+                Type st) {
+  MLIRContext *ctx = b.getContext();
+  int64_t k = cast<RankedTensorType>(w.getType()).getShape()[1];
+  Value xpad = padSeq(b, loc, x, k - 1, 0);
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+             d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+  Value acc = buildReduction(
+      b, loc, sizesOf(b, loc, x), st, 0.0, ValueRange{xpad, w},
+      {AffineMap::get(4, 0, {d0, d1 + d3, d2}, ctx),
+       AffineMap::get(4, 0, {d2, d3}, ctx)},
+      AffineMap::get(4, 0, {d0, d1, d2}, ctx), {false, false, false, true},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Scalar s = scalar(nb, l, st);
+        return s.add(a[2], s.mul(s.f(a[0]), s.f(a[1])));
+      });
+  Type elem = elementType(x);
+  if (!bias)
+    return buildMap(b, loc, sizesOf(b, loc, acc), st, ValueRange{acc}, {},
+                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                      return scalar(nb, l, st).round(a[0], elem);
+                    });
+  return einsum(b, loc, "btc,c->btc", ValueRange{acc, bias}, st,
+                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                  Scalar s = scalar(nb, l, st);
+                  return s.round(s.add(a[0], s.f(a[1])), elem);
+                });
+}
+
+struct MambaConv1dLowering : OpRewritePattern<MambaConv1dOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MambaConv1dOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type elem = elementType(op.getX()), st = computeType(elem);
+    Value pre = conv1dPre(rewriter, loc, op.getX(), op.getWeight(),
+                          op.getBias(), st);
+    rewriter.replaceOp(
+        op, buildMap(rewriter, loc, sizesOf(rewriter, loc, pre), elem,
+                     ValueRange{pre}, {},
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       return castFloat(nb, l, scalar(nb, l, st).silu(a[0]),
+                                        elem);
+                     }));
+    return success();
+  }
+};
+
+struct MambaConv1dBackwardLowering : OpRewritePattern<MambaConv1dBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MambaConv1dBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value x = op.getX(), w = op.getWeight();
+    Type elem = elementType(x), st = computeType(elem);
+    int64_t k = cast<RankedTensorType>(w.getType()).getShape()[1];
+    Value pre = conv1dPre(rewriter, loc, x, w, op.getBias(), st);
+    // g = dy · silu'(pre), the gradient of the pre-activation.
+    Value g = einsum(rewriter, loc, "btc,btc->btc", ValueRange{op.getDy(), pre},
+                     st, [&](OpBuilder &nb, Location l, ValueRange a,
+                             LetterIndex) {
+                       Scalar s = scalar(nb, l, st);
+                       return s.mul(s.f(a[0]), s.siluGrad(a[1]));
+                     });
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+    auto macc = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+      Scalar s = scalar(nb, l, st);
+      return s.add(a[2], s.mul(s.f(a[0]), s.f(a[1])));
+    };
+    // dx[b, t, c] = Σ_k w[c, k] · gpad[b, t + K − 1 − k, c].
+    Value gpad = padSeq(rewriter, loc, g, 0, k - 1);
+    Value dx = buildReduction(
+        rewriter, loc, sizesOf(rewriter, loc, x), st, 0.0, ValueRange{gpad, w},
+        {AffineMap::get(4, 0, {d0, d1 + (k - 1) - d3, d2}, ctx),
+         AffineMap::get(4, 0, {d2, d3}, ctx)},
+        AffineMap::get(4, 0, {d0, d1, d2}, ctx), {false, false, false, true},
+        macc);
+    // dw[c, k] = Σ_{b, t} g[b, t, c] · xpad[b, t + k, c]; loops (c, k, b, t).
+    Value xpad = padSeq(rewriter, loc, x, k - 1, 0);
+    Value dw = buildReduction(
+        rewriter, loc, sizesOf(rewriter, loc, w), st, 0.0, ValueRange{g, xpad},
+        {AffineMap::get(4, 0, {d2, d3, d0}, ctx),
+         AffineMap::get(4, 0, {d2, d3 + d1, d0}, ctx)},
+        AffineMap::get(4, 0, {d0, d1}, ctx), {false, false, true, true}, macc);
+    Value db = einsum(rewriter, loc, "btc->c", ValueRange{g}, st,
+                      [&](OpBuilder &nb, Location l, ValueRange a,
+                          LetterIndex) {
+                        return scalar(nb, l, st).add(a[0], a[1]);
+                      });
+    rewriter.replaceOp(op, {roundTensor(rewriter, loc, dx, elem),
+                            roundTensor(rewriter, loc, dw, elementType(w)),
+                            roundTensor(rewriter, loc, db,
+                                        elementType(op.getDbias()))});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// tfm.gated_rmsnorm
+//===----------------------------------------------------------------------===//
+
+/// [.., I] as [N, G, I / G].
+Value asGroups(OpBuilder &b, Location loc, Value x, int64_t groups) {
+  Value m = collapseToMatrix(b, loc, x);
+  int64_t features = cast<RankedTensorType>(m.getType()).getShape()[1];
+  return splitDim(b, loc, m, 1, {groups, features / groups});
+}
+
+/// [N, G, K] (or [N, G]) back to the leading dimensions of `like`, with
+/// `last` as its last dimension.
+Value fromGroups(OpBuilder &b, Location loc, Value x, Value like,
+                 int64_t last) {
+  auto lt = cast<RankedTensorType>(like.getType());
+  auto xt = cast<RankedTensorType>(x.getType());
+  Value m = xt.getRank() == 3 ? mergeDims(b, loc, x, 1, 2) : x;
+  SmallVector<int64_t> shape(lt.getShape().drop_back());
+  shape.push_back(last);
+  SmallVector<OpFoldResult> lead = sizesOf(b, loc, like);
+  lead.pop_back();
+  return expandFromMatrix(b, loc, m,
+                          RankedTensorType::get(shape, xt.getElementType()),
+                          lead);
+}
+
+/// The gated input of the norm, h = x · silu(z) (gate first) or x, in `st`.
+Value gatedInput(OpBuilder &b, Location loc, Value x3, Value z3, bool gateFirst,
+                 Type st) {
+  return einsum(b, loc, "ngk,ngk->ngk", ValueRange{x3, z3}, st,
+                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                  Scalar s = scalar(nb, l, st);
+                  return gateFirst ? s.mul(s.f(a[0]), s.silu(s.f(a[1])))
+                                   : s.f(a[0]);
+                });
+}
+
+struct GatedRmsNormLowering : OpRewritePattern<GatedRmsNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatedRmsNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t groups = op.getGroups();
+    Type st = elementType(op.getRstd());
+    Type outElem = elementType(op.getResult());
+    bool before = op.getNormBeforeGate();
+    Value x3 = asGroups(rewriter, loc, op.getX(), groups);
+    Value z3 = asGroups(rewriter, loc, op.getZ(), groups);
+    Value w2 = splitDim(rewriter, loc, op.getWeight(), 0,
+                        {groups, cast<RankedTensorType>(x3.getType())
+                                     .getShape()[2]});
+    int64_t k = cast<RankedTensorType>(x3.getType()).getShape()[2];
+    double eps = op.getEps().convertToDouble();
+    Value h = gatedInput(rewriter, loc, x3, z3, !before, st);
+    Value rstd = einsum(
+        rewriter, loc, "ngk->ng", ValueRange{h}, st,
+        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+          Scalar s = scalar(nb, l, st);
+          return s.add(a[1], s.mul(a[0], a[0]));
+        });
+    rstd = einsum(rewriter, loc, "ng->ng", ValueRange{rstd}, st,
+                  [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                    Scalar s = scalar(nb, l, st);
+                    Value v = s.add(arith::DivFOp::create(nb, l, a[0],
+                                                          s.c(double(k))),
+                                    s.c(eps));
+                    return arith::DivFOp::create(
+                        nb, l, s.c(1.0), math::SqrtOp::create(nb, l, v));
+                  });
+    Value y = einsum(
+        rewriter, loc, "ngk,ng,gk,ngk->ngk", ValueRange{h, rstd, w2, z3},
+        outElem, [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+          Scalar s = scalar(nb, l, st);
+          Value v = s.mul(s.f(a[2]), s.mul(a[0], a[1]));
+          if (before)
+            v = s.mul(v, s.silu(s.f(a[3])));
+          return castFloat(nb, l, v, outElem);
+        });
+    rewriter.replaceOp(
+        op, {fromGroups(rewriter, loc, y, op.getX(),
+                        cast<RankedTensorType>(op.getX().getType())
+                            .getShape()
+                            .back()),
+             fromGroups(rewriter, loc, rstd, op.getX(), groups)});
+    return success();
+  }
+};
+
+struct GatedRmsNormBackwardLowering
+    : OpRewritePattern<GatedRmsNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatedRmsNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto rt = cast<RankedTensorType>(op.getRstd().getType());
+    int64_t groups = rt.getShape().back();
+    Type st = rt.getElementType();
+    bool before = op.getNormBeforeGate();
+    Value x3 = asGroups(rewriter, loc, op.getX(), groups);
+    Value z3 = asGroups(rewriter, loc, op.getZ(), groups);
+    Value dy3 = asGroups(rewriter, loc, op.getDy(), groups);
+    int64_t k = cast<RankedTensorType>(x3.getType()).getShape()[2];
+    Value w2 = splitDim(rewriter, loc, op.getWeight(), 0, {groups, k});
+    Value rstd = collapseToMatrix(rewriter, loc, op.getRstd());
+    Value h = gatedInput(rewriter, loc, x3, z3, !before, st);
+    // n = h·rstd; dn = dy·w (· silu(z) when the gate comes after the norm).
+    Value n = einsum(rewriter, loc, "ngk,ng->ngk", ValueRange{h, rstd}, st,
+                     [&](OpBuilder &nb, Location l, ValueRange a,
+                         LetterIndex) {
+                       return scalar(nb, l, st).mul(a[0], a[1]);
+                     });
+    auto gateOf = [&](Scalar &s, Value z) {
+      return before ? s.silu(s.f(z)) : s.c(1.0);
+    };
+    Value dn = einsum(
+        rewriter, loc, "ngk,gk,ngk->ngk", ValueRange{dy3, w2, z3}, st,
+        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+          Scalar s = scalar(nb, l, st);
+          return s.mul(s.mul(s.f(a[0]), s.f(a[1])), gateOf(s, a[2]));
+        });
+    Value dot = einsum(rewriter, loc, "ngk,ngk->ng", ValueRange{dn, n}, st,
+                       [&](OpBuilder &nb, Location l, ValueRange a,
+                           LetterIndex) {
+                         Scalar s = scalar(nb, l, st);
+                         return s.add(a[2], s.mul(a[0], a[1]));
+                       });
+    Value dh = einsum(
+        rewriter, loc, "ngk,ngk,ng,ng->ngk", ValueRange{dn, n, dot, rstd}, st,
+        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+          Scalar s = scalar(nb, l, st);
+          Value mean = arith::DivFOp::create(nb, l, a[2], s.c(double(k)));
+          return s.mul(a[3], s.sub(a[0], s.mul(a[1], mean)));
+        });
+    Value dw = einsum(
+        rewriter, loc, "ngk,ngk,ngk->gk", ValueRange{dy3, n, z3}, st,
+        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+          Scalar s = scalar(nb, l, st);
+          return s.add(a[3],
+                       s.mul(s.mul(s.f(a[0]), a[1]), gateOf(s, a[2])));
+        });
+    // Through the gate.
+    Value dx = dh, dz;
+    if (before) {
+      dz = einsum(rewriter, loc, "ngk,gk,ngk,ngk->ngk",
+                  ValueRange{dy3, w2, n, z3}, st,
+                  [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                    Scalar s = scalar(nb, l, st);
+                    return s.mul(s.mul(s.f(a[0]), s.f(a[1])),
+                                 s.mul(a[2], s.siluGrad(s.f(a[3]))));
+                  });
+    } else {
+      dx = einsum(rewriter, loc, "ngk,ngk->ngk", ValueRange{dh, z3}, st,
+                  [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                    Scalar s = scalar(nb, l, st);
+                    return s.mul(a[0], s.silu(s.f(a[1])));
+                  });
+      dz = einsum(rewriter, loc, "ngk,ngk,ngk->ngk", ValueRange{dh, x3, z3},
+                  st,
+                  [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                    Scalar s = scalar(nb, l, st);
+                    return s.mul(s.mul(a[0], s.f(a[1])),
+                                 s.siluGrad(s.f(a[2])));
+                  });
+    }
+    int64_t features = groups * k;
+    auto back = [&](Value g, Value like) {
+      return roundTensor(rewriter, loc,
+                         fromGroups(rewriter, loc, g, like, features),
+                         elementType(like));
+    };
+    rewriter.replaceOp(
+        op, {back(dx, op.getX()), back(dz, op.getZ()),
+             roundTensor(rewriter, loc,
+                         mergeDims(rewriter, loc, dw, 0, 2),
+                         elementType(op.getWeight()))});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// tfm.mamba_ssd_scan
+//===----------------------------------------------------------------------===//
+
+/// What the scan and its gradient compute before the chunk loop.
+struct ScanSetup {
+  Type st;
+  int64_t groups, perGroup, chunk;
+  Value x5;     // [B, T, G, R, P], as stored
+  Value bm, cm; // [B, T, G, N], as stored
+  Value dtRaw;  // dt + dt_bias (rounded as dt) [B, T, G, R], st
+  Value delta;  // clamp(softplus(dt + dt_bias)) [B, T, G, R], st
+  Value a;      // −exp(a_log) [G, R], st
+  Value d;      // [G, R], st
+  Value seqLen, numChunks, chunkSize;
+  OpFoldResult batch;
+  Value zeroState; // [B, G, R, P, N] zeros
+  double dtMin, dtMax;
+};
+
+/// Set-up shared by the scan and its gradient (the same operands).
+template <typename ScanOp> ScanSetup setUpScan(OpBuilder &b, ScanOp op) {
+  Location loc = op.getLoc();
+  Value x = op.getX(), dt = op.getDt(), aLog = op.getALog(), bm = op.getB(),
+        cm = op.getC(), d = op.getD(), dtBias = op.getDtBias();
+  int64_t chunk = op.getChunkSize();
+  double dtMin = op.getDtMin().convertToDouble(),
+         dtMax = op.getDtMax().convertToDouble();
+  ScanSetup s;
+  s.st = computeType(elementType(x));
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto bt = cast<RankedTensorType>(bm.getType());
+  int64_t heads = xt.getShape()[2];
+  s.groups = bt.getShape()[2];
+  s.perGroup = heads / s.groups;
+  s.chunk = chunk;
+  s.dtMin = dtMin;
+  s.dtMax = dtMax;
+  s.x5 = splitDim(b, loc, x, 2, {s.groups, s.perGroup});
+  s.bm = bm;
+  s.cm = cm;
+  auto perHead = [&](Value v) {
+    return splitDim(b, loc, v, 0, {s.groups, s.perGroup});
+  };
+  Value dt4 = splitDim(b, loc, dt, 2, {s.groups, s.perGroup});
+  Type dtElem = elementType(dt);
+  Type st = s.st;
+  // HF adds the bias in dt's type, then softplus (threshold 20) and clamp.
+  s.dtRaw = einsum(b, loc, "btgr,gr->btgr", ValueRange{dt4, perHead(dtBias)},
+                   st, [&](OpBuilder &nb, Location l, ValueRange v,
+                           LetterIndex) {
+                     Scalar c = scalar(nb, l, st);
+                     return c.round(c.add(c.f(v[0]), c.f(v[1])), dtElem);
+                   });
+  s.delta = einsum(
+      b, loc, "btgr->btgr", ValueRange{s.dtRaw}, st,
+      [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+        Scalar c = scalar(nb, l, st);
+        Value sp = c.round(c.softplus(v[0]), dtElem);
+        sp = arith::MaximumFOp::create(nb, l, sp, c.c(dtMin));
+        return arith::MinimumFOp::create(nb, l, sp, c.c(dtMax)).getResult();
+      });
+  s.a = einsum(b, loc, "gr->gr", ValueRange{perHead(aLog)}, st,
+               [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+                 Scalar c = scalar(nb, l, st);
+                 return arith::NegFOp::create(nb, l, c.exp(c.f(v[0])))
+                     .getResult();
+               });
+  s.d = einsum(b, loc, "gr->gr", ValueRange{perHead(d)}, st,
+               [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+                 return scalar(nb, l, st).f(v[0]);
+               });
+  s.seqLen = tensor::DimOp::create(b, loc, x, 1);
+  s.chunkSize = arith::ConstantIndexOp::create(b, loc, chunk);
+  s.numChunks = arith::CeilDivUIOp::create(b, loc, s.seqLen, s.chunkSize);
+  auto idx = [&](int64_t v) { return b.getIndexAttr(v); };
+  s.batch = tensor::getMixedSize(b, loc, x, 0);
+  s.zeroState = filledTensor(
+      b, loc,
+      {s.batch, idx(s.groups), idx(s.perGroup), idx(xt.getShape()[3]),
+       idx(bt.getShape()[3])},
+      st, 0.0);
+  return s;
+}
+
+/// One chunk's view of the scan inputs, and the decays within it.
+struct Chunk {
+  Value start, len;  // position of the chunk and its length l
+  Value x, bm, cm;   // [B, l, G, R, P], [B, l, G, N] as stored
+  Value delta;       // [B, l, G, R]
+  Value lam;         // inclusive cumulative sum of δ·A [B, l, G, R]
+  Value total;       // its last entry, the chunk's whole decay [B, G, R]
+  Value cb;          // c[l]·b[s] per group [B, l, s, G]
+};
+
+Chunk loadChunk(OpBuilder &b, Location loc, const ScanSetup &s, Value c) {
+  Chunk k;
+  Type st = s.st;
+  k.start = arith::MulIOp::create(b, loc, c, s.chunkSize);
+  k.len = arith::MinUIOp::create(
+      b, loc, s.chunkSize, arith::SubIOp::create(b, loc, s.seqLen, k.start));
+  k.x = sliceSeq(b, loc, s.x5, k.start, k.len);
+  k.bm = sliceSeq(b, loc, s.bm, k.start, k.len);
+  k.cm = sliceSeq(b, loc, s.cm, k.start, k.len);
+  k.delta = sliceSeq(b, loc, s.delta, k.start, k.len);
+  Value decay = einsum(b, loc, "blgr,gr->blgr", ValueRange{k.delta, s.a}, st,
+                       [&](OpBuilder &nb, Location l, ValueRange v,
+                           LetterIndex) {
+                         return scalar(nb, l, st).mul(v[0], v[1]);
+                       });
+  EinsumOptions lenOfL;
+  std::pair<char, OpFoldResult> lSize{'l', k.len};
+  lenOfL.sizes = lSize;
+  k.lam = einsum(
+      b, loc, "bigr->blgr", ValueRange{decay}, st,
+      [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
+        Scalar c = scalar(nb, l, st);
+        return c.add(v[1], c.where(c.le(idx('i'), idx('l')), v[0]));
+      },
+      lenOfL);
+  k.total = einsum(b, loc, "blgr->bgr", ValueRange{decay}, st,
+                   [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+                     return scalar(nb, l, st).add(v[0], v[1]);
+                   });
+  k.cb = einsum(b, loc, "blgn,bsgn->blsg", ValueRange{k.cm, k.bm}, st,
+                [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+                  Scalar c = scalar(nb, l, st);
+                  return c.add(v[2], c.mul(c.f(v[0]), c.f(v[1])));
+                });
+  return k;
+}
+
+/// exp(lam[l] − lam[s]) for s <= l, else 0: the chunk's decay matrix.
+Value decayMatrix(OpBuilder &b, Location loc, const Chunk &k, Type st) {
+  return einsum(b, loc, "blgr,bsgr->blsgr", ValueRange{k.lam, k.lam}, st,
+                [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
+                  Scalar c = scalar(nb, l, st);
+                  return c.where(c.le(idx('s'), idx('l')),
+                                 c.exp(c.sub(v[0], v[1])));
+                });
+}
+
+/// Whether `spec` sums over a letter (one not in its output).
+bool reduces(StringRef spec) {
+  auto [lhs, out] = spec.split("->");
+  return llvm::any_of(lhs, [&](char c) {
+    return c != ',' && out.find(c) == StringRef::npos;
+  });
+}
+
+/// A product of the inputs of `spec` (widened), summed over its reduced
+/// letters. Added to `init` when given (else to zeros for a reduction).
+Value contract(OpBuilder &b, Location loc, StringRef spec, ValueRange inputs,
+               Type st, Value init = Value()) {
+  EinsumOptions opts;
+  opts.initTensor = init;
+  bool accumulate = init || reduces(spec);
+  return einsum(
+      b, loc, spec, inputs, st,
+      [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+        Scalar c = scalar(nb, l, st);
+        Value prod = c.f(v[0]);
+        for (Value x : v.drop_front().drop_back())
+          prod = c.mul(prod, c.f(x));
+        return accumulate ? c.add(v.back(), prod) : prod;
+      },
+      opts);
+}
+
+/// exp of `v` (a map).
+Value expOf(OpBuilder &b, Location loc, StringRef spec, Value v, Type st) {
+  return einsum(b, loc, spec, ValueRange{v}, st,
+                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                  return scalar(nb, l, st).exp(a[0]);
+                });
+}
+
+/// exp(total − lam[s]) [B, s, G, R]: how much of position s survives to the
+/// end of the chunk.
+Value survival(OpBuilder &b, Location loc, const Chunk &k, Type st) {
+  return einsum(b, loc, "bgr,bsgr->bsgr", ValueRange{k.total, k.lam}, st,
+                [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+                  Scalar c = scalar(nb, l, st);
+                  return c.exp(c.sub(v[0], v[1]));
+                });
+}
+
+struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MambaSsdScanOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ScanSetup s = setUpScan(rewriter, op);
+    Type st = s.st;
+    int64_t p = cast<RankedTensorType>(op.getX().getType()).getShape()[3];
+    int64_t n = cast<RankedTensorType>(op.getB().getType()).getShape()[3];
+    auto idx = [&](int64_t v) { return rewriter.getIndexAttr(v); };
+    Value yInit = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, s.x5), st);
+    Value statesInit = emptyTensor(rewriter, loc,
+                                   {s.batch, s.numChunks, idx(s.groups),
+                                    idx(s.perGroup), idx(p), idx(n)},
+                                   st);
+    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, c0, s.numChunks, c1,
+        ValueRange{s.zeroState, yInit, statesInit},
+        [&](OpBuilder &b, Location l, Value c, ValueRange acc) {
+          Value state = acc[0];
+          Chunk k = loadChunk(b, l, s, c);
+          Value states = insertChunkState(b, l, state, acc[2], c);
+          // y = Σ_s [s<=l] e^{lam_l − lam_s} (c_l·b_s) δ_s x_s
+          //   + e^{lam_l} c_l·state + d·x_l.
+          Value decay = decayMatrix(b, l, k, st);
+          Value m = contract(b, l, "blsgr,blsg,bsgr->blsgr",
+                             ValueRange{decay, k.cb, k.delta}, st);
+          Value cs = contract(b, l, "blgn,bgrpn->blgrp",
+                              ValueRange{k.cm, state}, st);
+          Value carried = einsum(
+              b, l, "blgrp,blgr,gr,blgrp->blgrp",
+              ValueRange{cs, k.lam, s.d, k.x}, st,
+              [&](OpBuilder &nb, Location ll, ValueRange v, LetterIndex) {
+                Scalar sc = scalar(nb, ll, st);
+                return sc.add(sc.mul(v[0], sc.exp(v[1])),
+                              sc.mul(v[2], sc.f(v[3])));
+              });
+          Value y = contract(b, l, "blsgr,bsgrp->blgrp", ValueRange{m, k.x},
+                             st, carried);
+          // state' = e^{total} state + Σ_s e^{total − lam_s} δ_s x_s ⊗ b_s.
+          Value surv = survival(b, l, k, st);
+          Value kept = einsum(
+              b, l, "bgr,bgrpn->bgrpn", ValueRange{k.total, state}, st,
+              [&](OpBuilder &nb, Location ll, ValueRange v, LetterIndex) {
+                Scalar sc = scalar(nb, ll, st);
+                return sc.mul(sc.exp(v[0]), v[1]);
+              });
+          Value next = contract(b, l, "bsgr,bsgr,bsgrp,bsgn->bgrpn",
+                                ValueRange{surv, k.delta, k.x, k.bm}, st, kept);
+          Value out = insertSeq(b, l, y, acc[1], k.start);
+          scf::YieldOp::create(b, l, ValueRange{next, out, states});
+        });
+    Value y = mergeDims(rewriter, loc, loop.getResult(1), 2, 2);
+    Value states = mergeDims(rewriter, loc, loop.getResult(2), 2, 2);
+    rewriter.replaceOp(
+        op, {y, tensor::CastOp::create(rewriter, loc,
+                                       op.getStates().getType(), states)
+                    .getResult()});
+    return success();
+  }
+};
+
+struct MambaSsdScanBackwardLowering
+    : OpRewritePattern<MambaSsdScanBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MambaSsdScanBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ScanSetup s = setUpScan(rewriter, op);
+    Type st = s.st;
+    Value dy5 = splitDim(rewriter, loc, op.getDy(), 2, {s.groups, s.perGroup});
+    Value states5 =
+        splitDim(rewriter, loc, op.getStates(), 2, {s.groups, s.perGroup});
+    auto emptyLike = [&](Value v) {
+      return emptyTensor(rewriter, loc, sizesOf(rewriter, loc, v), st);
+    };
+    // Per-position gradients: of u = δ·x, of the decay δ·A, of b and of c.
+    Value guInit = emptyLike(s.x5), gaInit = emptyLike(s.delta),
+          gbInit = emptyLike(s.bm), gcInit = emptyLike(s.cm);
+    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value last = arith::SubIOp::create(rewriter, loc, s.numChunks, c1);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, c0, s.numChunks, c1,
+        ValueRange{s.zeroState, guInit, gaInit, gbInit, gcInit},
+        [&](OpBuilder &b, Location l, Value iv, ValueRange acc) {
+          Value c = arith::SubIOp::create(b, l, last, iv);
+          Chunk k = loadChunk(b, l, s, c);
+          Value gS = acc[0];                                   // d state'
+          Value s0 = extractChunkState(b, l, states5, c);      // state
+          Value gy = sliceSeq(b, l, dy5, k.start, k.len);
+          Value u = contract(b, l, "bsgr,bsgrp->bsgrp",
+                             ValueRange{k.delta, k.x}, st);
+          Value decay = decayMatrix(b, l, k, st);
+          Value surv = survival(b, l, k, st);
+          Value expLam = expOf(b, l, "blgr->blgr", k.lam, st);
+          Value expTotal = expOf(b, l, "bgr->bgr", k.total, st);
+          // gyu[l, s] = dy_l · u_s; ey = decay ⊙ gyu; w = ey ⊙ (c_l·b_s).
+          Value gyu = contract(b, l, "blgrp,bsgrp->blsgr", ValueRange{gy, u},
+                               st);
+          Value ey = contract(b, l, "blsgr,blsgr->blsgr",
+                              ValueRange{decay, gyu}, st);
+          Value w = contract(b, l, "blsgr,blsg->blsgr", ValueRange{ey, k.cb},
+                             st);
+          Value eg = contract(b, l, "blsgr,blsg->blsgr",
+                              ValueRange{decay, k.cb}, st);
+          // q[s] = dstate'·b_s; du_s = Σ_l eg[l, s] dy_l + surv_s q_s.
+          Value q = contract(b, l, "bgrpn,bsgn->bsgrp", ValueRange{gS, k.bm},
+                             st);
+          Value guOff = contract(b, l, "bsgr,bsgrp->bsgrp", ValueRange{surv, q},
+                                 st);
+          Value gu = contract(b, l, "blsgr,blgrp->bsgrp", ValueRange{eg, gy},
+                              st, guOff);
+          // dc_l = Σ_{r,s} ey[l, s] b_s + Σ_{r,p} e^{lam_l} state dy_l.
+          Value gcOff = contract(b, l, "blgr,bgrpn,blgrp->blgn",
+                                 ValueRange{expLam, s0, gy}, st);
+          Value gc = contract(b, l, "blsgr,bsgn->blgn", ValueRange{ey, k.bm},
+                              st, gcOff);
+          // db_s = Σ_{r,l} ey[l, s] c_l + Σ_{r,p} surv_s dstate' u_s.
+          Value gbOff = contract(b, l, "bsgr,bgrpn,bsgrp->bsgn",
+                                 ValueRange{surv, gS, u}, st);
+          Value gb = contract(b, l, "blsgr,blgn->bsgn", ValueRange{ey, k.cm},
+                              st, gbOff);
+          // d lam_l = Σ_s w[l, s] − Σ_l' w[l', l] + e^{lam_l} dy_l·(c_l·state)
+          //         − surv_l u_l·q_l;  d total = e^{total} <dstate', state>
+          //         + Σ_s surv_s u_s·q_s.
+          Value cs = contract(b, l, "blgn,bgrpn->blgrp", ValueRange{k.cm, s0},
+                              st);
+          Value rowW = contract(b, l, "blsgr->blgr", ValueRange{w}, st);
+          Value colW = contract(b, l, "bslgr->blgr", ValueRange{w}, st);
+          Value off = contract(b, l, "blgr,blgrp,blgrp->blgr",
+                               ValueRange{expLam, gy, cs}, st);
+          Value v = contract(b, l, "bsgr,bsgrp,bsgrp->bsgr",
+                             ValueRange{surv, u, q}, st);
+          Value gLam = einsum(
+              b, l, "blgr,blgr,blgr,blgr->blgr", ValueRange{rowW, colW, off, v},
+              st, [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex) {
+                Scalar sc = scalar(nb, ll, st);
+                return sc.sub(sc.add(sc.sub(a[0], a[1]), a[2]), a[3]);
+              });
+          Value keptGrad = contract(b, l, "bgr,bgrpn,bgrpn->bgr",
+                                    ValueRange{expTotal, gS, s0}, st);
+          Value gTotal =
+              contract(b, l, "bsgr->bgr", ValueRange{v}, st, keptGrad);
+          // d decay_i = d total + Σ_{l >= i} d lam_l.
+          EinsumOptions lenOfI;
+          std::pair<char, OpFoldResult> iSize{'i', k.len};
+          lenOfI.sizes = iSize;
+          Value gTotalAt = einsum(
+              b, l, "bgr->bigr", ValueRange{gTotal}, st,
+              [&](OpBuilder &, Location, ValueRange a, LetterIndex) {
+                return a[0];
+              },
+              lenOfI);
+          EinsumOptions intoTotal;
+          intoTotal.initTensor = gTotalAt;
+          Value ga = einsum(
+              b, l, "blgr->bigr", ValueRange{gLam}, st,
+              [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex ix) {
+                Scalar sc = scalar(nb, ll, st);
+                return sc.add(a[1], sc.where(sc.le(ix('i'), ix('l')), a[0]));
+              },
+              intoTotal);
+          // dstate = e^{total} dstate' + Σ_l e^{lam_l} dy_l ⊗ c_l.
+          Value keptState = contract(b, l, "bgr,bgrpn->bgrpn",
+                                     ValueRange{expTotal, gS}, st);
+          Value gPrev = contract(b, l, "blgr,blgrp,blgn->bgrpn",
+                                 ValueRange{expLam, gy, k.cm}, st, keptState);
+          scf::YieldOp::create(
+              b, l,
+              ValueRange{gPrev, insertSeq(b, l, gu, acc[1], k.start),
+                         insertSeq(b, l, ga, acc[2], k.start),
+                         insertSeq(b, l, gb, acc[3], k.start),
+                         insertSeq(b, l, gc, acc[4], k.start)});
+        });
+    Value gu = loop.getResult(1), ga = loop.getResult(2);
+    // Back through u = δ·x and the decay δ·A, then softplus and the clamp.
+    Value gx = einsum(
+        rewriter, loc, "btgr,btgrp,gr,btgrp->btgrp",
+        ValueRange{s.delta, gu, s.d, dy5}, st,
+        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+          Scalar sc = scalar(nb, l, st);
+          return sc.add(sc.mul(a[0], a[1]), sc.mul(a[2], a[3]));
+        });
+    Value gDeltaDecay = contract(rewriter, loc, "gr,btgr->btgr",
+                                 ValueRange{s.a, ga}, st);
+    Value gDelta = contract(rewriter, loc, "btgrp,btgrp->btgr",
+                            ValueRange{s.x5, gu}, st, gDeltaDecay);
+    Value gA = contract(rewriter, loc, "btgr,btgr->gr", ValueRange{ga, s.delta},
+                        st);
+    Value gD = contract(rewriter, loc, "btgrp,btgrp->gr", ValueRange{dy5, s.x5},
+                        st);
+    double dtMin = s.dtMin, dtMax = s.dtMax;
+    Value gDt = einsum(
+        rewriter, loc, "btgr,btgr->btgr", ValueRange{gDelta, s.dtRaw}, st,
+        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+          Scalar sc = scalar(nb, l, st);
+          Value sp = sc.round(sc.softplus(a[1]), elementType(op.getDt()));
+          Value inside = arith::AndIOp::create(
+              nb, l,
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, sp,
+                                    sc.c(dtMin)),
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, sp,
+                                    sc.c(dtMax)));
+          return sc.where(inside, sc.mul(a[0], sc.softplusGrad(a[1])));
+        });
+    Value gDtBias = contract(rewriter, loc, "btgr->gr", ValueRange{gDt}, st);
+    Value gALog = contract(rewriter, loc, "gr,gr->gr", ValueRange{gA, s.a}, st);
+    auto out = [&](Value g, Value like, int64_t dim, int64_t count) {
+      Value merged = count > 1 ? mergeDims(rewriter, loc, g, dim, count) : g;
+      return roundTensor(rewriter, loc, merged, elementType(like));
+    };
+    rewriter.replaceOp(op, {out(gx, op.getX(), 2, 2),
+                            out(gDt, op.getDt(), 2, 2),
+                            out(gALog, op.getALog(), 0, 2),
+                            out(loop.getResult(3), op.getB(), 0, 1),
+                            out(loop.getResult(4), op.getC(), 0, 1),
+                            out(gD, op.getD(), 0, 2),
+                            out(gDtBias, op.getDtBias(), 0, 2)});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfm::populateTfmMambaToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<MambaConv1dLowering, MambaConv1dBackwardLowering,
+               GatedRmsNormLowering, GatedRmsNormBackwardLowering,
+               MambaSsdScanLowering, MambaSsdScanBackwardLowering>(
+      patterns.getContext());
+}
