@@ -465,8 +465,8 @@ TEST(HFConfigErrors, OneLineNamingFileAndField) {
   EXPECT_EQ(parseError(c.dump()),
             "config.json: field 'model_type': unsupported model_type 'gpt2' "
             "(supported: deepseek_v2, deepseek_v3, gemma2, gemma3_text, "
-            "glm4_moe, gpt_oss, granitemoe, llama, mistral, mixtral, olmo2, "
-            "olmoe, phi3, qwen2, qwen3, qwen3_moe, smollm3)");
+            "glm4_moe, gpt_oss, granitemoe, llama, mamba2, mistral, mixtral, "
+            "olmo2, olmoe, phi3, qwen2, qwen3, qwen3_moe, smollm3)");
   EXPECT_EQ(parseError(""), "config.json: empty file, expected a JSON object");
   EXPECT_EQ(parseError("[]"),
             "config.json: expected a JSON object at the top level, got array");
@@ -493,9 +493,9 @@ TEST(HFConfigErrors, NonStrictNumbers) {
 TEST(HFConfigErrors, SupportedModelTypes) {
   std::vector<std::string> expected = {
       "deepseek_v2", "deepseek_v3", "gemma2", "gemma3_text", "glm4_moe",
-      "gpt_oss",     "granitemoe",  "llama",  "mistral",     "mixtral",
-      "olmo2",       "olmoe",       "phi3",   "qwen2",       "qwen3",
-      "qwen3_moe",   "smollm3"};
+      "gpt_oss",     "granitemoe",  "llama",  "mamba2",      "mistral",
+      "mixtral",     "olmo2",       "olmoe",  "phi3",        "qwen2",
+      "qwen3",       "qwen3_moe",   "smollm3"};
   EXPECT_EQ(supportedModelTypes(), expected);
 }
 

@@ -323,6 +323,21 @@ FamilyRules glm4Moe() {
   return r;
 }
 
+/// Mamba2Config and modeling_mamba2 (Mamba-Codestral, and mamba_ssm
+/// checkpoints such as mamba2-130m, whose config reads as the Mamba2Config
+/// HF's conversion makes of it): every layer `h += mixer(norm(h))`, gated
+/// norm gate first whatever `norm_before_gate` says (HF never reads it).
+FamilyRules mamba2() {
+  FamilyRules r("mamba2", "Mamba2ForCausalLM");
+  r.mamba.enabled = true;
+  r.mamba.attentionFree = true;
+  r.names.layers = "backbone.layers.{layer}.";
+  r.names.embed = "backbone.embeddings.weight";
+  r.names.embedSources = {"backbone.embedding.weight"}; // mamba_ssm's name
+  r.names.finalNorm = "backbone.norm_f.weight";
+  return r;
+}
+
 /// SmolLM3Config and modeling_smollm3.
 FamilyRules smollm3() {
   FamilyRules r("smollm3", "SmolLM3ForCausalLM");
@@ -339,9 +354,10 @@ FamilyRules smollm3() {
 
 const std::vector<FamilyRules> &hf::families() {
   static const std::vector<FamilyRules> table = {
-      deepseekV2(), deepseekV3(), gemma2(),  gemma3Text(), glm4Moe(), gptOss(),
-      granitemoe(), llama(),      mistral(), mixtral(),    olmo2(),   olmoe(),
-      phi3(),       qwen2(),      qwen3(),   qwen3Moe(),   smollm3()};
+      deepseekV2(), deepseekV3(), gemma2(), gemma3Text(), glm4Moe(),
+      gptOss(),     granitemoe(), llama(),  mamba2(),     mistral(),
+      mixtral(),    olmo2(),      olmoe(),  phi3(),       qwen2(),
+      qwen3(),      qwen3Moe(),   smollm3()};
   return table;
 }
 

@@ -88,6 +88,45 @@ struct MoeRules {
   int64_t defaultSharedExperts = 0, defaultFirstDense = 0;
 };
 
+/// How a family's config describes its Mamba2 mixers: the keys (they
+/// differ between Mamba2Config, NemotronHConfig and FalconH1Config) and the
+/// class defaults. `time_step_limit` is read by every family.
+struct MambaRules {
+  bool enabled = false;
+  /// Every layer is a Mamba2 mixer behind one norm (mamba2): the attention
+  /// and MLP keys are not read.
+  bool attentionFree = false;
+  const char *headsKey = "num_heads";
+  int64_t defaultHeads = 128;
+  const char *headDimKey = "head_dim";
+  int64_t defaultHeadDim = 64;
+  const char *groupsKey = "n_groups";
+  int64_t defaultGroups = 8;
+  const char *stateKey = "state_size";
+  int64_t defaultState = 128;
+  const char *convKey = "conv_kernel";
+  int64_t defaultConv = 4;
+  const char *chunkKey = "chunk_size";
+  int64_t defaultChunk = 256;
+  const char *convBiasKey = "use_conv_bias";
+  bool defaultConvBias = true;
+  const char *projBiasKey = "use_bias";
+  bool defaultProjBias = false;
+  /// The key of the norms' eps (the gated norm and the layer norms).
+  const char *epsKey = "layer_norm_epsilon";
+  double defaultEps = 1e-5;
+  /// The class checks `expand` x hidden_size == heads x head_dim (null key:
+  /// no such check).
+  const char *expandKey = "expand";
+  int64_t defaultExpand = 2;
+  /// The conv's activation key; HF's torch path applies it, tfm only SiLU.
+  const char *activationKey = "hidden_act";
+  /// `norm_before_gate` is read under this key (null: HF always gates
+  /// first, whatever the file says).
+  const char *normBeforeGateKey = nullptr;
+  bool defaultNormBeforeGate = false;
+};
+
 /// The defaults are what most families do (a pre-norm SiLU decoder without
 /// windows); a family's definition assigns only the fields where it differs.
 struct FamilyRules {
@@ -185,8 +224,11 @@ struct FamilyRules {
   /// the last layer in checkpoints.
   bool mtpLayers = false;
 
-  // --- MoE and multipliers -------------------------------------------------
+  // --- MoE, Mamba2 and multipliers ----------------------------------------
   MoeRules moe;
+  MambaRules mamba;
+  /// The checkpoint's module paths.
+  HfNames names;
   /// Granite multipliers: embedding_multiplier, residual_multiplier,
   /// attention_multiplier (the softmax scale), logits_scaling (divides).
   bool graniteMultipliers = false;

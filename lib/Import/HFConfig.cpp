@@ -13,6 +13,7 @@
 
 #include "FamilyRules.h"
 #include "JsonFields.h"
+#include "MambaConfig.h"
 #include "RopeConfig.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -226,6 +227,29 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
   return moe;
 }
 
+/// A model of Mamba2 layers only (Mamba2Config): no attention, no MLP.
+llvm::Expected<ModelSpec> parseMambaModel(Fields &f, const FamilyRules &family,
+                                          ModelSpec spec) {
+  spec.vocabSize = f.size("vocab_size");
+  spec.hiddenSize = f.size("hidden_size");
+  spec.numLayers = f.size("num_hidden_layers");
+  spec.rmsNormEps =
+      f.positiveNumber(family.mamba.epsKey, family.mamba.defaultEps);
+  spec.tiedEmbeddings = f.boolean("tie_word_embeddings", family.defaultTied);
+  if (f.failed())
+    return makeError(f.message());
+  if (double(spec.vocabSize) * double(spec.hiddenSize) >= 1e15)
+    return makeError(f.source +
+                     ": field 'vocab_size': vocab_size * hidden_size is "
+                     "absurdly large (limit 10^15 elements per weight)");
+  if (llvm::Error err = readMamba(f, family.mamba, spec))
+    return std::move(err);
+  LayerSpec layer;
+  layer.mixer = LayerMixer::mamba;
+  spec.layers.assign(spec.numLayers, layer);
+  return spec;
+}
+
 } // namespace
 
 std::vector<std::string> mlir::tfm::supportedModelTypes() {
@@ -258,6 +282,12 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     return makeError(source +
                      ": expected a JSON object at the top level, got " +
                      root.type_name());
+  if (isMambaSsmConfig(root)) {
+    llvm::Expected<json> converted = mambaSsmToHF(root, source);
+    if (!converted)
+      return converted.takeError();
+    root = std::move(*converted);
+  }
 
   Fields f(root, source.str());
   ModelSpec spec;
@@ -288,6 +318,10 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
                        arch + "' for model_type '" + spec.modelType +
                        "' (expected " + family->architecture + ")");
   }
+
+  spec.names = family->names;
+  if (family->mamba.attentionFree)
+    return parseMambaModel(f, *family, std::move(spec));
 
   // --- Sizes -----------------------------------------------------------------
   spec.vocabSize = f.size("vocab_size");

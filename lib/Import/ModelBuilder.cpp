@@ -22,9 +22,22 @@ namespace {
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
 /// Which layers have a per-layer parameter.
-enum class LayerScope { every, denseMlp, moeMlp };
+enum class LayerScope {
+  every,
+  /// The norms of attention + MLP decoder layers.
+  blockNorms,
+  /// The one norm of one-mixer layers (`norm.weight`).
+  mixerNorm,
+  attention,
+  mamba,
+  /// The MLP of every layer that has one (models without MoE).
+  mlp,
+  denseMlp,
+  moeMlp,
+};
 
-/// A per-layer parameter: its HF name suffix after "model.layers.{layer}.",
+/// A per-layer parameter: its HF name suffix after the layer prefix
+/// (`HfNames::layers`, "model.layers.{layer}." in most families),
 /// its kind (for summaries), its per-layer shape and the layers that have it.
 struct LayerParam {
   std::string suffix;
@@ -43,10 +56,20 @@ struct LayerParam {
     switch (scope) {
     case LayerScope::every:
       return true;
+    case LayerScope::blockNorms:
+      return layer.mixer == LayerMixer::attentionMlp;
+    case LayerScope::mixerNorm:
+      return layer.mixer != LayerMixer::attentionMlp;
+    case LayerScope::attention:
+      return layer.hasAttention();
+    case LayerScope::mamba:
+      return layer.mixer == LayerMixer::mamba;
+    case LayerScope::mlp:
+      return layer.hasMlp();
     case LayerScope::denseMlp:
-      return layer.denseMlp;
+      return layer.hasMlp() && layer.denseMlp;
     case LayerScope::moeMlp:
-      return !layer.denseMlp;
+      return layer.hasMlp() && !layer.denseMlp;
     }
     llvm_unreachable("unknown layer scope");
   }
@@ -72,7 +95,11 @@ private:
                            SmallVector<int64_t>(shape), mapping,
                            std::move(sources), scope});
   }
+  void collectAttentionParams();
+  void collectMambaParams(const MambaSpec &mamba);
   void collectMlaParams(const MlaSpec &mla);
+  /// Drops the parameters no layer has, so none is stacked over 0 layers.
+  void dropUnusedParams();
   void collectDenseMlpParams();
   void collectMoeParams(const MoeSpec &moe);
   bool hasRole(StringRef role) const { return roles.count(role.str()); }
@@ -129,6 +156,7 @@ private:
   Value gatedMlp(Value x, ValueRange w, StringRef prefix);
   Value mlp(Value x, ValueRange w, const LayerSpec &layer);
   Value moeMlp(Value x, ValueRange w, const MoeSpec &moe);
+  Value mambaMixer(Value x, ValueRange w, const MambaSpec &m);
   /// A residual branch, times Granite's residual_multiplier.
   Value branch(Value x) {
     return spec.residualMultiplier
@@ -141,6 +169,7 @@ private:
 
   MLIRContext &ctx;
   const ModelSpec &spec;
+  const HfNames &names = spec.names;
   Type elem;
   OpBuilder b;
   Location loc;
@@ -155,40 +184,15 @@ private:
 };
 
 void ModelBuilder::collectLayerParams() {
-  int64_t h = spec.hiddenSize, d = spec.headDim;
-  int64_t qw = spec.numHeads * d, kvw = spec.numKvHeads * d;
+  int64_t h = spec.hiddenSize;
+  scope = LayerScope::mixerNorm;
+  addLayerParam("mixer_norm", "norm.weight", "norm", {h});
+  scope = LayerScope::blockNorms;
   if (spec.style != BlockStyle::postNorm)
     addLayerParam("in_norm", "input_layernorm.weight", "norm", {h});
-  if (spec.mla) {
-    collectMlaParams(*spec.mla);
-  } else if (spec.fusedQkv) {
-    addLayerParam("qkv", "self_attn.qkv_proj.weight", "attn_qkv",
-                  {qw + 2 * kvw, h});
-  } else {
-    addLayerParam("q", "self_attn.q_proj.weight", "attn_q", {qw, h});
-    if (spec.qkvBias)
-      addLayerParam("q_bias", "self_attn.q_proj.bias", "attn_q", {qw});
-    addLayerParam("k", "self_attn.k_proj.weight", "attn_k", {kvw, h});
-    if (spec.qkvBias)
-      addLayerParam("k_bias", "self_attn.k_proj.bias", "attn_k", {kvw});
-    addLayerParam("v", "self_attn.v_proj.weight", "attn_v", {kvw, h});
-    if (spec.qkvBias)
-      addLayerParam("v_bias", "self_attn.v_proj.bias", "attn_v", {kvw});
-  }
-  if (spec.qkNorm == QkNorm::perHead) {
-    addLayerParam("q_norm", "self_attn.q_norm.weight", "qk_norm", {d});
-    addLayerParam("k_norm", "self_attn.k_norm.weight", "qk_norm", {d});
-  } else if (spec.qkNorm == QkNorm::whole) {
-    addLayerParam("q_norm", "self_attn.q_norm.weight", "qk_norm", {qw});
-    addLayerParam("k_norm", "self_attn.k_norm.weight", "qk_norm", {kvw});
-  }
-  if (spec.attentionSinks)
-    addLayerParam("sinks", "self_attn.sinks", "attn_sinks", {spec.numHeads});
-  if (spec.mla)
-    qw = spec.numHeads * spec.mla->vDim;
-  addLayerParam("o", "self_attn.o_proj.weight", "attn_o", {h, qw});
-  if (spec.oBias)
-    addLayerParam("o_bias", "self_attn.o_proj.bias", "attn_o", {h});
+  scope = LayerScope::attention;
+  collectAttentionParams();
+  scope = LayerScope::blockNorms;
   // Norm after attention: the pre-MLP norm (pre-norm), or the norm of the
   // attention output (sandwich, post-norm); HF names both
   // post_attention_layernorm.
@@ -200,35 +204,119 @@ void ModelBuilder::collectLayerParams() {
   if (spec.style != BlockStyle::preNorm)
     addLayerParam("post_ff_norm", "post_feedforward_layernorm.weight", "norm",
                   {h});
+  if (spec.mamba) {
+    scope = LayerScope::mamba;
+    collectMambaParams(*spec.mamba);
+  }
   if (spec.moe) {
     scope = LayerScope::moeMlp;
     collectMoeParams(*spec.moe);
-    scope = LayerScope::denseMlp;
-    if (llvm::any_of(spec.layers,
-                     [](const LayerSpec &l) { return l.denseMlp; }))
-      collectDenseMlpParams();
-    scope = LayerScope::every;
-    return;
   }
+  scope = spec.moe ? LayerScope::denseMlp : LayerScope::mlp;
   collectDenseMlpParams();
+  scope = LayerScope::every;
+  dropUnusedParams();
+}
+
+void ModelBuilder::dropUnusedParams() {
+  std::vector<LayerParam> kept;
+  std::map<std::string, size_t> keptRoles;
+  for (auto &[role, index] : roles) {
+    const LayerParam &p = layerParams[index];
+    if (llvm::any_of(spec.layers,
+                     [&](const LayerSpec &l) { return p.inLayer(l); }))
+      keptRoles[role] = index;
+  }
+  // Keep the collection order (it is the order of the parameters in IR).
+  std::vector<std::pair<size_t, std::string>> order;
+  for (auto &[role, index] : keptRoles)
+    order.push_back({index, role});
+  llvm::sort(order);
+  roles.clear();
+  for (auto &[index, role] : order) {
+    roles[role] = kept.size();
+    kept.push_back(std::move(layerParams[index]));
+  }
+  layerParams = std::move(kept);
+}
+
+void ModelBuilder::collectAttentionParams() {
+  int64_t h = spec.hiddenSize, d = spec.headDim;
+  int64_t qw = spec.numHeads * d, kvw = spec.numKvHeads * d;
+  if (spec.mla) {
+    collectMlaParams(*spec.mla);
+  } else if (spec.fusedQkv) {
+    addLayerParam("qkv", names.attention + "qkv_proj.weight", "attn_qkv",
+                  {qw + 2 * kvw, h});
+  } else {
+    addLayerParam("q", names.attention + "q_proj.weight", "attn_q", {qw, h});
+    if (spec.qkvBias)
+      addLayerParam("q_bias", names.attention + "q_proj.bias", "attn_q", {qw});
+    addLayerParam("k", names.attention + "k_proj.weight", "attn_k", {kvw, h});
+    if (spec.qkvBias)
+      addLayerParam("k_bias", names.attention + "k_proj.bias", "attn_k", {kvw});
+    addLayerParam("v", names.attention + "v_proj.weight", "attn_v", {kvw, h});
+    if (spec.qkvBias)
+      addLayerParam("v_bias", names.attention + "v_proj.bias", "attn_v", {kvw});
+  }
+  if (spec.qkNorm == QkNorm::perHead) {
+    addLayerParam("q_norm", names.attention + "q_norm.weight", "qk_norm", {d});
+    addLayerParam("k_norm", names.attention + "k_norm.weight", "qk_norm", {d});
+  } else if (spec.qkNorm == QkNorm::whole) {
+    addLayerParam("q_norm", names.attention + "q_norm.weight", "qk_norm", {qw});
+    addLayerParam("k_norm", names.attention + "k_norm.weight", "qk_norm",
+                  {kvw});
+  }
+  if (spec.attentionSinks)
+    addLayerParam("sinks", names.attention + "sinks", "attn_sinks",
+                  {spec.numHeads});
+  if (spec.mla)
+    qw = spec.numHeads * spec.mla->vDim;
+  addLayerParam("o", names.attention + "o_proj.weight", "attn_o", {h, qw});
+  if (spec.oBias)
+    addLayerParam("o_bias", names.attention + "o_proj.bias", "attn_o", {h});
+}
+
+/// HF Mamba2Mixer's parameters: in_proj rows [z | xBC | dt], the depthwise
+/// conv [C, 1, K], per-head dt_bias, A_log and D, the gated norm, out_proj.
+void ModelBuilder::collectMambaParams(const MambaSpec &m) {
+  int64_t h = spec.hiddenSize, inner = m.innerSize(), c = m.convChannels();
+  int64_t heads = m.numHeads;
+  std::string p = names.mamba;
+  addLayerParam("ssm_in", p + "in_proj.weight", "ssm_in",
+                {inner + c + heads, h});
+  if (m.projBias)
+    addLayerParam("ssm_in_bias", p + "in_proj.bias", "ssm_in",
+                  {inner + c + heads});
+  addLayerParam("ssm_conv", p + "conv1d.weight", "ssm_conv",
+                {c, 1, m.convKernel});
+  if (m.convBias)
+    addLayerParam("ssm_conv_bias", p + "conv1d.bias", "ssm_conv", {c});
+  addLayerParam("ssm_dt_bias", p + "dt_bias", "ssm_dt", {heads});
+  addLayerParam("ssm_a_log", p + "A_log", "ssm_a", {heads});
+  addLayerParam("ssm_d", p + "D", "ssm_d", {heads});
+  addLayerParam("ssm_norm", p + "norm.weight", "norm", {inner});
+  addLayerParam("ssm_out", p + "out_proj.weight", "ssm_out", {h, inner});
+  if (m.projBias)
+    addLayerParam("ssm_out_bias", p + "out_proj.bias", "ssm_out", {h});
 }
 
 void ModelBuilder::collectDenseMlpParams() {
   int64_t h = spec.hiddenSize, i = spec.intermediateSize;
   if (spec.fusedGateUp) {
-    addLayerParam("gate_up", "mlp.gate_up_proj.weight", "mlp_gate_up",
+    addLayerParam("gate_up", names.mlp + "gate_up_proj.weight", "mlp_gate_up",
                   {2 * i, h});
   } else {
-    addLayerParam("gate", "mlp.gate_proj.weight", "mlp_gate", {i, h});
+    addLayerParam("gate", names.mlp + "gate_proj.weight", "mlp_gate", {i, h});
     if (spec.mlpBias)
-      addLayerParam("gate_bias", "mlp.gate_proj.bias", "mlp_gate", {i});
-    addLayerParam("up", "mlp.up_proj.weight", "mlp_up", {i, h});
+      addLayerParam("gate_bias", names.mlp + "gate_proj.bias", "mlp_gate", {i});
+    addLayerParam("up", names.mlp + "up_proj.weight", "mlp_up", {i, h});
     if (spec.mlpBias)
-      addLayerParam("up_bias", "mlp.up_proj.bias", "mlp_up", {i});
+      addLayerParam("up_bias", names.mlp + "up_proj.bias", "mlp_up", {i});
   }
-  addLayerParam("down", "mlp.down_proj.weight", "mlp_down", {h, i});
+  addLayerParam("down", names.mlp + "down_proj.weight", "mlp_down", {h, i});
   if (spec.mlpBias)
-    addLayerParam("down_bias", "mlp.down_proj.bias", "mlp_down", {h});
+    addLayerParam("down_bias", names.mlp + "down_proj.bias", "mlp_down", {h});
 }
 
 /// MLA's projections and latent norms (modeling_deepseek_v3): the rows of
@@ -238,26 +326,27 @@ void ModelBuilder::collectMlaParams(const MlaSpec &mla) {
   int64_t h = spec.hiddenSize, heads = spec.numHeads;
   int64_t qk = mla.nopeDim + mla.ropeDim;
   if (mla.qLoraRank) {
-    addLayerParam("q_a", "self_attn.q_a_proj.weight", "attn_q",
+    addLayerParam("q_a", names.attention + "q_a_proj.weight", "attn_q",
                   {mla.qLoraRank, h});
     if (spec.qkvBias)
-      addLayerParam("q_a_bias", "self_attn.q_a_proj.bias", "attn_q",
+      addLayerParam("q_a_bias", names.attention + "q_a_proj.bias", "attn_q",
                     {mla.qLoraRank});
-    addLayerParam("q_a_norm", "self_attn.q_a_layernorm.weight", "norm",
+    addLayerParam("q_a_norm", names.attention + "q_a_layernorm.weight", "norm",
                   {mla.qLoraRank});
-    addLayerParam("q_b", "self_attn.q_b_proj.weight", "attn_q",
+    addLayerParam("q_b", names.attention + "q_b_proj.weight", "attn_q",
                   {heads * qk, mla.qLoraRank});
   } else {
-    addLayerParam("q", "self_attn.q_proj.weight", "attn_q", {heads * qk, h});
+    addLayerParam("q", names.attention + "q_proj.weight", "attn_q",
+                  {heads * qk, h});
   }
-  addLayerParam("kv_a", "self_attn.kv_a_proj_with_mqa.weight", "attn_kv",
-                {mla.kvLoraRank + mla.ropeDim, h});
+  addLayerParam("kv_a", names.attention + "kv_a_proj_with_mqa.weight",
+                "attn_kv", {mla.kvLoraRank + mla.ropeDim, h});
   if (spec.qkvBias)
-    addLayerParam("kv_a_bias", "self_attn.kv_a_proj_with_mqa.bias", "attn_kv",
-                  {mla.kvLoraRank + mla.ropeDim});
-  addLayerParam("kv_a_norm", "self_attn.kv_a_layernorm.weight", "norm",
+    addLayerParam("kv_a_bias", names.attention + "kv_a_proj_with_mqa.bias",
+                  "attn_kv", {mla.kvLoraRank + mla.ropeDim});
+  addLayerParam("kv_a_norm", names.attention + "kv_a_layernorm.weight", "norm",
                 {mla.kvLoraRank});
-  addLayerParam("kv_b", "self_attn.kv_b_proj.weight", "attn_kv",
+  addLayerParam("kv_b", names.attention + "kv_b_proj.weight", "attn_kv",
                 {heads * (mla.nopeDim + mla.vDim), mla.kvLoraRank});
 }
 
@@ -525,6 +614,46 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
   return y;
 }
 
+/// HF's Mamba2Mixer (torch path): in_proj to [z | xBC | dt], the causal
+/// conv + SiLU over xBC, split into x [H, P], B and C [G, N], the chunked
+/// scan (f32 out), the gated norm (gate first unless norm_before_gate),
+/// out_proj.
+Value ModelBuilder::mambaMixer(Value x, ValueRange w, const MambaSpec &m) {
+  int64_t inner = m.innerSize(), c = m.convChannels(), heads = m.numHeads;
+  int64_t gn = m.groups * m.stateSize;
+  Value zxbcdt = matmul(x, param(w, "ssm_in"), param(w, "ssm_in_bias"));
+  auto parts =
+      SplitOp::create(b, loc, TypeRange{act({inner}), act({c}), act({heads})},
+                      zxbcdt, b.getI64IntegerAttr(2));
+  Value convWeight = param(w, "ssm_conv");
+  auto cw = cast<RankedTensorType>(convWeight.getType());
+  Value conv = MambaConv1dOp::create(
+      b, loc, act({c}), parts.getResult(1),
+      ReshapeOp::create(
+          b, loc, RankedTensorType::get({c, m.convKernel}, cw.getElementType()),
+          convWeight),
+      param(w, "ssm_conv_bias"));
+  auto xbc =
+      SplitOp::create(b, loc, TypeRange{act({inner}), act({gn}), act({gn})},
+                      conv, b.getI64IntegerAttr(2));
+  auto scan = MambaSsdScanOp::create(
+      b, loc, stat({kDyn, kDyn, heads, m.headDim}),
+      stat({kDyn, kDyn, heads, m.headDim, m.stateSize}),
+      reshape(xbc.getResult(0), {heads, m.headDim}), parts.getResult(2),
+      param(w, "ssm_a_log"), reshape(xbc.getResult(1), {m.groups, m.stateSize}),
+      reshape(xbc.getResult(2), {m.groups, m.stateSize}), param(w, "ssm_d"),
+      param(w, "ssm_dt_bias"), b.getI64IntegerAttr(m.chunkSize),
+      b.getF64FloatAttr(m.dtMin), b.getF64FloatAttr(m.dtMax));
+  Value y = ReshapeOp::create(b, loc, stat({kDyn, kDyn, inner}), scan.getY());
+  auto norm = GatedRmsNormOp::create(
+      b, loc, act({inner}), stat({kDyn, kDyn, m.groups}), y, parts.getResult(0),
+      param(w, "ssm_norm"), b.getI64IntegerAttr(m.groups),
+      b.getF64FloatAttr(m.normEps),
+      m.normBeforeGate ? b.getUnitAttr() : UnitAttr());
+  return matmul(norm.getResult(), param(w, "ssm_out"),
+                param(w, "ssm_out_bias"));
+}
+
 /// down(act(gate(x)) * up(x)) from the roles prefix + gate / up / down
 /// (and their biases, when the model has them), or from one fused gate_up
 /// projection (Phi-3: its output is [gate | up]).
@@ -550,6 +679,20 @@ Value ModelBuilder::gatedMlp(Value x, ValueRange w, StringRef prefix) {
 
 Value ModelBuilder::layerBody(Value h, ValueRange w, Value positions,
                               const LayerSpec &layer) {
+  // One mixer behind one norm: h += mixer(norm(h)).
+  if (layer.mixer != LayerMixer::attentionMlp) {
+    Value x = rmsnorm(h, param(w, "mixer_norm"));
+    switch (layer.mixer) {
+    case LayerMixer::mamba:
+      return add(h, mambaMixer(x, w, *spec.mamba));
+    case LayerMixer::attention:
+      return add(h, attention(x, w, positions, layer));
+    case LayerMixer::mlp:
+      return add(h, mlp(x, w, layer));
+    case LayerMixer::attentionMlp:
+      break;
+    }
+  }
   switch (spec.style) {
   case BlockStyle::preNorm: {
     Value a = attention(rmsnorm(h, param(w, "in_norm")), w, positions, layer);
@@ -597,9 +740,10 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
         b.getDictionaryAttr(b.getNamedAttr(kParamAttrName, attr)));
     return argTypes.size() - 1;
   };
-  auto plain = [&](StringRef name, StringRef kind, ArrayAttr tied = {}) {
-    return ParamAttr::get(&ctx, name, kind, ParamMapping::direct, ArrayAttr(),
-                          0, 0, /*stacked=*/false, tied, /*frozen=*/false,
+  auto plain = [&](StringRef name, StringRef kind, ArrayAttr tied = {},
+                   ArrayAttr sources = {}) {
+    return ParamAttr::get(&ctx, name, kind, ParamMapping::direct, sources, 0, 0,
+                          /*stacked=*/false, tied, /*frozen=*/false,
                           DenseI64ArrayAttr(), /*buffer=*/false);
   };
   ArrayAttr tied;
@@ -607,7 +751,13 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     tied = b.getStrArrayAttr({"lm_head.weight"});
   size_t embedArg =
       addParam(RankedTensorType::get({vocab, h}, elem),
-               plain("model.embed_tokens.weight", "embedding", tied));
+               plain(names.embed, "embedding", tied,
+                     names.embedSources.empty()
+                         ? ArrayAttr()
+                         : b.getStrArrayAttr(llvm::map_to_vector(
+                               names.embedSources, [](const std::string &n) {
+                                 return StringRef(n);
+                               }))));
   // Layer kinds: distinct LayerSpecs in order of first use.
   std::vector<const LayerSpec *> kinds;
   SmallVector<int64_t> schedule;
@@ -649,19 +799,19 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     if (!p.sources.empty())
       sources = b.getArrayAttr(llvm::map_to_vector(
           p.sources, [&](const std::string &src) -> Attribute {
-            return str("model.layers.{layer}." + src);
+            return str(names.layers + src);
           }));
     addParam(RankedTensorType::get(shape,
                                    p.f32Buffer ? Float32Type::get(&ctx) : elem),
-             ParamAttr::get(&ctx, "model.layers.{layer}." + p.suffix, p.kind,
-                            p.mapping, sources, 0, 0,
+             ParamAttr::get(&ctx, names.layers + p.suffix, p.kind, p.mapping,
+                            sources, 0, 0,
                             /*stacked=*/true, ArrayAttr(), false,
                             every ? DenseI64ArrayAttr()
                                   : b.getDenseI64ArrayAttr(layers),
                             /*buffer=*/p.f32Buffer));
   }
   size_t normArg = addParam(RankedTensorType::get({h}, elem),
-                            plain("model.norm.weight", "norm"));
+                            plain(names.finalNorm, "norm"));
   std::optional<size_t> headArg;
   if (!spec.tiedEmbeddings)
     headArg = addParam(RankedTensorType::get({vocab, h}, elem),
@@ -676,10 +826,10 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   // MTP layers after the last layer: in checkpoints, not in the model.
   if (spec.mtpLayers) {
     SmallVector<StringRef> prefixes;
-    std::vector<std::string> names;
+    std::vector<std::string> mtp;
     for (int64_t m = 0; m < spec.mtpLayers; ++m)
-      names.push_back("model.layers." + std::to_string(L + m) + ".");
-    for (const std::string &n : names)
+      mtp.push_back(substituteLayer(names.layers, L + m));
+    for (const std::string &n : mtp)
       prefixes.push_back(n);
     func->setAttr(kIgnoredTensorsAttrName, b.getStrArrayAttr(prefixes));
   }

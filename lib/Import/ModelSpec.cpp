@@ -15,6 +15,16 @@ bool RopeSpec::operator==(const RopeSpec &o) const {
 }
 
 std::string LayerSpec::kindName() const {
+  switch (mixer) {
+  case LayerMixer::mamba:
+    return "mamba";
+  case LayerMixer::mlp:
+    return denseMlp ? "mlp" : "moe";
+  case LayerMixer::attention:
+    return rope ? "attention" : "attention_nope";
+  case LayerMixer::attentionMlp:
+    break;
+  }
   std::string name = slidingWindow ? "sliding_attention" : "full_attention";
   if (!rope)
     name += "_nope";

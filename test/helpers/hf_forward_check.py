@@ -20,6 +20,9 @@ import shutil
 import subprocess
 import sys
 
+# HF's pure-torch paths only: no kernels fetched from the Hub.
+os.environ.setdefault("USE_HUB_KERNELS", "NO")
+
 import torch
 from safetensors.torch import load_file
 from transformers import AutoConfig, AutoModelForCausalLM
@@ -215,6 +218,20 @@ VARIANTS = {
         "aux_loss": dict(num_local_experts=8, num_experts_per_tok=3, intermediate_size=16,
                          head_dim=8, sliding_window=4, num_hidden_layers=3,
                          output_router_logits=True, router_aux_loss_coef=0.4),
+    },
+    "mamba2": {
+        # 8 heads of 8 in 2 groups (B and C shared by 4 heads each), state
+        # 6, chunks of 4 over T = 9 (4 + 4 + 1: the state crosses two chunk
+        # boundaries and the last chunk is partial), conv bias, no
+        # projection biases.
+        "chunked": dict(num_hidden_layers=2, num_heads=8, head_dim=8, expand=2, n_groups=2,
+                        state_size=6, conv_kernel=4, chunk_size=4),
+        # Projection biases, no conv bias, kernel 3, one group, chunks of 3,
+        # a dt clamp that binds on both sides, tied embeddings.
+        "biases_limit": dict(num_hidden_layers=3, num_heads=4, head_dim=16, expand=2,
+                             n_groups=1, state_size=8, conv_kernel=3, chunk_size=3,
+                             use_bias=True, use_conv_bias=False,
+                             time_step_limit=(0.3, 1.2), tie_word_embeddings=True),
     },
 }
 

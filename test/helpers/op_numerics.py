@@ -16,6 +16,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import case_runner  # noqa: E402
 
+# HF's pure-torch paths only: no kernels fetched from the Hub.
+os.environ.setdefault("USE_HUB_KERNELS", "NO")
+
 import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file, save_file

@@ -184,6 +184,16 @@ def tiny_cases():
         # DeepSeek-V3: MLA (low-rank q, or q_proj with q_lora_rank null),
         # routed experts in groups, shared experts, dense first layers;
         # the correction bias is a buffer (in the state dict, not counted).
+        # mamba2: HF-format configs (attention keys absent), biases on and
+        # off, tied and not; mamba_ssm format below (Inputs/mamba2-130m.json).
+        "mamba2-defaults-small": {"model_type": "mamba2", "architectures": ["Mamba2ForCausalLM"],
+                                  "vocab_size": 96, "hidden_size": 64, "num_hidden_layers": 2,
+                                  "num_heads": 8, "head_dim": 16, "n_groups": 2, "state_size": 16},
+        "mamba2-biases-tied": {"model_type": "mamba2", "vocab_size": 96, "hidden_size": 32,
+                               "num_hidden_layers": 3, "num_heads": 4, "head_dim": 16,
+                               "n_groups": 1, "state_size": 8, "conv_kernel": 3,
+                               "use_bias": True, "use_conv_bias": False,
+                               "tie_word_embeddings": True, "expand": 2},
         "deepseek_v3-mla": cfg("deepseek_v3", "DeepseekV3ForCausalLM", num_hidden_layers=4,
                                num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16,
                                qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=6,
@@ -299,8 +309,9 @@ def parse_ir(text):
         body = "\n".join(body)
         rope = re.search(r"tfm\.rope %\S+, %arg\d+ \{(.*)\} : ", body)
         attn = re.search(r"tfm\.attention [^{]*\{(.*?)\} : ", body)
-        kind = dict(window=None, rope=None, moe="tfm.moe_router" in body)
-        if "sliding_window" in attn.group(1):
+        kind = dict(window=None, rope=None, moe="tfm.moe_router" in body,
+                    mamba="tfm.mamba_ssd_scan" in body)
+        if attn and "sliding_window" in attn.group(1):
             kind["window"] = int(re.search(r"sliding_window = (\d+)", attn.group(1)).group(1))
         if rope:
             attrs = rope.group(1)
@@ -373,10 +384,32 @@ def ir_inv_freq(r):
 # The HF side
 # ---------------------------------------------------------------------------
 
+def mamba_ssm_to_hf(c):
+    """HF's convert_ssm_config_to_hf_config
+    (models/mamba2/convert_mamba2_ssm_checkpoint_to_pytorch.py), as written
+    there: the Mamba2Config a mamba_ssm config converts to."""
+    from transformers import Mamba2Config
+    hf = Mamba2Config()
+    hf.hidden_size = c["d_model"]
+    hf.num_heads = (hf.hidden_size * hf.expand) // hf.head_dim
+    hf.num_hidden_layers = c["n_layer"]
+    hf.n_groups = c.get("n_groups", 1)
+    hf.residual_in_fp32 = c["residual_in_fp32"]
+    hf.tie_word_embeddings = c["tie_embeddings"]
+    vocab, multiple = c["vocab_size"], c["pad_vocab_size_multiple"]
+    if vocab % multiple != 0:
+        vocab += multiple - vocab % multiple
+    hf.vocab_size = vocab
+    return hf
+
+
 def hf_model(path):
     with open(path) as f:
-        model_type = json.load(f)["model_type"]
-    config = CONFIG_MAPPING[model_type].from_json_file(path)
+        raw = json.load(f)
+    if "model_type" not in raw and "ssm_cfg" in raw:
+        config = mamba_ssm_to_hf(raw)
+    else:
+        config = CONFIG_MAPPING[raw["model_type"]].from_json_file(path)
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config)
     return config, model
@@ -384,13 +417,20 @@ def hf_model(path):
 
 def hf_layers(config, model):
     """Per layer: (mask window, uses RoPE, (rotary_dim, attention_factor, inv_freq) or None,
-    whether its MLP is a sparse MoE block)."""
-    rot_cls = type(model.model.rotary_emb)
-    with torch.device("cpu"):
-        rot = rot_cls(config)
+    whether its MLP is a sparse MoE block, whether it has a Mamba2 mixer)."""
+    base = model.base_model
+    rot = None
+    if hasattr(base, "rotary_emb"):
+        with torch.device("cpu"):
+            rot = type(base.rotary_emb)(config)
     layer_types = getattr(config, "layer_types", None)
     out = []
-    for i, layer in enumerate(model.model.layers):
+    for i, layer in enumerate(base.layers):
+        mamba = any(type(m).__name__.endswith("Mamba2Mixer") or type(m).__name__ == "Mamba2Mixer"
+                    for m in layer.modules())
+        if not hasattr(layer, "self_attn"):  # a Mamba2 layer
+            out.append((None, False, None, False, mamba))
+            continue
         # The mask HF applies: mistral, phi3, mixtral and qwen3_moe use
         # config.sliding_window (None: causal) on every layer; the others
         # pick the mask by layer_types[i].
@@ -409,7 +449,7 @@ def hf_layers(config, model):
         inv = [float(x) for x in inv]
         sparse = any(n.split(".")[-1] == "experts" for n, _ in layer.named_modules())
         out.append((window, uses_rope, (2 * len(inv), float(af), inv) if uses_rope else None,
-                    sparse))
+                    sparse, mamba))
     return out
 
 
@@ -451,7 +491,9 @@ def compare(name, path, tool):
     hf = hf_layers(config, model)
     if len(hf) != len(layers):
         problems.append(f"{len(layers)} IR layers, HF {len(hf)}")
-    for i, ((window, uses_rope, rope, sparse), ir) in enumerate(zip(hf, layers)):
+    for i, ((window, uses_rope, rope, sparse, mamba), ir) in enumerate(zip(hf, layers)):
+        if ir["mamba"] != mamba:
+            problems.append(f"layer {i}: Mamba2 mixer IR {ir['mamba']}, HF {mamba}")
         if ir["moe"] != sparse:
             problems.append(f"layer {i}: MoE MLP IR {ir['moe']}, HF {sparse}")
         if ir["window"] != window:

@@ -10,13 +10,14 @@
 #define TFM_IMPORT_MODELSPEC_H
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::tfm {
 
-enum class Activation { silu, gelu_tanh };
+enum class Activation { silu, gelu_tanh, relu2 };
 
 /// Where the norms sit in a block.
 enum class BlockStyle {
@@ -103,19 +104,58 @@ struct MlaSpec {
   int64_t nopeDim = 0, ropeDim = 0, vDim = 0;
 };
 
+/// A Mamba2 mixer (HF Mamba2Mixer and the hybrids' copies of it): the
+/// in-projection to [z | x, B, C | dt], a causal conv over xBC, the chunked
+/// scan, a gated RMSNorm grouped by `groups`, the out-projection.
+struct MambaSpec {
+  int64_t numHeads = 0, headDim = 0, groups = 1, stateSize = 0;
+  int64_t convKernel = 4, chunkSize = 256;
+  bool convBias = true, projBias = false;
+  /// `time_step_limit`: the clamp of dt after softplus.
+  double dtMin = 0.0, dtMax = std::numeric_limits<double>::infinity();
+  bool normBeforeGate = false;
+  double normEps = 1e-5;
+  int64_t innerSize() const { return numHeads * headDim; }
+  int64_t convChannels() const { return innerSize() + 2 * groups * stateSize; }
+};
+
+/// What one layer computes. Decoder layers have attention then an MLP in
+/// the model's BlockStyle; the others have one mixer behind one norm,
+/// `h += mixer(norm(h))` (Mamba2, and NemotronH's M / * / - / E layers).
+enum class LayerMixer { attentionMlp, mamba, attention, mlp };
+
+/// Where the checkpoint keeps the model's tensors (HF module paths).
+struct HfNames {
+  std::string layers = "model.layers.{layer}.";
+  std::string embed = "model.embed_tokens.weight";
+  /// Other names of the embedding some checkpoints use (mamba_ssm's
+  /// `backbone.embedding.weight`).
+  std::vector<std::string> embedSources;
+  std::string finalNorm = "model.norm.weight";
+  /// Module prefixes under a layer: attention, dense MLP, Mamba2 mixer.
+  std::string attention = "self_attn.", mlp = "mlp.", mamba = "mixer.";
+};
+
 /// What can differ between the layers of one model.
 struct LayerSpec {
+  LayerMixer mixer = LayerMixer::attentionMlp;
   std::optional<int64_t> slidingWindow;
   std::optional<RopeSpec> rope; // none: a NoPE layer
   /// In a model with MoE layers: this layer's MLP is dense (Qwen's
   /// `mlp_only_layers`, DeepSeek's first layers), `intermediate_size` wide.
   bool denseMlp = false;
   bool operator==(const LayerSpec &o) const {
-    return slidingWindow == o.slidingWindow && rope == o.rope &&
-           denseMlp == o.denseMlp;
+    return mixer == o.mixer && slidingWindow == o.slidingWindow &&
+           rope == o.rope && denseMlp == o.denseMlp;
+  }
+  bool hasAttention() const {
+    return mixer == LayerMixer::attentionMlp || mixer == LayerMixer::attention;
+  }
+  bool hasMlp() const {
+    return mixer == LayerMixer::attentionMlp || mixer == LayerMixer::mlp;
   }
   /// A readable kind name: full_attention, sliding_attention, ..._nope,
-  /// ..._dense_mlp.
+  /// ..._dense_mlp; mamba, attention, mlp, moe for one-mixer layers.
   std::string kindName() const;
 };
 
@@ -126,6 +166,8 @@ struct ModelSpec {
   int64_t numLayers = 0, numHeads = 0, numKvHeads = 0, headDim = 0;
   double rmsNormEps = 1e-6;
   Activation activation = Activation::silu;
+  /// act(gate(x)) * up(x); otherwise act(up(x)) (NemotronH's relu2 MLP).
+  bool gatedMlp = true;
   BlockStyle style = BlockStyle::preNorm;
   bool unitOffsetNorm = false; // (1 + w) RMSNorm
   QkNorm qkNorm = QkNorm::none;
@@ -144,6 +186,9 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;
   /// Attention is MLA (none: q/k/v projections).
   std::optional<MlaSpec> mla;
+  /// The Mamba2 mixer of the layers that have one.
+  std::optional<MambaSpec> mamba;
+  HfNames names;
   /// Multi-token-prediction layers the checkpoint may hold after the last
   /// layer (`num_nextn_predict_layers`); HF builds and loads none of them.
   int64_t mtpLayers = 0;

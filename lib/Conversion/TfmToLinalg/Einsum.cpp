@@ -9,8 +9,7 @@ using namespace mlir;
 using namespace mlir::tfm::lowering;
 
 Value mlir::tfm::lowering::einsum(OpBuilder &b, Location loc, StringRef spec,
-                                  ValueRange inputs, Type elem,
-                                  EinsumBody body,
+                                  ValueRange inputs, Type elem, EinsumBody body,
                                   const EinsumOptions &options) {
   auto [lhs, out] = spec.split("->");
   SmallVector<StringRef> operandSpecs;

@@ -1,4 +1,5 @@
-//===- Einsum.h - linalg.generic written as an index-letter spec -*- C++ -*-===//
+//===- Einsum.h - linalg.generic written as an index-letter spec -*- C++
+//-*-===//
 //
 // The Mamba2 lowerings are two dozen contractions over six or seven named
 // indices each (batch, position, source position, group, head in group,

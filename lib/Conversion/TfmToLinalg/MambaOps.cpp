@@ -78,9 +78,9 @@ Value sliceSeq(OpBuilder &b, Location loc, Value x, Value start, Value len) {
       sizes = sizesOf(b, loc, x);
   off[1] = start;
   sizes[1] = len;
-  return tensor::ExtractSliceOp::create(b, loc, x, off, sizes,
-                                        SmallVector<OpFoldResult>(
-                                            rank, b.getIndexAttr(1)));
+  return tensor::ExtractSliceOp::create(
+      b, loc, x, off, sizes,
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
 }
 
 /// `part` written into `into` at `start` along dimension 1.
@@ -144,8 +144,7 @@ struct Scalar {
   }
   /// PyTorch's softplus (threshold 20: x itself above it) and its slope.
   Value aboveThreshold(Value x) {
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
-                                 c(20.0));
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, c(20.0));
   }
   Value softplus(Value x) {
     return arith::SelectOp::create(b, loc, aboveThreshold(x), x,
@@ -177,10 +176,10 @@ Value padSeq(OpBuilder &b, Location loc, Value x, int64_t before,
              int64_t after) {
   SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
   Value t = getValueOrCreateConstantIndexOp(b, loc, sizes[1]);
-  sizes[1] = arith::AddIOp::create(
-                 b, loc, t,
-                 arith::ConstantIndexOp::create(b, loc, before + after))
-                 .getResult();
+  sizes[1] =
+      arith::AddIOp::create(
+          b, loc, t, arith::ConstantIndexOp::create(b, loc, before + after))
+          .getResult();
   Value zeros = filledTensor(b, loc, sizes, elementType(x), 0.0);
   return insertSeq(b, loc, x, zeros,
                    arith::ConstantIndexOp::create(b, loc, before));
@@ -223,8 +222,8 @@ struct MambaConv1dLowering : OpRewritePattern<MambaConv1dOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type elem = elementType(op.getX()), st = computeType(elem);
-    Value pre = conv1dPre(rewriter, loc, op.getX(), op.getWeight(),
-                          op.getBias(), st);
+    Value pre =
+        conv1dPre(rewriter, loc, op.getX(), op.getWeight(), op.getBias(), st);
     rewriter.replaceOp(
         op, buildMap(rewriter, loc, sizesOf(rewriter, loc, pre), elem,
                      ValueRange{pre}, {},
@@ -247,12 +246,12 @@ struct MambaConv1dBackwardLowering : OpRewritePattern<MambaConv1dBackwardOp> {
     int64_t k = cast<RankedTensorType>(w.getType()).getShape()[1];
     Value pre = conv1dPre(rewriter, loc, x, w, op.getBias(), st);
     // g = dy · silu'(pre), the gradient of the pre-activation.
-    Value g = einsum(rewriter, loc, "btc,btc->btc", ValueRange{op.getDy(), pre},
-                     st, [&](OpBuilder &nb, Location l, ValueRange a,
-                             LetterIndex) {
-                       Scalar s = scalar(nb, l, st);
-                       return s.mul(s.f(a[0]), s.siluGrad(a[1]));
-                     });
+    Value g =
+        einsum(rewriter, loc, "btc,btc->btc", ValueRange{op.getDy(), pre}, st,
+               [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                 Scalar s = scalar(nb, l, st);
+                 return s.mul(s.f(a[0]), s.siluGrad(a[1]));
+               });
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
                d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
     auto macc = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -274,15 +273,15 @@ struct MambaConv1dBackwardLowering : OpRewritePattern<MambaConv1dBackwardOp> {
         {AffineMap::get(4, 0, {d2, d3, d0}, ctx),
          AffineMap::get(4, 0, {d2, d3 + d1, d0}, ctx)},
         AffineMap::get(4, 0, {d0, d1}, ctx), {false, false, true, true}, macc);
-    Value db = einsum(rewriter, loc, "btc->c", ValueRange{g}, st,
-                      [&](OpBuilder &nb, Location l, ValueRange a,
-                          LetterIndex) {
-                        return scalar(nb, l, st).add(a[0], a[1]);
-                      });
-    rewriter.replaceOp(op, {roundTensor(rewriter, loc, dx, elem),
-                            roundTensor(rewriter, loc, dw, elementType(w)),
-                            roundTensor(rewriter, loc, db,
-                                        elementType(op.getDbias()))});
+    Value db =
+        einsum(rewriter, loc, "btc->c", ValueRange{g}, st,
+               [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                 return scalar(nb, l, st).add(a[0], a[1]);
+               });
+    rewriter.replaceOp(
+        op, {roundTensor(rewriter, loc, dx, elem),
+             roundTensor(rewriter, loc, dw, elementType(w)),
+             roundTensor(rewriter, loc, db, elementType(op.getDbias()))});
     return success();
   }
 };
@@ -309,9 +308,8 @@ Value fromGroups(OpBuilder &b, Location loc, Value x, Value like,
   shape.push_back(last);
   SmallVector<OpFoldResult> lead = sizesOf(b, loc, like);
   lead.pop_back();
-  return expandFromMatrix(b, loc, m,
-                          RankedTensorType::get(shape, xt.getElementType()),
-                          lead);
+  return expandFromMatrix(
+      b, loc, m, RankedTensorType::get(shape, xt.getElementType()), lead);
 }
 
 /// The gated input of the norm, h = x · silu(z) (gate first) or x, in `st`.
@@ -336,48 +334,47 @@ struct GatedRmsNormLowering : OpRewritePattern<GatedRmsNormOp> {
     bool before = op.getNormBeforeGate();
     Value x3 = asGroups(rewriter, loc, op.getX(), groups);
     Value z3 = asGroups(rewriter, loc, op.getZ(), groups);
-    Value w2 = splitDim(rewriter, loc, op.getWeight(), 0,
-                        {groups, cast<RankedTensorType>(x3.getType())
-                                     .getShape()[2]});
+    Value w2 =
+        splitDim(rewriter, loc, op.getWeight(), 0,
+                 {groups, cast<RankedTensorType>(x3.getType()).getShape()[2]});
     int64_t k = cast<RankedTensorType>(x3.getType()).getShape()[2];
     double eps = op.getEps().convertToDouble();
     Value h = gatedInput(rewriter, loc, x3, z3, !before, st);
-    Value rstd = einsum(
-        rewriter, loc, "ngk->ng", ValueRange{h}, st,
-        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-          Scalar s = scalar(nb, l, st);
-          return s.add(a[1], s.mul(a[0], a[0]));
-        });
-    rstd = einsum(rewriter, loc, "ng->ng", ValueRange{rstd}, st,
-                  [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-                    Scalar s = scalar(nb, l, st);
-                    Value v = s.add(arith::DivFOp::create(nb, l, a[0],
-                                                          s.c(double(k))),
-                                    s.c(eps));
-                    return arith::DivFOp::create(
-                        nb, l, s.c(1.0), math::SqrtOp::create(nb, l, v));
-                  });
-    Value y = einsum(
-        rewriter, loc, "ngk,ng,gk,ngk->ngk", ValueRange{h, rstd, w2, z3},
-        outElem, [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-          Scalar s = scalar(nb, l, st);
-          Value v = s.mul(s.f(a[2]), s.mul(a[0], a[1]));
-          if (before)
-            v = s.mul(v, s.silu(s.f(a[3])));
-          return castFloat(nb, l, v, outElem);
-        });
+    Value rstd =
+        einsum(rewriter, loc, "ngk->ng", ValueRange{h}, st,
+               [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                 Scalar s = scalar(nb, l, st);
+                 return s.add(a[1], s.mul(a[0], a[0]));
+               });
+    rstd =
+        einsum(rewriter, loc, "ng->ng", ValueRange{rstd}, st,
+               [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                 Scalar s = scalar(nb, l, st);
+                 Value v =
+                     s.add(arith::DivFOp::create(nb, l, a[0], s.c(double(k))),
+                           s.c(eps));
+                 return arith::DivFOp::create(nb, l, s.c(1.0),
+                                              math::SqrtOp::create(nb, l, v));
+               });
+    Value y = einsum(rewriter, loc, "ngk,ng,gk,ngk->ngk",
+                     ValueRange{h, rstd, w2, z3}, outElem,
+                     [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                       Scalar s = scalar(nb, l, st);
+                       Value v = s.mul(s.f(a[2]), s.mul(a[0], a[1]));
+                       if (before)
+                         v = s.mul(v, s.silu(s.f(a[3])));
+                       return castFloat(nb, l, v, outElem);
+                     });
     rewriter.replaceOp(
-        op, {fromGroups(rewriter, loc, y, op.getX(),
-                        cast<RankedTensorType>(op.getX().getType())
-                            .getShape()
-                            .back()),
+        op, {fromGroups(
+                 rewriter, loc, y, op.getX(),
+                 cast<RankedTensorType>(op.getX().getType()).getShape().back()),
              fromGroups(rewriter, loc, rstd, op.getX(), groups)});
     return success();
   }
 };
 
-struct GatedRmsNormBackwardLowering
-    : OpRewritePattern<GatedRmsNormBackwardOp> {
+struct GatedRmsNormBackwardLowering : OpRewritePattern<GatedRmsNormBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatedRmsNormBackwardOp op,
                                 PatternRewriter &rewriter) const override {
@@ -395,25 +392,24 @@ struct GatedRmsNormBackwardLowering
     Value h = gatedInput(rewriter, loc, x3, z3, !before, st);
     // n = h·rstd; dn = dy·w (· silu(z) when the gate comes after the norm).
     Value n = einsum(rewriter, loc, "ngk,ng->ngk", ValueRange{h, rstd}, st,
-                     [&](OpBuilder &nb, Location l, ValueRange a,
-                         LetterIndex) {
+                     [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
                        return scalar(nb, l, st).mul(a[0], a[1]);
                      });
     auto gateOf = [&](Scalar &s, Value z) {
       return before ? s.silu(s.f(z)) : s.c(1.0);
     };
-    Value dn = einsum(
-        rewriter, loc, "ngk,gk,ngk->ngk", ValueRange{dy3, w2, z3}, st,
-        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-          Scalar s = scalar(nb, l, st);
-          return s.mul(s.mul(s.f(a[0]), s.f(a[1])), gateOf(s, a[2]));
-        });
-    Value dot = einsum(rewriter, loc, "ngk,ngk->ng", ValueRange{dn, n}, st,
-                       [&](OpBuilder &nb, Location l, ValueRange a,
-                           LetterIndex) {
-                         Scalar s = scalar(nb, l, st);
-                         return s.add(a[2], s.mul(a[0], a[1]));
-                       });
+    Value dn =
+        einsum(rewriter, loc, "ngk,gk,ngk->ngk", ValueRange{dy3, w2, z3}, st,
+               [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                 Scalar s = scalar(nb, l, st);
+                 return s.mul(s.mul(s.f(a[0]), s.f(a[1])), gateOf(s, a[2]));
+               });
+    Value dot =
+        einsum(rewriter, loc, "ngk,ngk->ng", ValueRange{dn, n}, st,
+               [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                 Scalar s = scalar(nb, l, st);
+                 return s.add(a[2], s.mul(a[0], a[1]));
+               });
     Value dh = einsum(
         rewriter, loc, "ngk,ngk,ng,ng->ngk", ValueRange{dn, n, dot, rstd}, st,
         [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
@@ -425,8 +421,7 @@ struct GatedRmsNormBackwardLowering
         rewriter, loc, "ngk,ngk,ngk->gk", ValueRange{dy3, n, z3}, st,
         [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
           Scalar s = scalar(nb, l, st);
-          return s.add(a[3],
-                       s.mul(s.mul(s.f(a[0]), a[1]), gateOf(s, a[2])));
+          return s.add(a[3], s.mul(s.mul(s.f(a[0]), a[1]), gateOf(s, a[2])));
         });
     // Through the gate.
     Value dx = dh, dz;
@@ -444,12 +439,10 @@ struct GatedRmsNormBackwardLowering
                     Scalar s = scalar(nb, l, st);
                     return s.mul(a[0], s.silu(s.f(a[1])));
                   });
-      dz = einsum(rewriter, loc, "ngk,ngk,ngk->ngk", ValueRange{dh, x3, z3},
-                  st,
+      dz = einsum(rewriter, loc, "ngk,ngk,ngk->ngk", ValueRange{dh, x3, z3}, st,
                   [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
                     Scalar s = scalar(nb, l, st);
-                    return s.mul(s.mul(a[0], s.f(a[1])),
-                                 s.siluGrad(s.f(a[2])));
+                    return s.mul(s.mul(a[0], s.f(a[1])), s.siluGrad(s.f(a[2])));
                   });
     }
     int64_t features = groups * k;
@@ -460,8 +453,7 @@ struct GatedRmsNormBackwardLowering
     };
     rewriter.replaceOp(
         op, {back(dx, op.getX()), back(dz, op.getZ()),
-             roundTensor(rewriter, loc,
-                         mergeDims(rewriter, loc, dw, 0, 2),
+             roundTensor(rewriter, loc, mergeDims(rewriter, loc, dw, 0, 2),
                          elementType(op.getWeight()))});
     return success();
   }
@@ -515,12 +507,12 @@ template <typename ScanOp> ScanSetup setUpScan(OpBuilder &b, ScanOp op) {
   Type dtElem = elementType(dt);
   Type st = s.st;
   // HF adds the bias in dt's type, then softplus (threshold 20) and clamp.
-  s.dtRaw = einsum(b, loc, "btgr,gr->btgr", ValueRange{dt4, perHead(dtBias)},
-                   st, [&](OpBuilder &nb, Location l, ValueRange v,
-                           LetterIndex) {
-                     Scalar c = scalar(nb, l, st);
-                     return c.round(c.add(c.f(v[0]), c.f(v[1])), dtElem);
-                   });
+  s.dtRaw =
+      einsum(b, loc, "btgr,gr->btgr", ValueRange{dt4, perHead(dtBias)}, st,
+             [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+               Scalar c = scalar(nb, l, st);
+               return c.round(c.add(c.f(v[0]), c.f(v[1])), dtElem);
+             });
   s.delta = einsum(
       b, loc, "btgr->btgr", ValueRange{s.dtRaw}, st,
       [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
@@ -529,12 +521,12 @@ template <typename ScanOp> ScanSetup setUpScan(OpBuilder &b, ScanOp op) {
         sp = arith::MaximumFOp::create(nb, l, sp, c.c(dtMin));
         return arith::MinimumFOp::create(nb, l, sp, c.c(dtMax)).getResult();
       });
-  s.a = einsum(b, loc, "gr->gr", ValueRange{perHead(aLog)}, st,
-               [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
-                 Scalar c = scalar(nb, l, st);
-                 return arith::NegFOp::create(nb, l, c.exp(c.f(v[0])))
-                     .getResult();
-               });
+  s.a = einsum(
+      b, loc, "gr->gr", ValueRange{perHead(aLog)}, st,
+      [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+        Scalar c = scalar(nb, l, st);
+        return arith::NegFOp::create(nb, l, c.exp(c.f(v[0]))).getResult();
+      });
   s.d = einsum(b, loc, "gr->gr", ValueRange{perHead(d)}, st,
                [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
                  return scalar(nb, l, st).f(v[0]);
@@ -544,22 +536,21 @@ template <typename ScanOp> ScanSetup setUpScan(OpBuilder &b, ScanOp op) {
   s.numChunks = arith::CeilDivUIOp::create(b, loc, s.seqLen, s.chunkSize);
   auto idx = [&](int64_t v) { return b.getIndexAttr(v); };
   s.batch = tensor::getMixedSize(b, loc, x, 0);
-  s.zeroState = filledTensor(
-      b, loc,
-      {s.batch, idx(s.groups), idx(s.perGroup), idx(xt.getShape()[3]),
-       idx(bt.getShape()[3])},
-      st, 0.0);
+  s.zeroState = filledTensor(b, loc,
+                             {s.batch, idx(s.groups), idx(s.perGroup),
+                              idx(xt.getShape()[3]), idx(bt.getShape()[3])},
+                             st, 0.0);
   return s;
 }
 
 /// One chunk's view of the scan inputs, and the decays within it.
 struct Chunk {
-  Value start, len;  // position of the chunk and its length l
-  Value x, bm, cm;   // [B, l, G, R, P], [B, l, G, N] as stored
-  Value delta;       // [B, l, G, R]
-  Value lam;         // inclusive cumulative sum of δ·A [B, l, G, R]
-  Value total;       // its last entry, the chunk's whole decay [B, G, R]
-  Value cb;          // c[l]·b[s] per group [B, l, s, G]
+  Value start, len; // position of the chunk and its length l
+  Value x, bm, cm;  // [B, l, G, R, P], [B, l, G, N] as stored
+  Value delta;      // [B, l, G, R]
+  Value lam;        // inclusive cumulative sum of δ·A [B, l, G, R]
+  Value total;      // its last entry, the chunk's whole decay [B, G, R]
+  Value cb;         // c[l]·b[s] per group [B, l, s, G]
 };
 
 Chunk loadChunk(OpBuilder &b, Location loc, const ScanSetup &s, Value c) {
@@ -572,11 +563,11 @@ Chunk loadChunk(OpBuilder &b, Location loc, const ScanSetup &s, Value c) {
   k.bm = sliceSeq(b, loc, s.bm, k.start, k.len);
   k.cm = sliceSeq(b, loc, s.cm, k.start, k.len);
   k.delta = sliceSeq(b, loc, s.delta, k.start, k.len);
-  Value decay = einsum(b, loc, "blgr,gr->blgr", ValueRange{k.delta, s.a}, st,
-                       [&](OpBuilder &nb, Location l, ValueRange v,
-                           LetterIndex) {
-                         return scalar(nb, l, st).mul(v[0], v[1]);
-                       });
+  Value decay =
+      einsum(b, loc, "blgr,gr->blgr", ValueRange{k.delta, s.a}, st,
+             [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+               return scalar(nb, l, st).mul(v[0], v[1]);
+             });
   EinsumOptions lenOfL;
   std::pair<char, OpFoldResult> lSize{'l', k.len};
   lenOfL.sizes = lSize;
@@ -612,9 +603,8 @@ Value decayMatrix(OpBuilder &b, Location loc, const Chunk &k, Type st) {
 /// Whether `spec` sums over a letter (one not in its output).
 bool reduces(StringRef spec) {
   auto [lhs, out] = spec.split("->");
-  return llvm::any_of(lhs, [&](char c) {
-    return c != ',' && out.find(c) == StringRef::npos;
-  });
+  return llvm::any_of(
+      lhs, [&](char c) { return c != ',' && out.find(c) == StringRef::npos; });
 }
 
 /// A product of the inputs of `spec` (widened), summed over its reduced
@@ -634,6 +624,13 @@ Value contract(OpBuilder &b, Location loc, StringRef spec, ValueRange inputs,
         return accumulate ? c.add(v.back(), prod) : prod;
       },
       opts);
+}
+
+/// `v` with its group and head-in-group dimensions [dim, dim + 1] merged:
+/// the chunk x chunk products over per-head tensors index one dimension
+/// less, which keeps their GPU kernels' address arithmetic in registers.
+Value mergeHeads(OpBuilder &b, Location loc, Value v, int64_t dim) {
+  return mergeDims(b, loc, v, dim, 2);
 }
 
 /// exp of `v` (a map).
@@ -665,10 +662,10 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
     int64_t n = cast<RankedTensorType>(op.getB().getType()).getShape()[3];
     auto idx = [&](int64_t v) { return rewriter.getIndexAttr(v); };
     Value yInit = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, s.x5), st);
-    Value statesInit = emptyTensor(rewriter, loc,
-                                   {s.batch, s.numChunks, idx(s.groups),
-                                    idx(s.perGroup), idx(p), idx(n)},
-                                   st);
+    Value statesInit = emptyTensor(
+        rewriter, loc,
+        {s.batch, s.numChunks, idx(s.groups), idx(s.perGroup), idx(p), idx(n)},
+        st);
     Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
     auto loop = scf::ForOp::create(
@@ -683,8 +680,8 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
           Value decay = decayMatrix(b, l, k, st);
           Value m = contract(b, l, "blsgr,blsg,bsgr->blsgr",
                              ValueRange{decay, k.cb, k.delta}, st);
-          Value cs = contract(b, l, "blgn,bgrpn->blgrp",
-                              ValueRange{k.cm, state}, st);
+          Value cs =
+              contract(b, l, "blgn,bgrpn->blgrp", ValueRange{k.cm, state}, st);
           Value carried = einsum(
               b, l, "blgrp,blgr,gr,blgrp->blgrp",
               ValueRange{cs, k.lam, s.d, k.x}, st,
@@ -693,8 +690,12 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
                 return sc.add(sc.mul(v[0], sc.exp(v[1])),
                               sc.mul(v[2], sc.f(v[3])));
               });
-          Value y = contract(b, l, "blsgr,bsgrp->blgrp", ValueRange{m, k.x},
-                             st, carried);
+          Value y = splitDim(b, l,
+                             contract(b, l, "blsh,bshp->blhp",
+                                      ValueRange{mergeHeads(b, l, m, 3),
+                                                 mergeHeads(b, l, k.x, 2)},
+                                      st, mergeHeads(b, l, carried, 2)),
+                             2, {s.groups, s.perGroup});
           // state' = e^{total} state + Σ_s e^{total − lam_s} δ_s x_s ⊗ b_s.
           Value surv = survival(b, l, k, st);
           Value kept = einsum(
@@ -711,15 +712,14 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
     Value y = mergeDims(rewriter, loc, loop.getResult(1), 2, 2);
     Value states = mergeDims(rewriter, loc, loop.getResult(2), 2, 2);
     rewriter.replaceOp(
-        op, {y, tensor::CastOp::create(rewriter, loc,
-                                       op.getStates().getType(), states)
+        op, {y, tensor::CastOp::create(rewriter, loc, op.getStates().getType(),
+                                       states)
                     .getResult()});
     return success();
   }
 };
 
-struct MambaSsdScanBackwardLowering
-    : OpRewritePattern<MambaSsdScanBackwardOp> {
+struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MambaSsdScanBackwardOp op,
                                 PatternRewriter &rewriter) const override {
@@ -744,31 +744,39 @@ struct MambaSsdScanBackwardLowering
         [&](OpBuilder &b, Location l, Value iv, ValueRange acc) {
           Value c = arith::SubIOp::create(b, l, last, iv);
           Chunk k = loadChunk(b, l, s, c);
-          Value gS = acc[0];                                   // d state'
-          Value s0 = extractChunkState(b, l, states5, c);      // state
+          Value gS = acc[0];                              // d state'
+          Value s0 = extractChunkState(b, l, states5, c); // state
           Value gy = sliceSeq(b, l, dy5, k.start, k.len);
-          Value u = contract(b, l, "bsgr,bsgrp->bsgrp",
-                             ValueRange{k.delta, k.x}, st);
+          Value u =
+              contract(b, l, "bsgr,bsgrp->bsgrp", ValueRange{k.delta, k.x}, st);
           Value decay = decayMatrix(b, l, k, st);
           Value surv = survival(b, l, k, st);
           Value expLam = expOf(b, l, "blgr->blgr", k.lam, st);
           Value expTotal = expOf(b, l, "bgr->bgr", k.total, st);
           // gyu[l, s] = dy_l · u_s; ey = decay ⊙ gyu; w = ey ⊙ (c_l·b_s).
-          Value gyu = contract(b, l, "blgrp,bsgrp->blsgr", ValueRange{gy, u},
-                               st);
-          Value ey = contract(b, l, "blsgr,blsgr->blsgr",
-                              ValueRange{decay, gyu}, st);
-          Value w = contract(b, l, "blsgr,blsg->blsgr", ValueRange{ey, k.cb},
-                             st);
-          Value eg = contract(b, l, "blsgr,blsg->blsgr",
-                              ValueRange{decay, k.cb}, st);
+          Value gyu = splitDim(b, l,
+                               contract(b, l, "blhp,bshp->blsh",
+                                        ValueRange{mergeHeads(b, l, gy, 2),
+                                                   mergeHeads(b, l, u, 2)},
+                                        st),
+                               3, {s.groups, s.perGroup});
+          Value ey =
+              contract(b, l, "blsgr,blsgr->blsgr", ValueRange{decay, gyu}, st);
+          Value w =
+              contract(b, l, "blsgr,blsg->blsgr", ValueRange{ey, k.cb}, st);
+          Value eg =
+              contract(b, l, "blsgr,blsg->blsgr", ValueRange{decay, k.cb}, st);
           // q[s] = dstate'·b_s; du_s = Σ_l eg[l, s] dy_l + surv_s q_s.
-          Value q = contract(b, l, "bgrpn,bsgn->bsgrp", ValueRange{gS, k.bm},
-                             st);
-          Value guOff = contract(b, l, "bsgr,bsgrp->bsgrp", ValueRange{surv, q},
-                                 st);
-          Value gu = contract(b, l, "blsgr,blgrp->bsgrp", ValueRange{eg, gy},
-                              st, guOff);
+          Value q =
+              contract(b, l, "bgrpn,bsgn->bsgrp", ValueRange{gS, k.bm}, st);
+          Value guOff =
+              contract(b, l, "bsgr,bsgrp->bsgrp", ValueRange{surv, q}, st);
+          Value gu = splitDim(b, l,
+                              contract(b, l, "blsh,blhp->bshp",
+                                       ValueRange{mergeHeads(b, l, eg, 3),
+                                                  mergeHeads(b, l, gy, 2)},
+                                       st, mergeHeads(b, l, guOff, 2)),
+                              2, {s.groups, s.perGroup});
           // dc_l = Σ_{r,s} ey[l, s] b_s + Σ_{r,p} e^{lam_l} state dy_l.
           Value gcOff = contract(b, l, "blgr,bgrpn,blgrp->blgn",
                                  ValueRange{expLam, s0, gy}, st);
@@ -782,8 +790,8 @@ struct MambaSsdScanBackwardLowering
           // d lam_l = Σ_s w[l, s] − Σ_l' w[l', l] + e^{lam_l} dy_l·(c_l·state)
           //         − surv_l u_l·q_l;  d total = e^{total} <dstate', state>
           //         + Σ_s surv_s u_s·q_s.
-          Value cs = contract(b, l, "blgn,bgrpn->blgrp", ValueRange{k.cm, s0},
-                              st);
+          Value cs =
+              contract(b, l, "blgn,bgrpn->blgrp", ValueRange{k.cm, s0}, st);
           Value rowW = contract(b, l, "blsgr->blgr", ValueRange{w}, st);
           Value colW = contract(b, l, "bslgr->blgr", ValueRange{w}, st);
           Value off = contract(b, l, "blgr,blgrp,blgrp->blgr",
@@ -820,8 +828,8 @@ struct MambaSsdScanBackwardLowering
               },
               intoTotal);
           // dstate = e^{total} dstate' + Σ_l e^{lam_l} dy_l ⊗ c_l.
-          Value keptState = contract(b, l, "bgr,bgrpn->bgrpn",
-                                     ValueRange{expTotal, gS}, st);
+          Value keptState =
+              contract(b, l, "bgr,bgrpn->bgrpn", ValueRange{expTotal, gS}, st);
           Value gPrev = contract(b, l, "blgr,blgrp,blgn->bgrpn",
                                  ValueRange{expLam, gy, k.cm}, st, keptState);
           scf::YieldOp::create(
@@ -833,48 +841,48 @@ struct MambaSsdScanBackwardLowering
         });
     Value gu = loop.getResult(1), ga = loop.getResult(2);
     // Back through u = δ·x and the decay δ·A, then softplus and the clamp.
-    Value gx = einsum(
-        rewriter, loc, "btgr,btgrp,gr,btgrp->btgrp",
-        ValueRange{s.delta, gu, s.d, dy5}, st,
-        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-          Scalar sc = scalar(nb, l, st);
-          return sc.add(sc.mul(a[0], a[1]), sc.mul(a[2], a[3]));
-        });
-    Value gDeltaDecay = contract(rewriter, loc, "gr,btgr->btgr",
-                                 ValueRange{s.a, ga}, st);
+    Value gx =
+        einsum(rewriter, loc, "btgr,btgrp,gr,btgrp->btgrp",
+               ValueRange{s.delta, gu, s.d, dy5}, st,
+               [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                 Scalar sc = scalar(nb, l, st);
+                 return sc.add(sc.mul(a[0], a[1]), sc.mul(a[2], a[3]));
+               });
+    Value gDeltaDecay =
+        contract(rewriter, loc, "gr,btgr->btgr", ValueRange{s.a, ga}, st);
     Value gDelta = contract(rewriter, loc, "btgrp,btgrp->btgr",
                             ValueRange{s.x5, gu}, st, gDeltaDecay);
-    Value gA = contract(rewriter, loc, "btgr,btgr->gr", ValueRange{ga, s.delta},
-                        st);
-    Value gD = contract(rewriter, loc, "btgrp,btgrp->gr", ValueRange{dy5, s.x5},
-                        st);
+    Value gA =
+        contract(rewriter, loc, "btgr,btgr->gr", ValueRange{ga, s.delta}, st);
+    Value gD =
+        contract(rewriter, loc, "btgrp,btgrp->gr", ValueRange{dy5, s.x5}, st);
     double dtMin = s.dtMin, dtMax = s.dtMax;
-    Value gDt = einsum(
-        rewriter, loc, "btgr,btgr->btgr", ValueRange{gDelta, s.dtRaw}, st,
-        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-          Scalar sc = scalar(nb, l, st);
-          Value sp = sc.round(sc.softplus(a[1]), elementType(op.getDt()));
-          Value inside = arith::AndIOp::create(
-              nb, l,
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, sp,
-                                    sc.c(dtMin)),
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, sp,
-                                    sc.c(dtMax)));
-          return sc.where(inside, sc.mul(a[0], sc.softplusGrad(a[1])));
-        });
+    Value gDt =
+        einsum(rewriter, loc, "btgr,btgr->btgr", ValueRange{gDelta, s.dtRaw},
+               st, [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                 Scalar sc = scalar(nb, l, st);
+                 Value sp =
+                     sc.round(sc.softplus(a[1]), elementType(op.getDt()));
+                 Value inside = arith::AndIOp::create(
+                     nb, l,
+                     arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, sp,
+                                           sc.c(dtMin)),
+                     arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, sp,
+                                           sc.c(dtMax)));
+                 return sc.where(inside, sc.mul(a[0], sc.softplusGrad(a[1])));
+               });
     Value gDtBias = contract(rewriter, loc, "btgr->gr", ValueRange{gDt}, st);
     Value gALog = contract(rewriter, loc, "gr,gr->gr", ValueRange{gA, s.a}, st);
     auto out = [&](Value g, Value like, int64_t dim, int64_t count) {
       Value merged = count > 1 ? mergeDims(rewriter, loc, g, dim, count) : g;
       return roundTensor(rewriter, loc, merged, elementType(like));
     };
-    rewriter.replaceOp(op, {out(gx, op.getX(), 2, 2),
-                            out(gDt, op.getDt(), 2, 2),
-                            out(gALog, op.getALog(), 0, 2),
-                            out(loop.getResult(3), op.getB(), 0, 1),
-                            out(loop.getResult(4), op.getC(), 0, 1),
-                            out(gD, op.getD(), 0, 2),
-                            out(gDtBias, op.getDtBias(), 0, 2)});
+    rewriter.replaceOp(
+        op, {out(gx, op.getX(), 2, 2), out(gDt, op.getDt(), 2, 2),
+             out(gALog, op.getALog(), 0, 2),
+             out(loop.getResult(3), op.getB(), 0, 1),
+             out(loop.getResult(4), op.getC(), 0, 1), out(gD, op.getD(), 0, 2),
+             out(gDtBias, op.getDtBias(), 0, 2)});
     return success();
   }
 };

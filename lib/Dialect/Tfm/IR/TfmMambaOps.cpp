@@ -21,8 +21,8 @@ static LogicalResult checkSameType(Operation *op, StringRef what, Type type,
                                    Type expected) {
   if (type == expected)
     return success();
-  return op->emitOpError() << what << " must have type " << expected
-                           << ", got " << type;
+  return op->emitOpError() << what << " must have type " << expected << ", got "
+                           << type;
 }
 
 //===----------------------------------------------------------------------===//
@@ -79,9 +79,15 @@ struct ScanOperands {
 } // namespace
 
 template <typename ScanOp> static ScanOperands operandsOf(ScanOp op) {
-  return {op.getX(),       op.getDt(),        op.getALog(),
-          op.getB(),       op.getC(),         op.getD(),
-          op.getDtBias(),  op.getChunkSize(), op.getDtMin().convertToDouble(),
+  return {op.getX(),
+          op.getDt(),
+          op.getALog(),
+          op.getB(),
+          op.getC(),
+          op.getD(),
+          op.getDtBias(),
+          op.getChunkSize(),
+          op.getDtMin().convertToDouble(),
           op.getDtMax().convertToDouble()};
 }
 
@@ -140,10 +146,10 @@ LogicalResult MambaSsdScanBackwardOp::verify() {
       failed(checkStat(*this, "states", getStates().getType(), elem, *states)))
     return failure();
   std::pair<Value, Value> grads[] = {
-      {getDx(), getX()}, {getDdt(), getDt()}, {getDaLog(), getALog()},
-      {getDb(), getB()}, {getDc(), getC()},   {getDd(), getD()},
+      {getDx(), getX()},          {getDdt(), getDt()}, {getDaLog(), getALog()},
+      {getDb(), getB()},          {getDc(), getC()},   {getDd(), getD()},
       {getDdtBias(), getDtBias()}};
-  static const char *names[] = {"dx", "ddt", "da_log", "db",
+  static const char *names[] = {"dx", "ddt", "da_log",  "db",
                                 "dc", "dd",  "ddt_bias"};
   for (auto [i, g] : llvm::enumerate(grads))
     if (failed(checkSameType(*this, names[i], g.first.getType(),
@@ -169,9 +175,9 @@ verifyGatedNorm(Operation *op, Value x, Value z, Value weight, int64_t groups) {
   if (failed(checkShape(op, "weight", weight.getType(), {features})))
     return failure();
   if (groups <= 0 || features % groups != 0)
-    return op->emitOpError() << "groups (" << groups
-                             << ") must be positive and divide the features ("
-                             << features << ")";
+    return op->emitOpError()
+           << "groups (" << groups
+           << ") must be positive and divide the features (" << features << ")";
   SmallVector<int64_t> rstd(xt.getShape().drop_back());
   rstd.push_back(groups);
   return rstd;
@@ -190,8 +196,9 @@ LogicalResult GatedRmsNormOp::verify() {
 }
 
 LogicalResult GatedRmsNormBackwardOp::verify() {
-  FailureOr<SmallVector<int64_t>> rstd = verifyGatedNorm(
-      *this, getX(), getZ(), getWeight(), rankedOf(getRstd()).getShape().back());
+  FailureOr<SmallVector<int64_t>> rstd =
+      verifyGatedNorm(*this, getX(), getZ(), getWeight(),
+                      rankedOf(getRstd()).getShape().back());
   if (failed(rstd) ||
       failed(checkShape(*this, "dy", getDy().getType(),
                         rankedOf(getX()).getShape())) ||
