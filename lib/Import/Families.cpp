@@ -338,6 +338,70 @@ FamilyRules mamba2() {
   return r;
 }
 
+/// NemotronHConfig and modeling_nemotron_h (Nemotron-H 8B/47B/56B,
+/// Nemotron 3 Nano): one mixer per layer after one norm, scheduled by
+/// `hybrid_override_pattern` / `layers_block_type` — Mamba2 (dt clamped to
+/// [time_step_min, inf); the projections' bias is `use_bias`), attention
+/// without RoPE or biases, a relu2 up/down MLP, and an MoE of relu2
+/// up/down experts routed as DeepSeek-V3 (sigmoid, the correction bias,
+/// groups, norm_topk_prob + 1e-20, routed_scaling_factor) with one shared
+/// expert. transformers 5 names are `model.*`; hub files say `backbone.*`
+/// and store experts one by one.
+FamilyRules nemotronH() {
+  FamilyRules r("nemotron_h", "NemotronHForCausalLM");
+  r.defaultKvHeads = 8;
+  r.defaultHeadDim = 128;
+  r.headDimAlias = "attention_head_dim";
+  r.epsKey = "layer_norm_epsilon";
+  r.defaultEps = 1e-5;
+  r.activationKey = "mlp_hidden_act";
+  r.defaultActivation = "relu2";
+  r.gatedMlp = false;
+  r.bias = BiasRule::none;
+  r.readsMlpBias = true;
+  r.noRope = true;
+  r.hybrid.enabled = true;
+  r.mamba.enabled = true;
+  r.mamba.headsKey = "mamba_num_heads";
+  r.mamba.headDimKey = "mamba_head_dim";
+  r.mamba.stateKey = "ssm_state_size";
+  r.mamba.defaultChunk = 128;
+  r.mamba.expandKey = nullptr; // the mixer's width is heads x head_dim
+  r.mamba.activationKey = "mamba_hidden_act";
+  r.mamba.dtLimitFromTimeStepMin = true;
+  r.mamba.aliases = {{"n_groups", "mamba_n_groups"},
+                     {"conv_kernel", "mamba_d_conv"},
+                     {"chunk_size", "mamba_chunk_size"},
+                     {"use_conv_bias", "mamba_conv_bias"},
+                     {"time_step_min", "mamba_dt_min"}};
+  r.moe = deepseekV3().moe; // the router
+  r.moe.expertsAlias = "num_local_experts";
+  r.moe.defaultExperts = 8;
+  r.moe.defaultTopK = 2;
+  r.moe.defaultIntermediate = 7688;
+  r.moe.defaultDenseIntermediate = 21504;
+  r.moe.defaultGroups = 1;
+  r.moe.defaultTopkGroups = 1;
+  r.moe.defaultRoutedScale = 1.0;
+  r.moe.defaultFirstDense = 0;
+  r.moe.gatedExperts = false;
+  r.moe.sharedWidthKey = "moe_shared_expert_intermediate_size";
+  r.moe.defaultSharedWidth = 7688;
+  r.moe.readsLatentSize = true;
+  r.moe.block = "mixer";
+  r.moe.legacyGate = "";
+  r.moe.legacyUp = "mixer.experts.{expert}.up_proj.weight";
+  r.moe.legacyDown = "mixer.experts.{expert}.down_proj.weight";
+  r.names.embed = "model.embeddings.weight";
+  r.names.embedSources = {"backbone.embeddings.weight"};
+  r.names.finalNorm = "model.norm_f.weight";
+  r.names.finalNormSources = {"backbone.norm_f.weight"};
+  r.names.legacyLayers = "backbone.layers.{layer}.";
+  r.names.attention = "mixer.";
+  r.names.mlp = "mixer.";
+  return r;
+}
+
 /// SmolLM3Config and modeling_smollm3.
 FamilyRules smollm3() {
   FamilyRules r("smollm3", "SmolLM3ForCausalLM");
@@ -354,10 +418,10 @@ FamilyRules smollm3() {
 
 const std::vector<FamilyRules> &hf::families() {
   static const std::vector<FamilyRules> table = {
-      deepseekV2(), deepseekV3(), gemma2(), gemma3Text(), glm4Moe(),
-      gptOss(),     granitemoe(), llama(),  mamba2(),     mistral(),
-      mixtral(),    olmo2(),      olmoe(),  phi3(),       qwen2(),
-      qwen3(),      qwen3Moe(),   smollm3()};
+      deepseekV2(), deepseekV3(), gemma2(),   gemma3Text(), glm4Moe(),
+      gptOss(),     granitemoe(), llama(),    mamba2(),     mistral(),
+      mixtral(),    nemotronH(),  olmo2(),    olmoe(),      phi3(),
+      qwen2(),      qwen3(),      qwen3Moe(), smollm3()};
   return table;
 }
 

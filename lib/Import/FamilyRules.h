@@ -86,6 +86,13 @@ struct MoeRules {
   int64_t defaultGroups = 1, defaultTopkGroups = 1;
   double defaultRoutedScale = 1.0;
   int64_t defaultSharedExperts = 0, defaultFirstDense = 0;
+  /// NemotronH: experts up/down with the model's activation (no gate), a
+  /// shared expert `moe_shared_expert_intermediate_size` wide (this key,
+  /// default), `moe_latent_size` latent projections (null: none).
+  bool gatedExperts = true;
+  const char *sharedWidthKey = nullptr;
+  int64_t defaultSharedWidth = 0;
+  bool readsLatentSize = false;
 };
 
 /// How a family's config describes its Mamba2 mixers: the keys (they
@@ -125,6 +132,21 @@ struct MambaRules {
   /// first, whatever the file says).
   const char *normBeforeGateKey = nullptr;
   bool defaultNormBeforeGate = false;
+  /// NemotronH's mixer clamps dt to [`time_step_min`, inf) and never reads
+  /// `time_step_limit`.
+  bool dtLimitFromTimeStepMin = false;
+  /// Keys the config class accepts for the same fields (NemotronH's
+  /// `mamba_n_groups`, `mamba_d_conv`, `mamba_chunk_size`, ...).
+  std::vector<std::pair<const char *, const char *>> aliases;
+};
+
+/// NemotronH's layer schedule: `hybrid_override_pattern` (one letter per
+/// layer: M Mamba2, * attention, - MLP, E MoE) or `layers_block_type`
+/// (linear_attention, full_attention, mlp, moe), each layer one mixer.
+struct HybridRules {
+  bool enabled = false;
+  /// Class default of the schedule when the file has neither key.
+  const char *defaultPattern = "ME*-";
 };
 
 /// The defaults are what most families do (a pre-norm SiLU decoder without
@@ -149,6 +171,8 @@ struct FamilyRules {
   bool checkHeadsDivideHidden = false;
 
   // --- Scalars -------------------------------------------------------------
+  /// The key of the norms' eps.
+  const char *epsKey = "rms_norm_eps";
   /// The key naming the MLP activation, and its class default.
   const char *activationKey = "hidden_act";
   const char *defaultActivation = "silu";
@@ -169,6 +193,8 @@ struct FamilyRules {
   bool readsUseQkNorm = false;
   /// Embeddings are multiplied by sqrt(hidden_size).
   bool embeddingScale = false;
+  /// act(gate(x)) * up(x) MLPs; otherwise act(up(x)) (NemotronH).
+  bool gatedMlp = true;
   /// Fused qkv_proj and gate_up_proj checkpoints (phi3).
   bool fusedProjections = false;
 
@@ -227,6 +253,12 @@ struct FamilyRules {
   // --- MoE, Mamba2 and multipliers ----------------------------------------
   MoeRules moe;
   MambaRules mamba;
+  HybridRules hybrid;
+  /// No layer applies RoPE (NemotronH's attention).
+  bool noRope = false;
+  /// An older name of head_dim HF no longer reads (NemotronH's
+  /// `attention_head_dim`): refused where it differs from head_dim.
+  const char *headDimAlias = nullptr;
   /// The checkpoint's module paths.
   HfNames names;
   /// Granite multipliers: embedding_multiplier, residual_multiplier,

@@ -168,6 +168,14 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
     moe.routedScale =
         f.positiveNumber("routed_scaling_factor", m.defaultRoutedScale);
     moe.sharedExperts = f.count("n_shared_experts", m.defaultSharedExperts);
+    if (m.sharedWidthKey) {
+      // NemotronHMoE always has its one shared expert, this wide.
+      moe.sharedExperts = 1;
+      moe.sharedIntermediate = f.size(m.sharedWidthKey, m.defaultSharedWidth);
+    }
+    if (m.readsLatentSize)
+      moe.latentSize = f.optionalSize("moe_latent_size").value_or(0);
+    moe.gatedExperts = m.gatedExperts;
     if (f.failed())
       return makeError(f.message());
     if (moe.numExperts % moe.numGroups != 0)
@@ -225,6 +233,61 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
   moe.legacyDown = m.legacyDown;
   moe.legacyStacked = m.legacyStacked;
   return moe;
+}
+
+/// NemotronH's schedule: `layers_block_type` (the attribute HF stores, also
+/// read as `layer_types`) or `hybrid_override_pattern`, one mixer per layer.
+/// Returns one letter per layer (M, *, -, E); the error names the field.
+std::string readHybridPattern(Fields &f, const HybridRules &rules) {
+  static const std::pair<const char *, char> kTypes[] = {
+      {"linear_attention", 'M'},
+      {"full_attention", '*'},
+      {"mlp", '-'},
+      {"moe", 'E'}};
+  for (const char *key : {"layers_block_type", "layer_types"}) {
+    if (!f.has(key))
+      continue;
+    const json &v = f.at(key);
+    if (!v.is_array() || v.empty()) {
+      f.fail(key, "must be a non-empty list of layer types, got " +
+                      Fields::typeName(v));
+      return "";
+    }
+    std::string pattern;
+    for (const json &t : v) {
+      std::string name = t.is_string() ? t.get<std::string>() : "";
+      if (name == "mamba")
+        name = "linear_attention"; // HF remap_legacy_layer_types
+      if (name == "attention")
+        name = "full_attention";
+      auto it = llvm::find_if(kTypes, [&](auto &p) { return name == p.first; });
+      if (it == std::end(kTypes)) {
+        f.fail(key, "entries must be linear_attention, full_attention, mlp or "
+                    "moe, got " +
+                        t.dump());
+        return "";
+      }
+      pattern.push_back(it->second);
+    }
+    return pattern;
+  }
+  std::string pattern =
+      f.string("hybrid_override_pattern", rules.defaultPattern);
+  if (f.failed())
+    return "";
+  if (pattern.empty()) {
+    f.fail("hybrid_override_pattern", "must not be empty");
+    return "";
+  }
+  for (size_t i = 0; i < pattern.size(); ++i)
+    if (!llvm::is_contained(llvm::StringRef("M*-E"), pattern[i])) {
+      f.fail("hybrid_override_pattern",
+             "letter '" + std::string(1, pattern[i]) + "' at layer " +
+                 std::to_string(i) +
+                 " is not one of M (Mamba2), * (attention), - (MLP), E (MoE)");
+      return "";
+    }
+  return pattern;
 }
 
 /// A model of Mamba2 layers only (Mamba2Config): no attention, no MLP.
@@ -330,7 +393,26 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
       family->moe.defaultDenseIntermediate
           ? f.size("intermediate_size", family->moe.defaultDenseIntermediate)
           : f.size("intermediate_size");
-  spec.numLayers = f.size("num_hidden_layers");
+  std::string pattern;
+  if (family->hybrid.enabled) {
+    // The schedule decides the layer count; num_hidden_layers, which HF
+    // keeps only for older files, must agree with it.
+    pattern = readHybridPattern(f, family->hybrid);
+    if (f.failed())
+      return makeError(f.message());
+    spec.numLayers = int64_t(pattern.size());
+    if (f.has("num_hidden_layers") &&
+        f.size("num_hidden_layers", 1) != spec.numLayers && !f.failed())
+      return makeError(source + ": field 'num_hidden_layers': " +
+                       llvm::Twine(f.size("num_hidden_layers", 1)) +
+                       " layers, but the layer schedule (" +
+                       (f.has("layers_block_type") ? "layers_block_type"
+                        : f.has("layer_types")     ? "layer_types"
+                                               : "hybrid_override_pattern") +
+                       ") has " + llvm::Twine(spec.numLayers));
+  } else {
+    spec.numLayers = f.size("num_hidden_layers");
+  }
   spec.numHeads = f.size("num_attention_heads");
   int64_t defaultKv =
       family->defaultKvHeads ? family->defaultKvHeads : spec.numHeads;
@@ -368,6 +450,13 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   }
   if (f.failed())
     return makeError(f.message());
+  // An older key HF no longer reads: refuse it where it disagrees.
+  if (family->headDimAlias && f.has(family->headDimAlias) &&
+      f.size(family->headDimAlias, 1) != spec.headDim && !f.failed())
+    return makeError(source + ": field '" + family->headDimAlias +
+                     "': " + llvm::Twine(f.size(family->headDimAlias, 1)) +
+                     " differs from head_dim = " + llvm::Twine(spec.headDim) +
+                     " (HF's class reads only head_dim; set it)");
   if (family->mla) {
     MlaSpec mla;
     // q_lora_rank null: one q_proj (DeepSeek-V2-Lite).
@@ -422,16 +511,20 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
                       double(spec.intermediateSize));
 
   // --- Scalars ---------------------------------------------------------------
-  spec.rmsNormEps = f.positiveNumber("rms_norm_eps", family->defaultEps);
+  spec.rmsNormEps = f.positiveNumber(family->epsKey, family->defaultEps);
   std::string act = f.string(family->activationKey, family->defaultActivation);
   if (act == "silu" || act == "swish")
     spec.activation = Activation::silu;
   else if (act == "gelu_pytorch_tanh" || act == "gelu_new")
     spec.activation = Activation::gelu_tanh;
+  else if (act == "relu2")
+    spec.activation = Activation::relu2;
   else if (!f.failed())
     f.fail(family->activationKey,
            "unsupported activation '" + act +
-               "' (supported: silu, swish, gelu_pytorch_tanh, gelu_new)");
+               "' (supported: silu, swish, gelu_pytorch_tanh, gelu_new, "
+               "relu2)");
+  spec.gatedMlp = family->gatedMlp;
   spec.style = family->style;
   spec.unitOffsetNorm = family->unitOffsetNorm;
   spec.qkNorm = family->qkNorm;
@@ -569,7 +662,8 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   // --- Mixture of experts and multipliers ----------------------------------
   // Layers of an MoE model whose MLP is dense (Qwen's mlp_only_layers).
   std::vector<bool> denseMlp(numLayers, false);
-  if (family->moe.enabled) {
+  if (family->moe.enabled &&
+      (!family->hybrid.enabled || llvm::is_contained(pattern, 'E'))) {
     llvm::Expected<MoeSpec> moe = readMoe(f, family->moe, spec);
     if (!moe)
       return moe.takeError();
@@ -638,15 +732,27 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
       return makeError(f.message());
   }
 
+  if (family->mamba.enabled)
+    if (llvm::Error err = readMamba(f, family->mamba, spec))
+      return std::move(err);
   for (int64_t i = 0; i < numLayers; ++i) {
     LayerSpec layer;
     if (sliding[i])
       layer.slidingWindow = window;
-    if (useRope[i])
+    if (useRope[i] && !family->noRope)
       layer.rope = sliding[i] ? rope->local : rope->global;
     layer.denseMlp = spec.moe && denseMlp[i];
+    if (family->hybrid.enabled) {
+      char c = pattern[i];
+      layer.mixer = c == 'M'   ? LayerMixer::mamba
+                    : c == '*' ? LayerMixer::attention
+                               : LayerMixer::mlp;
+      layer.denseMlp = c == '-';
+    }
     spec.layers.push_back(std::move(layer));
   }
+  // One-mixer layers without a Mamba2 or an attention layer leave those
+  // parameters out (ModelBuilder), so nothing else depends on them.
   return spec;
 }
 

@@ -28,8 +28,8 @@ llvm::Expected<json> hf::mambaSsmToHF(const json &root,
     return makeError(source + ": field 'ssm_cfg.layer': unsupported '" + layer +
                      "' (supported: Mamba2)");
   // What HF's Mamba2 has no place for.
-  if (f.has("attn_layer_idx") && !(f.at("attn_layer_idx").is_array() &&
-                                   f.at("attn_layer_idx").empty()))
+  if (f.has("attn_layer_idx") &&
+      !(f.at("attn_layer_idx").is_array() && f.at("attn_layer_idx").empty()))
     return makeError(source + ": field 'attn_layer_idx': attention layers in "
                               "a mamba_ssm model are not supported (only [])");
   if (f.count("d_intermediate", 0) != 0)
@@ -83,22 +83,31 @@ llvm::Expected<json> hf::mambaSsmToHF(const json &root,
     vocab += multiple - vocab % multiple;
   hf["vocab_size"] = vocab;
   if ((expand * hidden) % headDim != 0)
-    return makeError(source + ": field 'ssm_cfg.headdim': " +
-                     llvm::Twine(headDim) + " does not divide expand * d_model" +
-                     " = " + llvm::Twine(expand * hidden));
+    return makeError(source +
+                     ": field 'ssm_cfg.headdim': " + llvm::Twine(headDim) +
+                     " does not divide expand * d_model" + " = " +
+                     llvm::Twine(expand * hidden));
   hf["num_heads"] = expand * hidden / headDim;
   return hf;
 }
 
 llvm::Error hf::readMamba(Fields &f, const MambaRules &r, ModelSpec &spec) {
+  // The key the file uses: the field's name, or an alias the class accepts.
+  auto key = [&](const char *name) -> const char * {
+    if (!f.present(name))
+      for (auto [canonical, alias] : r.aliases)
+        if (llvm::StringRef(canonical) == name && f.present(alias))
+          return alias;
+    return name;
+  };
   MambaSpec m;
   m.numHeads = f.size(r.headsKey, r.defaultHeads);
   m.headDim = f.size(r.headDimKey, r.defaultHeadDim);
-  m.groups = f.size(r.groupsKey, r.defaultGroups);
+  m.groups = f.size(key(r.groupsKey), r.defaultGroups);
   m.stateSize = f.size(r.stateKey, r.defaultState);
-  m.convKernel = f.size(r.convKey, r.defaultConv);
-  m.chunkSize = f.size(r.chunkKey, r.defaultChunk);
-  m.convBias = f.boolean(r.convBiasKey, r.defaultConvBias);
+  m.convKernel = f.size(key(r.convKey), r.defaultConv);
+  m.chunkSize = f.size(key(r.chunkKey), r.defaultChunk);
+  m.convBias = f.boolean(key(r.convBiasKey), r.defaultConvBias);
   m.projBias = f.boolean(r.projBiasKey, r.defaultProjBias);
   m.normEps = f.positiveNumber(r.epsKey, r.defaultEps);
   if (r.normBeforeGateKey)
@@ -107,10 +116,15 @@ llvm::Error hf::readMamba(Fields &f, const MambaRules &r, ModelSpec &spec) {
   if (!f.failed() && act != "silu" && act != "swish")
     f.fail(r.activationKey, "unsupported activation '" + act +
                                 "' for the Mamba2 conv (supported: silu)");
-  if (f.has("time_step_limit")) {
-    std::vector<double> limit = f.numberList("time_step_limit");
-    if (!f.failed() && (limit.size() != 2 || !(limit[0] >= 0) ||
-                        !(limit[1] >= limit[0])))
+  if (r.dtLimitFromTimeStepMin) {
+    const char *k = key("time_step_min");
+    m.dtMin = f.number(k, 0.001);
+    if (!f.failed() && !(m.dtMin >= 0 && std::isfinite(m.dtMin)))
+      f.fail(k, "must be a finite number >= 0, got " + formatNumber(m.dtMin));
+  } else if (f.has(key("time_step_limit"))) {
+    std::vector<double> limit = f.numberList(key("time_step_limit"));
+    if (!f.failed() &&
+        (limit.size() != 2 || !(limit[0] >= 0) || !(limit[1] >= limit[0])))
       f.fail("time_step_limit",
              "must be [min, max] with 0 <= min <= max (max may be Infinity)");
     if (!f.failed()) {
@@ -122,14 +136,13 @@ llvm::Error hf::readMamba(Fields &f, const MambaRules &r, ModelSpec &spec) {
   if (f.failed())
     return makeError(f.message());
   if (m.numHeads % m.groups != 0)
-    return makeError(f.source + ": field '" + r.groupsKey + "': " +
-                     llvm::Twine(m.groups) + " does not divide the " +
+    return makeError(f.source + ": field '" + key(r.groupsKey) +
+                     "': " + llvm::Twine(m.groups) + " does not divide the " +
                      llvm::Twine(m.numHeads) + " heads ('" + r.headsKey + "')");
   if (r.expandKey && expand * spec.hiddenSize != m.innerSize())
-    return makeError(f.source + ": field '" + r.headsKey + "': " +
-                     r.headsKey + " * " + r.headDimKey + " = " +
-                     llvm::Twine(m.innerSize()) + " must equal " + r.expandKey +
-                     " * hidden_size = " +
+    return makeError(f.source + ": field '" + r.headsKey + "': " + r.headsKey +
+                     " * " + r.headDimKey + " = " + llvm::Twine(m.innerSize()) +
+                     " must equal " + r.expandKey + " * hidden_size = " +
                      llvm::Twine(expand * spec.hiddenSize));
   if (double(m.convChannels()) * double(spec.hiddenSize) >= 1e15)
     return makeError(f.source + ": field '" + r.stateKey +

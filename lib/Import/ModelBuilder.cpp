@@ -153,7 +153,19 @@ private:
                   const LayerSpec &layer);
   Value mlaAttention(Value x, ValueRange w, Value positions,
                      const LayerSpec &layer, const MlaSpec &mla);
-  Value gatedMlp(Value x, ValueRange w, StringRef prefix);
+  Value denseMlp(Value x, ValueRange w, StringRef prefix);
+  /// The model's MLP activation.
+  Value activate(Value x) {
+    switch (spec.activation) {
+    case Activation::silu:
+      return SiluOp::create(b, loc, x);
+    case Activation::gelu_tanh:
+      return GeluTanhOp::create(b, loc, x);
+    case Activation::relu2:
+      return Relu2Op::create(b, loc, x);
+    }
+    llvm_unreachable("unknown activation");
+  }
   Value mlp(Value x, ValueRange w, const LayerSpec &layer);
   Value moeMlp(Value x, ValueRange w, const MoeSpec &moe);
   Value mambaMixer(Value x, ValueRange w, const MambaSpec &m);
@@ -303,7 +315,12 @@ void ModelBuilder::collectMambaParams(const MambaSpec &m) {
 
 void ModelBuilder::collectDenseMlpParams() {
   int64_t h = spec.hiddenSize, i = spec.intermediateSize;
-  if (spec.fusedGateUp) {
+  if (!spec.gatedMlp) {
+    // up -> act -> down (NemotronH).
+    addLayerParam("up", names.mlp + "up_proj.weight", "mlp_up", {i, h});
+    if (spec.mlpBias)
+      addLayerParam("up_bias", names.mlp + "up_proj.bias", "mlp_up", {i});
+  } else if (spec.fusedGateUp) {
     addLayerParam("gate_up", names.mlp + "gate_up_proj.weight", "mlp_gate_up",
                   {2 * i, h});
   } else {
@@ -369,14 +386,17 @@ void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
     layerParams.back().f32Buffer = true;
   }
   if (moe.sharedExperts) {
-    int64_t width = moe.sharedExperts * i;
+    int64_t width =
+        moe.sharedIntermediate ? moe.sharedIntermediate : moe.sharedExperts * i;
     std::string shared = moe.block + ".shared_experts.";
     // DeepSeek-V2's mlp_bias applies to the shared experts too.
-    addLayerParam("shared_gate", shared + "gate_proj.weight", "mlp_gate",
-                  {width, h});
-    if (spec.mlpBias)
-      addLayerParam("shared_gate_bias", shared + "gate_proj.bias", "mlp_gate",
-                    {width});
+    if (spec.gatedMlp) {
+      addLayerParam("shared_gate", shared + "gate_proj.weight", "mlp_gate",
+                    {width, h});
+      if (spec.mlpBias)
+        addLayerParam("shared_gate_bias", shared + "gate_proj.bias", "mlp_gate",
+                      {width});
+    }
     addLayerParam("shared_up", shared + "up_proj.weight", "mlp_up", {width, h});
     if (spec.mlpBias)
       addLayerParam("shared_up_bias", shared + "up_proj.bias", "mlp_up",
@@ -397,12 +417,32 @@ void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
     return hub.empty() ? ParamMapping::direct : ParamMapping::stacked_experts;
   };
   std::string experts = moe.block + ".experts.";
+  // NemotronH: latent projections around the experts, which then work in
+  // the latent width.
+  if (moe.latentSize) {
+    int64_t lat = moe.latentSize;
+    addLayerParam("moe_fc1", moe.block + ".fc1_latent_proj.weight",
+                  "moe_latent", {lat, h});
+    if (spec.mlpBias)
+      addLayerParam("moe_fc1_bias", moe.block + ".fc1_latent_proj.bias",
+                    "moe_latent", {lat});
+    addLayerParam("moe_fc2", moe.block + ".fc2_latent_proj.weight",
+                  "moe_latent", {h, lat});
+    if (spec.mlpBias)
+      addLayerParam("moe_fc2_bias", moe.block + ".fc2_latent_proj.bias",
+                    "moe_latent", {h});
+    h = lat;
+  }
   // [E, out, in] for F.linear, or [E, in, out] for x @ W (gpt-oss).
   bool nn = moe.transposedExperts;
-  addLayerParam("experts_gate_up", experts + "gate_up_proj", "moe_gate_up",
-                nn ? SmallVector<int64_t>{e, h, 2 * i}
-                   : SmallVector<int64_t>{e, 2 * i, h},
-                layoutOf(gateUp), gateUp);
+  if (!moe.gatedExperts)
+    addLayerParam("experts_up", experts + "up_proj", "moe_up", {e, i, h},
+                  layoutOf(gateUp), gateUp);
+  else
+    addLayerParam("experts_gate_up", experts + "gate_up_proj", "moe_gate_up",
+                  nn ? SmallVector<int64_t>{e, h, 2 * i}
+                     : SmallVector<int64_t>{e, 2 * i, h},
+                  layoutOf(gateUp), gateUp);
   if (moe.expertBias)
     addLayerParam("experts_gate_up_bias", experts + "gate_up_proj_bias",
                   "moe_gate_up", {e, 2 * i});
@@ -547,14 +587,15 @@ Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
 Value ModelBuilder::mlp(Value x, ValueRange w, const LayerSpec &layer) {
   if (spec.moe && !layer.denseMlp)
     return moeMlp(x, w, *spec.moe);
-  return gatedMlp(x, w, "");
+  return denseMlp(x, w, "");
 }
 
 /// HF's sparse MoE block, dropless: route, group the (token, slot) pairs by
 /// expert, one GEMM per expert for gate|up and for down, combine weighted.
 Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
   int64_t e = moe.numExperts, k = moe.topK, i = moe.intermediateSize;
-  int64_t h = spec.hiddenSize;
+  // The experts' width: the hidden size, or the latent one.
+  int64_t h = moe.latentSize ? moe.latentSize : spec.hiddenSize;
   Type i64 = IntegerType::get(&ctx, 64);
   auto routing = RankedTensorType::get({kDyn, kDyn, k}, i64);
   auto rowsOf = [&](int64_t n) {
@@ -583,23 +624,34 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
       MoeRoutePlanOp::create(b, loc, RankedTensorType::get({e + 1}, i64),
                              routing, RankedTensorType::get({kDyn}, i64),
                              router.getIndices(), b.getI64IntegerAttr(e));
-  Value xp = MoeDispatchOp::create(b, loc, rowsOf(h), x, plan.getPositions(),
+  Value xIn = moe.latentSize
+                  ? matmul(x, param(w, "moe_fc1"), param(w, "moe_fc1_bias"))
+                  : x;
+  Value xp = MoeDispatchOp::create(b, loc, rowsOf(h), xIn, plan.getPositions(),
                                    plan.getSources());
-  Value gu = MoeGroupedMatmulOp::create(
-      b, loc, rowsOf(2 * i), xp, param(w, "experts_gate_up"), plan.getOffsets(),
-      param(w, "experts_gate_up_bias"), layout);
   Value activated;
-  if (moe.swigluLimit) {
-    // gpt-oss: gate and up interleaved column-wise, clamped.
-    activated = ClampedSwigluOp::create(b, loc, rowsOf(i), gu,
-                                        b.getF64FloatAttr(*moe.swigluLimit),
-                                        b.getF64FloatAttr(moe.swigluAlpha));
+  if (!moe.gatedExperts) {
+    // NemotronH: up -> the model's activation, no gate.
+    activated = activate(MoeGroupedMatmulOp::create(
+        b, loc, rowsOf(i), xp, param(w, "experts_up"), plan.getOffsets(),
+        Value(), layout));
   } else {
-    // transformers-5 gate_up_proj rows: gate first, then up.
-    auto split = SplitOp::create(b, loc, TypeRange{rowsOf(i), rowsOf(i)}, gu,
-                                 b.getI64IntegerAttr(1));
-    activated = MulOp::create(
-        b, loc, SiluOp::create(b, loc, split.getResult(0)), split.getResult(1));
+    Value gu = MoeGroupedMatmulOp::create(
+        b, loc, rowsOf(2 * i), xp, param(w, "experts_gate_up"),
+        plan.getOffsets(), param(w, "experts_gate_up_bias"), layout);
+    if (moe.swigluLimit) {
+      // gpt-oss: gate and up interleaved column-wise, clamped.
+      activated = ClampedSwigluOp::create(b, loc, rowsOf(i), gu,
+                                          b.getF64FloatAttr(*moe.swigluLimit),
+                                          b.getF64FloatAttr(moe.swigluAlpha));
+    } else {
+      // transformers-5 gate_up_proj rows: gate first, then up.
+      auto split = SplitOp::create(b, loc, TypeRange{rowsOf(i), rowsOf(i)}, gu,
+                                   b.getI64IntegerAttr(1));
+      activated =
+          MulOp::create(b, loc, SiluOp::create(b, loc, split.getResult(0)),
+                        split.getResult(1));
+    }
   }
   Value yp = MoeGroupedMatmulOp::create(
       b, loc, rowsOf(h), activated, param(w, "experts_down"), plan.getOffsets(),
@@ -609,8 +661,10 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
                                         router.getIndices());
   Value y = MoeCombineOp::create(b, loc, act({h}), yp, plan.getPositions(),
                                  plan.getSources(), router.getWeights());
+  if (moe.latentSize)
+    y = matmul(y, param(w, "moe_fc2"), param(w, "moe_fc2_bias"));
   if (moe.sharedExperts)
-    y = add(y, gatedMlp(x, w, "shared_"));
+    y = add(y, denseMlp(x, w, "shared_"));
   return y;
 }
 
@@ -656,25 +710,28 @@ Value ModelBuilder::mambaMixer(Value x, ValueRange w, const MambaSpec &m) {
 
 /// down(act(gate(x)) * up(x)) from the roles prefix + gate / up / down
 /// (and their biases, when the model has them), or from one fused gate_up
-/// projection (Phi-3: its output is [gate | up]).
-Value ModelBuilder::gatedMlp(Value x, ValueRange w, StringRef prefix) {
+/// projection (Phi-3: its output is [gate | up]); down(act(up(x))) in
+/// models without a gate (NemotronH).
+Value ModelBuilder::denseMlp(Value x, ValueRange w, StringRef prefix) {
   std::string p = prefix.str();
-  Value gate, up;
-  if (Value gateUp = param(w, p + "gate_up")) {
+  auto proj = [&](StringRef role) {
+    return matmul(x, param(w, p + role.str()),
+                  param(w, p + role.str() + "_bias"));
+  };
+  Value hidden;
+  if (!spec.gatedMlp) {
+    hidden = activate(proj("up"));
+  } else if (Value gateUp = param(w, p + "gate_up")) {
     int64_t width = cast<RankedTensorType>(gateUp.getType()).getDimSize(0) / 2;
     auto split = SplitOp::create(b, loc, TypeRange{act({width}), act({width})},
                                  matmul(x, gateUp), b.getI64IntegerAttr(2));
-    gate = split.getResult(0);
-    up = split.getResult(1);
+    hidden =
+        MulOp::create(b, loc, activate(split.getResult(0)), split.getResult(1));
   } else {
-    gate = matmul(x, param(w, p + "gate"), param(w, p + "gate_bias"));
-    up = matmul(x, param(w, p + "up"), param(w, p + "up_bias"));
+    Value gate = proj("gate");
+    hidden = MulOp::create(b, loc, activate(gate), proj("up"));
   }
-  Value activated = spec.activation == Activation::silu
-                        ? Value(SiluOp::create(b, loc, gate))
-                        : Value(GeluTanhOp::create(b, loc, gate));
-  return matmul(MulOp::create(b, loc, activated, up), param(w, p + "down"),
-                param(w, p + "down_bias"));
+  return matmul(hidden, param(w, p + "down"), param(w, p + "down_bias"));
 }
 
 Value ModelBuilder::layerBody(Value h, ValueRange w, Value positions,
@@ -740,6 +797,13 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
         b.getDictionaryAttr(b.getNamedAttr(kParamAttrName, attr)));
     return argTypes.size() - 1;
   };
+  // A list of names as an ArrayAttr (null when empty).
+  auto strings = [&](const std::vector<std::string> &list) {
+    return list.empty()
+               ? ArrayAttr()
+               : b.getStrArrayAttr(llvm::map_to_vector(
+                     list, [](const std::string &n) { return StringRef(n); }));
+  };
   auto plain = [&](StringRef name, StringRef kind, ArrayAttr tied = {},
                    ArrayAttr sources = {}) {
     return ParamAttr::get(&ctx, name, kind, ParamMapping::direct, sources, 0, 0,
@@ -749,15 +813,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   ArrayAttr tied;
   if (spec.tiedEmbeddings)
     tied = b.getStrArrayAttr({"lm_head.weight"});
-  size_t embedArg =
-      addParam(RankedTensorType::get({vocab, h}, elem),
-               plain(names.embed, "embedding", tied,
-                     names.embedSources.empty()
-                         ? ArrayAttr()
-                         : b.getStrArrayAttr(llvm::map_to_vector(
-                               names.embedSources, [](const std::string &n) {
-                                 return StringRef(n);
-                               }))));
+  size_t embedArg = addParam(
+      RankedTensorType::get({vocab, h}, elem),
+      plain(names.embed, "embedding", tied, strings(names.embedSources)));
   // Layer kinds: distinct LayerSpecs in order of first use.
   std::vector<const LayerSpec *> kinds;
   SmallVector<int64_t> schedule;
@@ -795,12 +853,17 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     partial |= !every;
     SmallVector<int64_t> shape{int64_t(layers.size())};
     shape.append(p.shape.begin(), p.shape.end());
-    ArrayAttr sources;
-    if (!p.sources.empty())
-      sources = b.getArrayAttr(llvm::map_to_vector(
-          p.sources, [&](const std::string &src) -> Attribute {
-            return str(names.layers + src);
-          }));
+    // Older names (under the legacy layer prefix when the family has one),
+    // and the same name under that prefix.
+    const std::string &sourcePrefix =
+        names.legacyLayers.empty() ? names.layers : names.legacyLayers;
+    SmallVector<Attribute> sourceNames;
+    for (const std::string &src : p.sources)
+      sourceNames.push_back(str(sourcePrefix + src));
+    if (!names.legacyLayers.empty() && p.mapping == ParamMapping::direct)
+      sourceNames.push_back(str(names.legacyLayers + p.suffix));
+    ArrayAttr sources =
+        sourceNames.empty() ? ArrayAttr() : b.getArrayAttr(sourceNames);
     addParam(RankedTensorType::get(shape,
                                    p.f32Buffer ? Float32Type::get(&ctx) : elem),
              ParamAttr::get(&ctx, names.layers + p.suffix, p.kind, p.mapping,
@@ -811,7 +874,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                             /*buffer=*/p.f32Buffer));
   }
   size_t normArg = addParam(RankedTensorType::get({h}, elem),
-                            plain(names.finalNorm, "norm"));
+                            plain(names.finalNorm, "norm", ArrayAttr(),
+                                  strings(names.finalNormSources)));
   std::optional<size_t> headArg;
   if (!spec.tiedEmbeddings)
     headArg = addParam(RankedTensorType::get({vocab, h}, elem),

@@ -233,10 +233,32 @@ VARIANTS = {
                              use_bias=True, use_conv_bias=False,
                              time_step_limit=(0.3, 1.2), tie_word_embeddings=True),
     },
+    "nemotron_h": {
+        # Every letter: M (Mamba2: 8 heads of 8 in 2 groups, state 6, chunks
+        # of 4, dt clamped below at time_step_min 0.05), * (attention without
+        # RoPE), - (relu2 MLP), E (relu2 experts, 8 in 2 groups of which 1
+        # is kept, sigmoid + correction bias, top-2 renormalised and scaled
+        # by 2, a shared expert of its own width).
+        "hybrid": dict(hybrid_override_pattern="M*-ME", num_hidden_layers=5, head_dim=8,
+                       mamba_num_heads=8, mamba_head_dim=8, n_groups=2, ssm_state_size=6,
+                       chunk_size=4, conv_kernel=4, time_step_min=0.05,
+                       n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=16,
+                       moe_shared_expert_intermediate_size=24, n_group=2, topk_group=1,
+                       norm_topk_prob=True, routed_scaling_factor=2.0),
+        # MoE latent projections (experts in width 12), MLP and projection
+        # biases, no conv bias, unnormalised routing, the layers given as
+        # layers_block_type.
+        "latent": dict(layers_block_type=["moe", "full_attention", "linear_attention", "mlp"],
+                       num_hidden_layers=4, head_dim=8, mamba_num_heads=4, mamba_head_dim=16,
+                       n_groups=1, ssm_state_size=8, chunk_size=3, use_conv_bias=False,
+                       use_bias=True, mlp_bias=True, n_routed_experts=6, num_experts_per_tok=2,
+                       moe_intermediate_size=16, moe_shared_expert_intermediate_size=16,
+                       moe_latent_size=12, norm_topk_prob=False, routed_scaling_factor=1.5),
+    },
 }
 
 MOE_FAMILIES = {"mixtral", "qwen3_moe", "olmoe", "granitemoe", "gpt_oss", "deepseek_v2",
-                "deepseek_v3", "glm4_moe"}
+                "deepseek_v3", "glm4_moe", "nemotron_h"}
 # Router weights (per family, by name suffix) rescaled after randomisation.
 ROUTER_STD = {("qwen3_moe", "small_margin"): 0.02}
 # Variants that must route no token to some expert.
@@ -438,7 +460,11 @@ def main():
         written = {k[len("grad/"):] for k in got if k.startswith("grad/")}
         # Buffers (DeepSeek's correction bias) are stored but never trained.
         if stored is not None:
-            stored -= {n for n, _ in model.named_buffers()}
+            buffers = dict(model.named_buffers())
+            if args.storage != "stacked":  # under the names save_pretrained writes
+                from transformers.core_model_loading import revert_weight_conversion
+                buffers = revert_weight_conversion(model, buffers)
+            stored -= set(buffers)
         if stored is not None and written != stored:
             print(f"FAIL gradient names differ from the checkpoint: missing {sorted(stored - written)}, "
                   f"extra {sorted(written - stored)}")

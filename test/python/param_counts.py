@@ -194,6 +194,26 @@ def tiny_cases():
                                "n_groups": 1, "state_size": 8, "conv_kernel": 3,
                                "use_bias": True, "use_conv_bias": False,
                                "tie_word_embeddings": True, "expand": 2},
+        # nemotron_h: every letter, MoE with a latent width and biases,
+        # the layers_block_type form, an agreeing attention_head_dim.
+        "nemotron_h-every-letter": cfg("nemotron_h", "NemotronHForCausalLM", num_hidden_layers=5,
+                                       hybrid_override_pattern="M*-ME", num_key_value_heads=2,
+                                       head_dim=16, mamba_num_heads=8, mamba_head_dim=16,
+                                       n_groups=2, ssm_state_size=16, n_routed_experts=8,
+                                       num_experts_per_tok=2, moe_intermediate_size=24,
+                                       moe_shared_expert_intermediate_size=40, pad_token_id=None,
+                                       bos_token_id=None, eos_token_id=None),
+        "nemotron_h-latent-biases": cfg("nemotron_h", "NemotronHForCausalLM", num_hidden_layers=DROP,
+                                        layers_block_type=["moe", "linear_attention", "mlp",
+                                                           "full_attention"],
+                                        mamba_num_heads=4, mamba_head_dim=16, n_groups=1,
+                                        ssm_state_size=8, use_bias=True, mlp_bias=True,
+                                        use_conv_bias=False, n_routed_experts=4,
+                                        num_experts_per_tok=2, moe_intermediate_size=8,
+                                        moe_shared_expert_intermediate_size=8, moe_latent_size=12,
+                                        head_dim=DROP, attention_head_dim=128, num_key_value_heads=2,
+                                        pad_token_id=None,
+                                        bos_token_id=None, eos_token_id=None),
         "deepseek_v3-mla": cfg("deepseek_v3", "DeepseekV3ForCausalLM", num_hidden_layers=4,
                                num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16,
                                qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=6,
@@ -428,8 +448,9 @@ def hf_layers(config, model):
     for i, layer in enumerate(base.layers):
         mamba = any(type(m).__name__.endswith("Mamba2Mixer") or type(m).__name__ == "Mamba2Mixer"
                     for m in layer.modules())
-        if not hasattr(layer, "self_attn"):  # a Mamba2 layer
-            out.append((None, False, None, False, mamba))
+        if not hasattr(layer, "self_attn"):  # one mixer: Mamba2, NoPE attention, MLP, MoE
+            sparse = any(n.split(".")[-1] == "experts" for n, _ in layer.named_modules())
+            out.append((None, False, None, sparse, mamba))
             continue
         # The mask HF applies: mistral, phi3, mixtral and qwen3_moe use
         # config.sliding_window (None: causal) on every layer; the others

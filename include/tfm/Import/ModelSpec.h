@@ -86,9 +86,17 @@ struct MoeSpec {
   int64_t numGroups = 1, topkGroups = 1;
   bool groupMax = false;
   double routedScale = 1.0, normalizeEps = 0.0;
-  /// Shared experts: one dense MLP of `sharedExperts` x the expert width,
-  /// added to the routed output (`mlp.shared_experts`).
-  int64_t sharedExperts = 0;
+  /// Shared experts: one dense MLP of `sharedExperts` x the expert width
+  /// (or `sharedIntermediate` wide when set), added to the routed output
+  /// (`mlp.shared_experts`).
+  int64_t sharedExperts = 0, sharedIntermediate = 0;
+  /// Experts are up/down with the model's activation, no gate (NemotronH);
+  /// otherwise gate|up with SiLU.
+  bool gatedExperts = true;
+  /// NemotronH's latent projections around the routed experts
+  /// (`fc1_latent_proj`, `fc2_latent_proj`): the experts work in this
+  /// width (0: none).
+  int64_t latentSize = 0;
   /// HF has a load-balancing loss for the family (DeepSeek has none).
   bool hasAuxLoss = true;
 };
@@ -132,6 +140,11 @@ struct HfNames {
   /// `backbone.embedding.weight`).
   std::vector<std::string> embedSources;
   std::string finalNorm = "model.norm.weight";
+  std::vector<std::string> finalNormSources;
+  /// Another prefix the checkpoint may store the layers under (NemotronH
+  /// hub files: `backbone.layers.{layer}.`, where transformers 5 says
+  /// `model.layers.{layer}.`); also the prefix of per-expert names.
+  std::string legacyLayers;
   /// Module prefixes under a layer: attention, dense MLP, Mamba2 mixer.
   std::string attention = "self_attn.", mlp = "mlp.", mamba = "mixer.";
 };
@@ -143,6 +156,8 @@ struct LayerSpec {
   std::optional<RopeSpec> rope; // none: a NoPE layer
   /// In a model with MoE layers: this layer's MLP is dense (Qwen's
   /// `mlp_only_layers`, DeepSeek's first layers), `intermediate_size` wide.
+  /// Of a one-mixer MLP layer (mixer == mlp): dense, not MoE (NemotronH's
+  /// `-` rather than `E`), in any model.
   bool denseMlp = false;
   bool operator==(const LayerSpec &o) const {
     return mixer == o.mixer && slidingWindow == o.slidingWindow &&
