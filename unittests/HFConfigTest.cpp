@@ -465,7 +465,7 @@ TEST(HFConfigErrors, OneLineNamingFileAndField) {
   EXPECT_EQ(
       parseError(c.dump()),
       "config.json: field 'model_type': unsupported model_type 'gpt2' "
-      "(supported: deepseek_v2, deepseek_v3, gemma2, gemma3_text, "
+      "(supported: deepseek_v2, deepseek_v3, falcon_h1, gemma2, gemma3_text, "
       "glm4_moe, gpt_oss, granitemoe, llama, mamba2, mistral, mixtral, "
       "nemotron_h, olmo2, olmoe, phi3, qwen2, qwen3, qwen3_moe, smollm3)");
   EXPECT_EQ(parseError(""), "config.json: empty file, expected a JSON object");
@@ -493,10 +493,10 @@ TEST(HFConfigErrors, NonStrictNumbers) {
 
 TEST(HFConfigErrors, SupportedModelTypes) {
   std::vector<std::string> expected = {
-      "deepseek_v2", "deepseek_v3", "gemma2",    "gemma3_text", "glm4_moe",
-      "gpt_oss",     "granitemoe",  "llama",     "mamba2",      "mistral",
-      "mixtral",     "nemotron_h",  "olmo2",     "olmoe",       "phi3",
-      "qwen2",       "qwen3",       "qwen3_moe", "smollm3"};
+      "deepseek_v2", "deepseek_v3", "falcon_h1",  "gemma2",    "gemma3_text",
+      "glm4_moe",    "gpt_oss",     "granitemoe", "llama",     "mamba2",
+      "mistral",     "mixtral",     "nemotron_h", "olmo2",     "olmoe",
+      "phi3",        "qwen2",       "qwen3",      "qwen3_moe", "smollm3"};
   EXPECT_EQ(supportedModelTypes(), expected);
 }
 

@@ -293,6 +293,13 @@ OpCost cost(GatedRmsNormBackwardOp op, const DimResolver &d) {
   return streaming(op, d, 18 * d.elements(op.getX()));
 }
 
+OpCost cost(SiluGateOp op, const DimResolver &d) {
+  return elementwise(op, d, 5);
+}
+OpCost cost(SiluGateBackwardOp op, const DimResolver &d) {
+  return streaming(op, d, 10 * d.elements(op.getX()));
+}
+
 OpCost cost(AttentionBackwardOp op, const DimResolver &d) {
   // Recompute s (2D), dp (2Dv), dq and dk (2D each), dv (2Dv), softmax ~10.
   Value q = op.getQ(), v = op.getV();

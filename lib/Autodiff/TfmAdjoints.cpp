@@ -537,6 +537,15 @@ LogicalResult adjoint(GatedRmsNormOp op, AdjointBuilder &ab) {
   return success();
 }
 
+LogicalResult adjoint(SiluGateOp op, AdjointBuilder &ab) {
+  auto bw = SiluGateBackwardOp::create(
+      ab.builder, ab.getLoc(), op.getX().getType(), op.getZ().getType(),
+      ab.resultGrad(0), ab.operand(0), ab.operand(1));
+  ab.addGrad(0, bw.getDx());
+  ab.addGrad(1, bw.getDz());
+  return success();
+}
+
 /// zeros_like's result does not depend on its operand's values.
 LogicalResult adjoint(ZerosLikeOp, AdjointBuilder &) { return success(); }
 

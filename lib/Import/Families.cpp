@@ -402,6 +402,46 @@ FamilyRules nemotronH() {
   return r;
 }
 
+/// FalconH1Config and modeling_falcon_h1 (Falcon-H1 0.5B ... 34B): every
+/// layer runs GQA attention (RoPE, `key_multiplier` on k) and a Mamba2
+/// mixer (`mamba_d_ssm` wide, gated norm only with `mamba_rms_norm`, then
+/// `mamba_norm_before_gate`; else y · silu(z)) in parallel on one norm,
+/// summed into the residual, then a SwiGLU MLP after `pre_ff_layernorm`;
+/// every muP multiplier where HF applies it.
+FamilyRules falconH1() {
+  FamilyRules r("falcon_h1", "FalconH1ForCausalLM");
+  r.defaultEps = 1e-5;
+  r.readsMlpBias = true;
+  r.defaultMaxPositions = 8192;
+  r.parallelMamba = true;
+  r.mamba.enabled = true;
+  r.mamba.headsKey = "mamba_n_heads";
+  r.mamba.headDimKey = "mamba_d_head";
+  r.mamba.autoHeadDim = true;
+  r.mamba.innerKey = "mamba_d_ssm";
+  r.mamba.defaultInner = 1024;
+  r.mamba.expandKey = "mamba_expand";
+  r.mamba.groupsKey = "mamba_n_groups";
+  r.mamba.defaultGroups = 1;
+  r.mamba.stateKey = "mamba_d_state";
+  r.mamba.defaultState = 256;
+  r.mamba.convKey = "mamba_d_conv";
+  r.mamba.chunkKey = "mamba_chunk_size";
+  r.mamba.convBiasKey = "mamba_conv_bias";
+  r.mamba.projBiasKey = "mamba_proj_bias";
+  r.mamba.outBiasKey = "projectors_bias";
+  r.mamba.epsKey = "rms_norm_eps";
+  r.mamba.gatedNormKey = "mamba_rms_norm";
+  r.mamba.defaultGatedNorm = false;
+  r.mamba.normBeforeGateKey = "mamba_norm_before_gate";
+  r.mamba.defaultNormBeforeGate = true;
+  r.names.finalNorm = "model.final_layernorm.weight";
+  r.names.postAttentionNorm = "pre_ff_layernorm.weight";
+  r.names.mamba = "mamba.";
+  r.names.mlp = "feed_forward.";
+  return r;
+}
+
 /// SmolLM3Config and modeling_smollm3.
 FamilyRules smollm3() {
   FamilyRules r("smollm3", "SmolLM3ForCausalLM");
@@ -418,10 +458,10 @@ FamilyRules smollm3() {
 
 const std::vector<FamilyRules> &hf::families() {
   static const std::vector<FamilyRules> table = {
-      deepseekV2(), deepseekV3(), gemma2(),   gemma3Text(), glm4Moe(),
-      gptOss(),     granitemoe(), llama(),    mamba2(),     mistral(),
-      mixtral(),    nemotronH(),  olmo2(),    olmoe(),      phi3(),
-      qwen2(),      qwen3(),      qwen3Moe(), smollm3()};
+      deepseekV2(), deepseekV3(), falconH1(),   gemma2(),   gemma3Text(),
+      glm4Moe(),    gptOss(),     granitemoe(), llama(),    mamba2(),
+      mistral(),    mixtral(),    nemotronH(),  olmo2(),    olmoe(),
+      phi3(),       qwen2(),      qwen3(),      qwen3Moe(), smollm3()};
   return table;
 }
 

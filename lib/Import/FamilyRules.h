@@ -132,6 +132,16 @@ struct MambaRules {
   /// first, whatever the file says).
   const char *normBeforeGateKey = nullptr;
   bool defaultNormBeforeGate = false;
+  /// The out-projection's bias key (null: the in-projection's).
+  const char *outBiasKey = nullptr;
+  /// The gated norm's switch (null: always there), and its class default.
+  const char *gatedNormKey = nullptr;
+  bool defaultGatedNorm = true;
+  /// Falcon-H1: the mixer's width is this key (class default; null:
+  /// expand x hidden_size), and head_dim may be "auto" (width / heads).
+  const char *innerKey = nullptr;
+  int64_t defaultInner = 0;
+  bool autoHeadDim = false;
   /// NemotronH's mixer clamps dt to [`time_step_min`, inf) and never reads
   /// `time_step_limit`.
   bool dtLimitFromTimeStepMin = false;
@@ -256,6 +266,11 @@ struct FamilyRules {
   HybridRules hybrid;
   /// No layer applies RoPE (NemotronH's attention).
   bool noRope = false;
+  /// Every layer runs attention and Mamba2 in parallel, then the MLP
+  /// (Falcon-H1), with its muP multipliers (`embedding_multiplier`,
+  /// `attention_in/out_multiplier`, `key_multiplier`, `ssm_in/out_multiplier`,
+  /// `ssm_multipliers`, `mlp_multipliers`, `lm_head_multiplier`).
+  bool parallelMamba = false;
   /// An older name of head_dim HF no longer reads (NemotronH's
   /// `attention_head_dim`): refused where it differs from head_dim.
   const char *headDimAlias = nullptr;

@@ -688,6 +688,41 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     if (!llvm::is_contained(denseMlp, false))
       spec.moe.reset();
   }
+  if (family->parallelMamba) {
+    // Falcon-H1's muP multipliers, all 1 by default.
+    auto multiplier = [&](const char *key) {
+      double v = f.number(key, 1.0);
+      if (!f.failed() && !std::isfinite(v))
+        f.fail(key, "must be a finite number, got " + formatNumber(v));
+      return v;
+    };
+    auto list = [&](const char *key, size_t n, double *out) {
+      if (!f.has(key))
+        return;
+      std::vector<double> v = f.numberList(key);
+      if (!f.failed() && v.size() != n)
+        f.fail(key, "must have " + std::to_string(n) + " entries, got " +
+                        std::to_string(v.size()));
+      for (size_t i = 0; !f.failed() && i < n; ++i)
+        out[i] = v[i];
+    };
+    MupSpec mup;
+    mup.attentionIn = multiplier("attention_in_multiplier");
+    mup.attentionOut = multiplier("attention_out_multiplier");
+    mup.key = multiplier("key_multiplier");
+    mup.ssmIn = multiplier("ssm_in_multiplier");
+    mup.ssmOut = multiplier("ssm_out_multiplier");
+    mup.lmHead = multiplier("lm_head_multiplier");
+    list("ssm_multipliers", 5, mup.ssm);
+    double mlp[2] = {1, 1};
+    list("mlp_multipliers", 2, mlp);
+    mup.mlpGate = mlp[0];
+    mup.mlpDown = mlp[1];
+    double embedding = multiplier("embedding_multiplier");
+    if (embedding != 1.0)
+      spec.embeddingScale = embedding;
+    spec.mup = mup;
+  }
   if (family->refusesClipQkv && f.has("clip_qkv"))
     return makeError(source + ": field 'clip_qkv': clamping q/k/v is not "
                               "supported (only null)");
@@ -749,6 +784,8 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
                                : LayerMixer::mlp;
       layer.denseMlp = c == '-';
     }
+    if (family->parallelMamba)
+      layer.mixer = LayerMixer::attentionMambaMlp;
     spec.layers.push_back(std::move(layer));
   }
   // One-mixer layers without a Mamba2 or an attention layer leave those

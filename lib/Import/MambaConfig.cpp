@@ -102,13 +102,32 @@ llvm::Error hf::readMamba(Fields &f, const MambaRules &r, ModelSpec &spec) {
   };
   MambaSpec m;
   m.numHeads = f.size(r.headsKey, r.defaultHeads);
-  m.headDim = f.size(r.headDimKey, r.defaultHeadDim);
+  int64_t inner = 0;
+  if (r.innerKey) {
+    // Falcon-H1: mamba_d_ssm (null: expand x hidden_size).
+    inner = f.present(r.innerKey) && !f.has(r.innerKey)
+                ? f.size(r.expandKey, r.defaultExpand) * spec.hiddenSize
+                : f.size(r.innerKey, r.defaultInner);
+  }
+  if (r.autoHeadDim && (!f.present(r.headDimKey) ||
+                        (f.at(r.headDimKey).is_string() &&
+                         f.at(r.headDimKey).get<std::string>() == "auto"))) {
+    if (!f.failed() && inner % m.numHeads != 0)
+      f.fail(r.headsKey, llvm::Twine(m.numHeads) + " does not divide " +
+                             r.innerKey + " = " + llvm::Twine(inner));
+    m.headDim = inner / m.numHeads;
+  } else {
+    m.headDim = f.size(r.headDimKey, r.defaultHeadDim);
+  }
   m.groups = f.size(key(r.groupsKey), r.defaultGroups);
   m.stateSize = f.size(r.stateKey, r.defaultState);
   m.convKernel = f.size(key(r.convKey), r.defaultConv);
   m.chunkSize = f.size(key(r.chunkKey), r.defaultChunk);
   m.convBias = f.boolean(key(r.convBiasKey), r.defaultConvBias);
   m.projBias = f.boolean(r.projBiasKey, r.defaultProjBias);
+  m.outBias = r.outBiasKey ? f.boolean(r.outBiasKey, false) : m.projBias;
+  if (r.gatedNormKey)
+    m.gatedNorm = f.boolean(r.gatedNormKey, r.defaultGatedNorm);
   m.normEps = f.positiveNumber(r.epsKey, r.defaultEps);
   if (r.normBeforeGateKey)
     m.normBeforeGate = f.boolean(r.normBeforeGateKey, r.defaultNormBeforeGate);
@@ -135,11 +154,16 @@ llvm::Error hf::readMamba(Fields &f, const MambaRules &r, ModelSpec &spec) {
   int64_t expand = r.expandKey ? f.size(r.expandKey, r.defaultExpand) : 0;
   if (f.failed())
     return makeError(f.message());
+  if (r.innerKey && m.innerSize() != inner)
+    return makeError(f.source + ": field '" + r.headDimKey +
+                     "': " + r.headsKey + " * " + r.headDimKey + " = " +
+                     llvm::Twine(m.innerSize()) + " must equal " + r.innerKey +
+                     " = " + llvm::Twine(inner));
   if (m.numHeads % m.groups != 0)
     return makeError(f.source + ": field '" + key(r.groupsKey) +
                      "': " + llvm::Twine(m.groups) + " does not divide the " +
                      llvm::Twine(m.numHeads) + " heads ('" + r.headsKey + "')");
-  if (r.expandKey && expand * spec.hiddenSize != m.innerSize())
+  if (r.expandKey && !r.innerKey && expand * spec.hiddenSize != m.innerSize())
     return makeError(f.source + ": field '" + r.headsKey + "': " + r.headsKey +
                      " * " + r.headDimKey + " = " + llvm::Twine(m.innerSize()) +
                      " must equal " + r.expandKey + " * hidden_size = " +

@@ -57,13 +57,13 @@ struct LayerParam {
     case LayerScope::every:
       return true;
     case LayerScope::blockNorms:
-      return layer.mixer == LayerMixer::attentionMlp;
+      return layer.isDecoderBlock();
     case LayerScope::mixerNorm:
-      return layer.mixer != LayerMixer::attentionMlp;
+      return !layer.isDecoderBlock();
     case LayerScope::attention:
       return layer.hasAttention();
     case LayerScope::mamba:
-      return layer.mixer == LayerMixer::mamba;
+      return layer.hasMamba();
     case LayerScope::mlp:
       return layer.hasMlp();
     case LayerScope::denseMlp:
@@ -148,6 +148,12 @@ private:
     return spec.unitOffsetNorm ? b.getUnitAttr() : UnitAttr();
   }
   Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
+  /// x · factor (x itself for 1: HF multiplies by 1.0 exactly).
+  Value scaled(Value x, double factor) {
+    return factor == 1.0
+               ? x
+               : Value(ScaleOp::create(b, loc, x, b.getF64FloatAttr(factor)));
+  }
   Value rope(Value x, Value positions, const RopeSpec &r);
   Value attention(Value x, ValueRange w, Value positions,
                   const LayerSpec &layer);
@@ -208,8 +214,7 @@ void ModelBuilder::collectLayerParams() {
   // Norm after attention: the pre-MLP norm (pre-norm), or the norm of the
   // attention output (sandwich, post-norm); HF names both
   // post_attention_layernorm.
-  addLayerParam("post_attn_norm", "post_attention_layernorm.weight", "norm",
-                {h});
+  addLayerParam("post_attn_norm", names.postAttentionNorm, "norm", {h});
   if (spec.style == BlockStyle::sandwich)
     addLayerParam("pre_ff_norm", "pre_feedforward_layernorm.weight", "norm",
                   {h});
@@ -307,9 +312,10 @@ void ModelBuilder::collectMambaParams(const MambaSpec &m) {
   addLayerParam("ssm_dt_bias", p + "dt_bias", "ssm_dt", {heads});
   addLayerParam("ssm_a_log", p + "A_log", "ssm_a", {heads});
   addLayerParam("ssm_d", p + "D", "ssm_d", {heads});
-  addLayerParam("ssm_norm", p + "norm.weight", "norm", {inner});
+  if (m.gatedNorm)
+    addLayerParam("ssm_norm", p + "norm.weight", "norm", {inner});
   addLayerParam("ssm_out", p + "out_proj.weight", "ssm_out", {h, inner});
-  if (m.projBias)
+  if (m.outBias)
     addLayerParam("ssm_out_bias", p + "out_proj.bias", "ssm_out", {h});
 }
 
@@ -549,6 +555,8 @@ Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
     k = matmul(x, param(w, "k"), param(w, "k_bias"));
     v = matmul(x, param(w, "v"), param(w, "v_bias"));
   }
+  if (spec.mup)
+    k = scaled(k, spec.mup->key);
   q = reshape(q, {hq, d});
   k = reshape(k, {hkv, d});
   v = reshape(v, {hkv, d});
@@ -675,14 +683,36 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
 Value ModelBuilder::mambaMixer(Value x, ValueRange w, const MambaSpec &m) {
   int64_t inner = m.innerSize(), c = m.convChannels(), heads = m.numHeads;
   int64_t gn = m.groups * m.stateSize;
+  const MupSpec *mup = spec.mup ? &*spec.mup : nullptr;
+  if (mup)
+    x = scaled(x, mup->ssmIn);
   Value zxbcdt = matmul(x, param(w, "ssm_in"), param(w, "ssm_in_bias"));
-  auto parts =
-      SplitOp::create(b, loc, TypeRange{act({inner}), act({c}), act({heads})},
-                      zxbcdt, b.getI64IntegerAttr(2));
+  Value z, xbcIn, dt;
+  if (mup) {
+    // Falcon-H1's mup_vector: one multiplier per [z, x, B, C, dt] segment.
+    auto seg = SplitOp::create(b, loc,
+                               TypeRange{act({inner}), act({inner}), act({gn}),
+                                         act({gn}), act({heads})},
+                               zxbcdt, b.getI64IntegerAttr(2));
+    SmallVector<Value> p;
+    for (auto [i, v] : llvm::enumerate(seg.getResults()))
+      p.push_back(scaled(v, mup->ssm[i]));
+    z = p[0];
+    xbcIn = ConcatOp::create(b, loc, act({c}), ValueRange{p[1], p[2], p[3]},
+                             b.getI64IntegerAttr(2));
+    dt = p[4];
+  } else {
+    auto parts =
+        SplitOp::create(b, loc, TypeRange{act({inner}), act({c}), act({heads})},
+                        zxbcdt, b.getI64IntegerAttr(2));
+    z = parts.getResult(0);
+    xbcIn = parts.getResult(1);
+    dt = parts.getResult(2);
+  }
   Value convWeight = param(w, "ssm_conv");
   auto cw = cast<RankedTensorType>(convWeight.getType());
   Value conv = MambaConv1dOp::create(
-      b, loc, act({c}), parts.getResult(1),
+      b, loc, act({c}), xbcIn,
       ReshapeOp::create(
           b, loc, RankedTensorType::get({c, m.convKernel}, cw.getElementType()),
           convWeight),
@@ -693,19 +723,24 @@ Value ModelBuilder::mambaMixer(Value x, ValueRange w, const MambaSpec &m) {
   auto scan = MambaSsdScanOp::create(
       b, loc, stat({kDyn, kDyn, heads, m.headDim}),
       stat({kDyn, kDyn, heads, m.headDim, m.stateSize}),
-      reshape(xbc.getResult(0), {heads, m.headDim}), parts.getResult(2),
-      param(w, "ssm_a_log"), reshape(xbc.getResult(1), {m.groups, m.stateSize}),
+      reshape(xbc.getResult(0), {heads, m.headDim}), dt, param(w, "ssm_a_log"),
+      reshape(xbc.getResult(1), {m.groups, m.stateSize}),
       reshape(xbc.getResult(2), {m.groups, m.stateSize}), param(w, "ssm_d"),
       param(w, "ssm_dt_bias"), b.getI64IntegerAttr(m.chunkSize),
       b.getF64FloatAttr(m.dtMin), b.getF64FloatAttr(m.dtMax));
   Value y = ReshapeOp::create(b, loc, stat({kDyn, kDyn, inner}), scan.getY());
-  auto norm = GatedRmsNormOp::create(
-      b, loc, act({inner}), stat({kDyn, kDyn, m.groups}), y, parts.getResult(0),
-      param(w, "ssm_norm"), b.getI64IntegerAttr(m.groups),
-      b.getF64FloatAttr(m.normEps),
-      m.normBeforeGate ? b.getUnitAttr() : UnitAttr());
-  return matmul(norm.getResult(), param(w, "ssm_out"),
-                param(w, "ssm_out_bias"));
+  Value gated;
+  if (m.gatedNorm)
+    gated = GatedRmsNormOp::create(
+                b, loc, act({inner}), stat({kDyn, kDyn, m.groups}), y, z,
+                param(w, "ssm_norm"), b.getI64IntegerAttr(m.groups),
+                b.getF64FloatAttr(m.normEps),
+                m.normBeforeGate ? b.getUnitAttr() : UnitAttr())
+                .getResult();
+  else
+    gated = SiluGateOp::create(b, loc, act({inner}), y, z);
+  Value out = matmul(gated, param(w, "ssm_out"), param(w, "ssm_out_bias"));
+  return mup ? scaled(out, mup->ssmOut) : out;
 }
 
 /// down(act(gate(x)) * up(x)) from the roles prefix + gate / up / down
@@ -729,15 +764,29 @@ Value ModelBuilder::denseMlp(Value x, ValueRange w, StringRef prefix) {
         MulOp::create(b, loc, activate(split.getResult(0)), split.getResult(1));
   } else {
     Value gate = proj("gate");
-    hidden = MulOp::create(b, loc, activate(gate), proj("up"));
+    if (spec.mup)
+      gate = scaled(gate, spec.mup->mlpGate);
+    Value up = proj("up");
+    hidden = MulOp::create(b, loc, activate(gate), up);
   }
-  return matmul(hidden, param(w, p + "down"), param(w, p + "down_bias"));
+  Value down = matmul(hidden, param(w, p + "down"), param(w, p + "down_bias"));
+  return spec.mup ? scaled(down, spec.mup->mlpDown) : down;
 }
 
 Value ModelBuilder::layerBody(Value h, ValueRange w, Value positions,
                               const LayerSpec &layer) {
+  // Falcon-H1: Mamba2 and attention on one norm, summed, then the MLP.
+  if (layer.mixer == LayerMixer::attentionMambaMlp) {
+    const MupSpec &mup = *spec.mup;
+    Value x = rmsnorm(h, param(w, "in_norm"));
+    Value m = mambaMixer(x, w, *spec.mamba);
+    Value a = scaled(attention(scaled(x, mup.attentionIn), w, positions, layer),
+                     mup.attentionOut);
+    Value h2 = add(h, add(m, a));
+    return add(h2, mlp(rmsnorm(h2, param(w, "post_attn_norm")), w, layer));
+  }
   // One mixer behind one norm: h += mixer(norm(h)).
-  if (layer.mixer != LayerMixer::attentionMlp) {
+  if (!layer.isDecoderBlock()) {
     Value x = rmsnorm(h, param(w, "mixer_norm"));
     switch (layer.mixer) {
     case LayerMixer::mamba:
@@ -747,6 +796,7 @@ Value ModelBuilder::layerBody(Value h, ValueRange w, Value positions,
     case LayerMixer::mlp:
       return add(h, mlp(x, w, layer));
     case LayerMixer::attentionMlp:
+    case LayerMixer::attentionMambaMlp:
       break;
     }
   }
@@ -960,6 +1010,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   if (spec.logitsScaling)
     logits = ScaleOp::create(b, loc, logits,
                              b.getF64FloatAttr(1.0 / *spec.logitsScaling));
+  if (spec.mup)
+    logits = scaled(logits, spec.mup->lmHead);
   if (spec.finalSoftcap)
     logits = SoftcapOp::create(b, loc, logits,
                                b.getF64FloatAttr(*spec.finalSoftcap));

@@ -22,6 +22,8 @@ std::string LayerSpec::kindName() const {
     return denseMlp ? "mlp" : "moe";
   case LayerMixer::attention:
     return rope ? "attention" : "attention_nope";
+  case LayerMixer::attentionMambaMlp:
+    return std::string("attention_mamba") + (rope ? "" : "_nope");
   case LayerMixer::attentionMlp:
     break;
   }

@@ -255,6 +255,26 @@ VARIANTS = {
                        moe_intermediate_size=16, moe_shared_expert_intermediate_size=16,
                        moe_latent_size=12, norm_topk_prob=False, routed_scaling_factor=1.5),
     },
+    "falcon_h1": {
+        # Attention (GQA 4/2, head_dim 8, RoPE) and Mamba2 (4 heads of 16,
+        # 2 groups, state 6, chunks of 4, conv 3) in parallel, then SwiGLU;
+        # every muP multiplier away from 1, the mixer without its norm
+        # (y · silu(z)), all biases.
+        "mup": dict(head_dim=8, mamba_d_ssm=64, mamba_n_heads=4, mamba_d_head="auto",
+                    mamba_n_groups=2, mamba_d_state=6, mamba_d_conv=3, mamba_chunk_size=4,
+                    mamba_rms_norm=False, mamba_proj_bias=True, projectors_bias=True,
+                    attention_bias=True, mlp_bias=True, rope_theta=1e4,
+                    embedding_multiplier=1.7, lm_head_multiplier=0.6, key_multiplier=0.8,
+                    attention_in_multiplier=1.3, attention_out_multiplier=0.7,
+                    ssm_in_multiplier=1.25, ssm_out_multiplier=0.5,
+                    ssm_multipliers=[0.9, 0.6, 1.4, 0.5, 1.2], mlp_multipliers=[0.8, 1.5]),
+        # The gated norm (grouped by 2), norm before the gate (the class
+        # default), mamba_d_ssm null (expand x hidden), tied embeddings.
+        "gated_norm": dict(head_dim=8, mamba_d_ssm=None, mamba_expand=2, mamba_n_heads=8,
+                           mamba_d_head=8, mamba_n_groups=2, mamba_d_state=4,
+                           mamba_chunk_size=3, mamba_rms_norm=True, tie_word_embeddings=True,
+                           ssm_multipliers=[1.1, 0.9, 1.0, 1.2, 0.8], key_multiplier=0.5),
+    },
 }
 
 MOE_FAMILIES = {"mixtral", "qwen3_moe", "olmoe", "granitemoe", "gpt_oss", "deepseek_v2",

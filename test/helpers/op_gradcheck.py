@@ -384,6 +384,12 @@ func.func @main(%x: {GX}, %z: {GX}, %w: tensor<6xf64>) -> {GX} {{
   return %y : {GX}
 }}""", r(2, 3, 6), r(2, 3, 6), r(6))
 
+case("mamba", "silu_gate", f"""
+func.func @main(%x: {GX}, %z: {GX}) -> {GX} {{
+  %y = tfm.silu_gate %x, %z : ({GX}, {GX}) -> {GX}
+  return %y : {GX}
+}}""", r(2, 3, 6), r(2, 3, 6))
+
 
 def run(tfm_run, workdir, group, name, mlir, inputs):
     base = os.path.join(workdir, f"{group}-{name}")

@@ -596,6 +596,12 @@ func.func @main(%x: {GX}, %z: {GX}, %w: tensor<{GI}xf32>) -> {GX} {{
   return %y : {GX}
 }}""", [randn(B, T, GI), randn(B, T, GI), randn(GI)], ref_gated)
 
+case("mamba", "silu_gate", f"""
+func.func @main(%x: {GX}, %z: {GX}) -> {GX} {{
+  %y = tfm.silu_gate %x, %z : ({GX}, {GX}) -> {GX}
+  return %y : {GX}
+}}""", [randn(B, T, GI), randn(B, T, GI)], lambda x, z: [x * F.silu(z)])
+
 def run_case(tfm_run, workdir, group, name, mlir, inputs, ref):
     base = os.path.join(workdir, f"{group}-{name}")
     with open(base + ".mlir", "w") as f:

@@ -214,6 +214,19 @@ def tiny_cases():
                                         head_dim=DROP, attention_head_dim=128, num_key_value_heads=2,
                                         pad_token_id=None,
                                         bos_token_id=None, eos_token_id=None),
+        # falcon_h1: mamba_d_ssm explicit and null (expand x hidden), head
+        # dim auto and explicit, the gated norm on and off, biases.
+        "falcon_h1-defaults": cfg("falcon_h1", "FalconH1ForCausalLM", num_key_value_heads=2,
+                                  mamba_d_ssm=128, mamba_n_heads=8, mamba_d_state=16,
+                                  pad_token_id=None, bos_token_id=None, eos_token_id=None),
+        "falcon_h1-norm-biases-null-ssm": cfg("falcon_h1", "FalconH1ForCausalLM",
+                                              num_key_value_heads=2, mamba_d_ssm=None,
+                                              mamba_n_heads=8, mamba_d_head=16, mamba_n_groups=2,
+                                              mamba_d_state=8, mamba_rms_norm=True,
+                                              mamba_proj_bias=True, projectors_bias=True,
+                                              attention_bias=True, mlp_bias=True,
+                                              tie_word_embeddings=True, pad_token_id=None,
+                                              bos_token_id=None, eos_token_id=None),
         "deepseek_v3-mla": cfg("deepseek_v3", "DeepseekV3ForCausalLM", num_hidden_layers=4,
                                num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16,
                                qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=6,
@@ -446,8 +459,7 @@ def hf_layers(config, model):
     layer_types = getattr(config, "layer_types", None)
     out = []
     for i, layer in enumerate(base.layers):
-        mamba = any(type(m).__name__.endswith("Mamba2Mixer") or type(m).__name__ == "Mamba2Mixer"
-                    for m in layer.modules())
+        mamba = any(hasattr(m, "A_log") for m in layer.modules())  # a Mamba2 mixer
         if not hasattr(layer, "self_attn"):  # one mixer: Mamba2, NoPE attention, MLP, MoE
             sparse = any(n.split(".")[-1] == "experts" for n, _ in layer.named_modules())
             out.append((None, False, None, sparse, mamba))

@@ -118,7 +118,11 @@ struct MlaSpec {
 struct MambaSpec {
   int64_t numHeads = 0, headDim = 0, groups = 1, stateSize = 0;
   int64_t convKernel = 4, chunkSize = 256;
-  bool convBias = true, projBias = false;
+  /// Biases of the conv, the in-projection and the out-projection.
+  bool convBias = true, projBias = false, outBias = false;
+  /// The gated RMSNorm before out_proj; without it, y · silu(z)
+  /// (Falcon-H1's `mamba_rms_norm: false`).
+  bool gatedNorm = true;
   /// `time_step_limit`: the clamp of dt after softplus.
   double dtMin = 0.0, dtMax = std::numeric_limits<double>::infinity();
   bool normBeforeGate = false;
@@ -130,7 +134,25 @@ struct MambaSpec {
 /// What one layer computes. Decoder layers have attention then an MLP in
 /// the model's BlockStyle; the others have one mixer behind one norm,
 /// `h += mixer(norm(h))` (Mamba2, and NemotronH's M / * / - / E layers).
-enum class LayerMixer { attentionMlp, mamba, attention, mlp };
+enum class LayerMixer {
+  attentionMlp,
+  mamba,
+  attention,
+  mlp,
+  /// Falcon-H1: attention and Mamba2 in parallel on one norm, summed into
+  /// the residual, then the MLP after a second norm.
+  attentionMambaMlp,
+};
+
+/// Falcon-H1's muP multipliers, each applied where HF applies it.
+struct MupSpec {
+  double attentionIn = 1, attentionOut = 1, key = 1;
+  double ssmIn = 1, ssmOut = 1;
+  /// Over the in-projection's [z, x, B, C, dt] segments.
+  double ssm[5] = {1, 1, 1, 1, 1};
+  double mlpGate = 1, mlpDown = 1;
+  double lmHead = 1;
+};
 
 /// Where the checkpoint keeps the model's tensors (HF module paths).
 struct HfNames {
@@ -147,6 +169,8 @@ struct HfNames {
   std::string legacyLayers;
   /// Module prefixes under a layer: attention, dense MLP, Mamba2 mixer.
   std::string attention = "self_attn.", mlp = "mlp.", mamba = "mixer.";
+  /// The second norm of a decoder layer (Falcon-H1: pre_ff_layernorm).
+  std::string postAttentionNorm = "post_attention_layernorm.weight";
 };
 
 /// What can differ between the layers of one model.
@@ -164,10 +188,21 @@ struct LayerSpec {
            rope == o.rope && denseMlp == o.denseMlp;
   }
   bool hasAttention() const {
-    return mixer == LayerMixer::attentionMlp || mixer == LayerMixer::attention;
+    return mixer == LayerMixer::attentionMlp ||
+           mixer == LayerMixer::attention ||
+           mixer == LayerMixer::attentionMambaMlp;
   }
   bool hasMlp() const {
-    return mixer == LayerMixer::attentionMlp || mixer == LayerMixer::mlp;
+    return mixer == LayerMixer::attentionMlp || mixer == LayerMixer::mlp ||
+           mixer == LayerMixer::attentionMambaMlp;
+  }
+  bool hasMamba() const {
+    return mixer == LayerMixer::mamba || mixer == LayerMixer::attentionMambaMlp;
+  }
+  /// A decoder layer: two norms around attention (and Mamba2) and the MLP.
+  bool isDecoderBlock() const {
+    return mixer == LayerMixer::attentionMlp ||
+           mixer == LayerMixer::attentionMambaMlp;
   }
   /// A readable kind name: full_attention, sliding_attention, ..._nope,
   /// ..._dense_mlp; mamba, attention, mlp, moe for one-mixer layers.
@@ -203,6 +238,8 @@ struct ModelSpec {
   std::optional<MlaSpec> mla;
   /// The Mamba2 mixer of the layers that have one.
   std::optional<MambaSpec> mamba;
+  /// Falcon-H1's multipliers (embedding_multiplier is embeddingScale).
+  std::optional<MupSpec> mup;
   HfNames names;
   /// Multi-token-prediction layers the checkpoint may hold after the last
   /// layer (`num_nextn_predict_layers`); HF builds and loads none of them.

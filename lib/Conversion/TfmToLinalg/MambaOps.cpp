@@ -460,6 +460,58 @@ struct GatedRmsNormBackwardLowering : OpRewritePattern<GatedRmsNormBackwardOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// tfm.silu_gate
+//===----------------------------------------------------------------------===//
+
+struct SiluGateLowering : OpRewritePattern<SiluGateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SiluGateOp op,
+                                PatternRewriter &rewriter) const override {
+    Type out = elementType(op.getResult()), st = computeType(out);
+    if (elementType(op.getX()).isF64())
+      st = elementType(op.getX());
+    rewriter.replaceOp(
+        op, buildMap(rewriter, op.getLoc(),
+                     sizesOf(rewriter, op.getLoc(), op.getX()), out,
+                     ValueRange{op.getX(), op.getZ()}, {},
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       Scalar s = scalar(nb, l, st);
+                       return castFloat(
+                           nb, l, s.mul(s.f(a[0]), s.silu(s.f(a[1]))), out);
+                     }));
+    return success();
+  }
+};
+
+struct SiluGateBackwardLowering : OpRewritePattern<SiluGateBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SiluGateBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type st = computeType(elementType(op.getX()));
+    SmallVector<Value> in = {op.getDy(), op.getX(), op.getZ()};
+    SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, op.getX());
+    Value dx =
+        buildMap(rewriter, loc, sizes, elementType(op.getX()), in, {},
+                 [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                   Scalar s = scalar(nb, l, st);
+                   return castFloat(nb, l, s.mul(s.f(a[0]), s.silu(s.f(a[2]))),
+                                    elementType(op.getX()));
+                 });
+    Value dz = buildMap(rewriter, loc, sizes, elementType(op.getZ()), in, {},
+                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                          Scalar s = scalar(nb, l, st);
+                          return castFloat(nb, l,
+                                           s.mul(s.mul(s.f(a[0]), s.f(a[1])),
+                                                 s.siluGrad(s.f(a[2]))),
+                                           elementType(op.getZ()));
+                        });
+    rewriter.replaceOp(op, {dx, dz});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // tfm.mamba_ssd_scan
 //===----------------------------------------------------------------------===//
 
@@ -891,7 +943,7 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
 
 void mlir::tfm::populateTfmMambaToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<MambaConv1dLowering, MambaConv1dBackwardLowering,
-               GatedRmsNormLowering, GatedRmsNormBackwardLowering,
-               MambaSsdScanLowering, MambaSsdScanBackwardLowering>(
-      patterns.getContext());
+               SiluGateLowering, SiluGateBackwardLowering, GatedRmsNormLowering,
+               GatedRmsNormBackwardLowering, MambaSsdScanLowering,
+               MambaSsdScanBackwardLowering>(patterns.getContext());
 }

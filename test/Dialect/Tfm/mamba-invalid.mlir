@@ -318,3 +318,43 @@ func.func @norm_bw_dweight(%dy: tensor<?x?x64xf32>, %x: tensor<?x?x64xf32>, %w: 
   %g:3 = tfm.gated_rmsnorm_backward %dy, %x, %x, %w, %r : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>, tensor<?x?x2xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xbf16>)
   return
 }
+
+// -----
+
+func.func @gate_z(%x: tensor<?x?x64xf32>, %z: tensor<?x?x32xf32>) {
+  // expected-error @+1 {{z must have shape [?, ?, 64]}}
+  %y = tfm.silu_gate %x, %z : (tensor<?x?x64xf32>, tensor<?x?x32xf32>) -> tensor<?x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @gate_result(%x: tensor<?x?x64xf32>, %z: tensor<?x?x64xf32>) {
+  // expected-error @+1 {{result must have shape [?, ?, 64]}}
+  %y = tfm.silu_gate %x, %z : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x32xf32>
+  return
+}
+
+// -----
+
+func.func @gate_bw_dy(%dy: tensor<?x?x32xf32>, %x: tensor<?x?x64xf32>) {
+  // expected-error @+1 {{dy must have shape [?, ?, 64]}}
+  %d:2 = tfm.silu_gate_backward %dy, %x, %x : (tensor<?x?x32xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>)
+  return
+}
+
+// -----
+
+func.func @gate_bw_dx(%dy: tensor<?x?x64xf32>, %x: tensor<?x?x64xf32>) {
+  // expected-error @+1 {{dx must have type 'tensor<?x?x64xf32>'}}
+  %d:2 = tfm.silu_gate_backward %dy, %x, %x : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> (tensor<?x?x64xbf16>, tensor<?x?x64xf32>)
+  return
+}
+
+// -----
+
+func.func @gate_bw_dz(%dy: tensor<?x?x64xf32>, %x: tensor<?x?x64xf32>) {
+  // expected-error @+1 {{dz must have type 'tensor<?x?x64xf32>'}}
+  %d:2 = tfm.silu_gate_backward %dy, %x, %x : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xbf16>)
+  return
+}

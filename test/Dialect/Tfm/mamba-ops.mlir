@@ -23,6 +23,8 @@ func.func @mixer(%xbc: tensor<?x?x96xbf16>, %w: tensor<96x4xbf16>, %b: tensor<96
   // CHECK: tfm.gated_rmsnorm {{.*}} {eps = 1.000000e-05 : f64, groups = 2 : i64, norm_before_gate}
   %n:2 = tfm.gated_rmsnorm %y, %z, %nw {groups = 2 : i64, eps = 1.0e-5 : f64, norm_before_gate}
       : (tensor<?x?x64xf32>, tensor<?x?x64xbf16>, tensor<64xbf16>) -> (tensor<?x?x64xbf16>, tensor<?x?x2xf32>)
+  // CHECK: tfm.silu_gate {{.*}} : (tensor<?x?x64xf32>, tensor<?x?x64xbf16>) -> tensor<?x?x64xbf16>
+  %g = tfm.silu_gate %y, %z : (tensor<?x?x64xf32>, tensor<?x?x64xbf16>) -> tensor<?x?x64xbf16>
   return %n#0 : tensor<?x?x64xbf16>
 }
 
@@ -47,5 +49,8 @@ func.func @backward(%dy: tensor<?x?x96xf32>, %x: tensor<?x?x96xf32>, %w: tensor<
   %n:3 = tfm.gated_rmsnorm_backward %g, %g, %g, %nw, %rstd
       : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>, tensor<?x?x2xf32>)
       -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>)
+  // CHECK: tfm.silu_gate_backward {{.*}} -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>)
+  %sg:2 = tfm.silu_gate_backward %g, %g, %g
+      : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>)
   return
 }

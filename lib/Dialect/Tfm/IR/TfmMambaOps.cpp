@@ -210,3 +210,23 @@ LogicalResult GatedRmsNormBackwardOp::verify() {
   return checkSameType(*this, "dweight", getDweight().getType(),
                        getWeight().getType());
 }
+
+//===----------------------------------------------------------------------===//
+// SiluGateOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SiluGateOp::verify() {
+  ArrayRef<int64_t> shape = rankedOf(getX()).getShape();
+  if (failed(checkShape(*this, "z", getZ().getType(), shape)))
+    return failure();
+  return checkShape(*this, "result", getType(), shape);
+}
+
+LogicalResult SiluGateBackwardOp::verify() {
+  ArrayRef<int64_t> shape = rankedOf(getX()).getShape();
+  if (failed(checkShape(*this, "z", getZ().getType(), shape)) ||
+      failed(checkShape(*this, "dy", getDy().getType(), shape)) ||
+      failed(checkSameType(*this, "dx", getDx().getType(), getX().getType())))
+    return failure();
+  return checkSameType(*this, "dz", getDz().getType(), getZ().getType());
+}

@@ -109,9 +109,42 @@ def Tfm_GatedRmsNormOp : Tfm_PureOp<"gated_rmsnorm"> {
   let results = (outs Tfm_FloatTensor:$result, Tfm_StatTensor:$rstd);
 }
 
+def Tfm_SiluGateOp : Tfm_PureOp<"silu_gate"> {
+  let summary = "x · silu(z), in f32, rounded once to the result type";
+  let description = [{
+    The Mamba2 output gate without the norm (Falcon-H1's `mamba_rms_norm:
+    false`): `y = x · silu(z)`, `x` and `z` of one shape (the scan's f32
+    output and the model-typed gate), the result in the model type.
+
+    ```mlir
+    %y = tfm.silu_gate %x, %z
+        : (tensor<?x?x64xf32>, tensor<?x?x64xbf16>) -> tensor<?x?x64xbf16>
+    ```
+
+    Gradient (`tfm.silu_gate_backward`): `dx = dy · silu(z)`, `dz = dy · x ·
+    silu'(z)`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$x, Tfm_FloatTensor:$z);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
 //===----------------------------------------------------------------------===//
 // Backward ops
 //===----------------------------------------------------------------------===//
+
+def Tfm_SiluGateBackwardOp : Tfm_BackwardOp<"silu_gate_backward"> {
+  let summary = "gradient of tfm.silu_gate";
+  let description = [{
+    ```mlir
+    %dx, %dz = tfm.silu_gate_backward %dy, %x, %z
+        : (tensor<?x?x64xbf16>, tensor<?x?x64xf32>, tensor<?x?x64xbf16>)
+        -> (tensor<?x?x64xf32>, tensor<?x?x64xbf16>)
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x,
+                   Tfm_FloatTensor:$z);
+  let results = (outs Tfm_FloatTensor:$dx, Tfm_FloatTensor:$dz);
+}
 
 def Tfm_MambaConv1dBackwardOp : Tfm_BackwardOp<"mamba_conv1d_backward"> {
   let summary = "gradient of tfm.mamba_conv1d";
