@@ -16,12 +16,24 @@ Value mlir::tfm::lowering::einsum(OpBuilder &b, Location loc, StringRef spec,
   lhs.split(operandSpecs, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   assert(operandSpecs.size() == inputs.size() && "one spec per input");
 
-  // Loops: the output letters in order, then the reduced ones as they come.
-  std::string loops = out.str();
+  // Loops: the output letters in order, the reduced ones as they come
+  // after them; but when the output's last letter is also an input's last
+  // (contiguous) one, it stays innermost, under the reductions, so the
+  // inner loop streams rows (an outer-product accumulation, not a strided
+  // dot product).
+  std::string reduced;
   for (StringRef s : operandSpecs)
     for (char c : s)
-      if (loops.find(c) == std::string::npos)
-        loops.push_back(c);
+      if (out.find(c) == StringRef::npos &&
+          reduced.find(c) == std::string::npos)
+        reduced.push_back(c);
+  bool lastInner = !out.empty() && !reduced.empty() &&
+                   llvm::any_of(operandSpecs, [&](StringRef s) {
+                     return s.ends_with(out.take_back());
+                   });
+  std::string loops = lastInner
+                          ? (out.drop_back() + reduced + out.take_back()).str()
+                          : (out + reduced).str();
   auto loopOf = [&](char c) { return unsigned(loops.find(c)); };
 
   MLIRContext *ctx = b.getContext();
@@ -37,9 +49,9 @@ Value mlir::tfm::lowering::einsum(OpBuilder &b, Location loc, StringRef spec,
   maps.push_back(mapOf(out));
 
   SmallVector<utils::IteratorType> iters;
-  for (size_t i = 0; i < loops.size(); ++i)
-    iters.push_back(i < out.size() ? utils::IteratorType::parallel
-                                   : utils::IteratorType::reduction);
+  for (char c : loops)
+    iters.push_back(out.contains(c) ? utils::IteratorType::parallel
+                                    : utils::IteratorType::reduction);
 
   Value init = options.initTensor;
   if (!init) {
@@ -59,9 +71,8 @@ Value mlir::tfm::lowering::einsum(OpBuilder &b, Location loc, StringRef spec,
       assert(size && "every output letter needs a size");
       sizes.push_back(size);
     }
-    init = out.size() == loops.size()
-               ? emptyTensor(b, loc, sizes, elem)
-               : filledTensor(b, loc, sizes, elem, options.init);
+    init = reduced.empty() ? emptyTensor(b, loc, sizes, elem)
+                           : filledTensor(b, loc, sizes, elem, options.init);
   }
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,

@@ -605,6 +605,9 @@ struct Chunk {
   Value cb;         // c[l]·b[s] per group [B, l, s, G]
 };
 
+Value gemm(OpBuilder &b, Location loc, StringRef spec, Value lhs, Value rhs,
+           Type st, Value init = Value());
+
 Chunk loadChunk(OpBuilder &b, Location loc, const ScanSetup &s, Value c) {
   Chunk k;
   Type st = s.st;
@@ -634,11 +637,7 @@ Chunk loadChunk(OpBuilder &b, Location loc, const ScanSetup &s, Value c) {
                    [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
                      return scalar(nb, l, st).add(v[0], v[1]);
                    });
-  k.cb = einsum(b, loc, "blgn,bsgn->blsg", ValueRange{k.cm, k.bm}, st,
-                [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
-                  Scalar c = scalar(nb, l, st);
-                  return c.add(v[2], c.mul(c.f(v[0]), c.f(v[1])));
-                });
+  k.cb = gemm(b, loc, "blgn,bsgn->blsg", k.cm, k.bm, st);
   return k;
 }
 
@@ -676,6 +675,90 @@ Value contract(OpBuilder &b, Location loc, StringRef spec, ValueRange inputs,
         return accumulate ? c.add(v.back(), prod) : prod;
       },
       opts);
+}
+
+/// `v` (indexed by `from`) as a tensor indexed by `to`, widened to `st`:
+/// a copy when the letters are reordered or the type changes.
+Value permuteTo(OpBuilder &b, Location loc, Value v, StringRef from,
+                StringRef to, Type st) {
+  if (from == to && elementType(v) == st)
+    return v;
+  return einsum(b, loc, (from + "->" + to).str(), ValueRange{v}, st,
+                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                  return scalar(nb, l, st).f(a[0]);
+                });
+}
+
+/// The two-input contraction `spec` (plus `init`, when given) as one
+/// linalg.batch_matmul over its batch letters in f32, which the CPU
+/// pipeline hands to BLAS and the GPU one to cuBLASLt; an einsum otherwise
+/// (f64). Letters in both inputs and the output are the batch, in the
+/// first input and the output the rows, in the second and the output the
+/// columns, in both inputs only the contracted ones. The operands are
+/// copied into [batch, rows, k] / [batch, k, columns] order first: O(size)
+/// work next to the product's O(size · k).
+Value gemm(OpBuilder &b, Location loc, StringRef spec, Value lhs, Value rhs,
+           Type st, Value init) {
+  if (!st.isF32())
+    return contract(b, loc, spec, ValueRange{lhs, rhs}, st, init);
+  auto [ins, out] = spec.split("->");
+  auto [as, bs] = ins.split(',');
+  std::string batch, rows, cols, inner;
+  for (char c : out) {
+    bool inA = as.contains(c), inB = bs.contains(c);
+    (inA && inB ? batch : inA ? rows : cols).push_back(c);
+  }
+  for (char c : as)
+    if (bs.contains(c) && !out.contains(c))
+      inner.push_back(c);
+  assert(batch.size() + rows.size() + cols.size() == out.size() &&
+         !rows.empty() && !cols.empty() && !inner.empty() && !batch.empty() &&
+         "a batched matrix product");
+  auto groups = [](ArrayRef<size_t> sizes) {
+    SmallVector<ReassociationIndices> g;
+    int64_t next = 0;
+    for (size_t n : sizes) {
+      ReassociationIndices r;
+      for (size_t i = 0; i < n; ++i)
+        r.push_back(next++);
+      g.push_back(r);
+    }
+    return g;
+  };
+  auto to3 = [&](Value v, StringRef from, const std::string &x,
+                 const std::string &y) {
+    Value c = permuteTo(b, loc, v, from, batch + x + y, st);
+    return tensor::CollapseShapeOp::create(
+        b, loc, c, groups({batch.size(), x.size(), y.size()}));
+  };
+  Value a3 = to3(lhs, as, rows, inner), b3 = to3(rhs, bs, inner, cols);
+  std::string canonical = batch + rows + cols;
+  Value c3;
+  if (init) {
+    c3 = to3(init, out, rows, cols);
+  } else {
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, a3, 0),
+                                       tensor::getMixedSize(b, loc, a3, 1),
+                                       tensor::getMixedSize(b, loc, b3, 2)};
+    c3 = filledTensor(b, loc, sizes, st, 0.0);
+  }
+  Value prod = linalg::BatchMatmulOp::create(b, loc, TypeRange{c3.getType()},
+                                             ValueRange{a3, b3}, ValueRange{c3})
+                   .getResult(0);
+  // Back to one dimension per letter, sized from the operands.
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes;
+  for (char c : canonical) {
+    bool fromA = as.contains(c);
+    Value src = fromA ? lhs : rhs;
+    size_t pos = (fromA ? as : bs).find(c);
+    shape.push_back(cast<RankedTensorType>(src.getType()).getDimSize(pos));
+    sizes.push_back(tensor::getMixedSize(b, loc, src, pos));
+  }
+  Value full = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, st), prod,
+      groups({batch.size(), rows.size(), cols.size()}), sizes);
+  return permuteTo(b, loc, full, canonical, out, st);
 }
 
 /// `v` with its group and head-in-group dimensions [dim, dim + 1] merged:
@@ -732,8 +815,7 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
           Value decay = decayMatrix(b, l, k, st);
           Value m = contract(b, l, "blsgr,blsg,bsgr->blsgr",
                              ValueRange{decay, k.cb, k.delta}, st);
-          Value cs =
-              contract(b, l, "blgn,bgrpn->blgrp", ValueRange{k.cm, state}, st);
+          Value cs = gemm(b, l, "blgn,bgrpn->blgrp", k.cm, state, st);
           Value carried = einsum(
               b, l, "blgrp,blgr,gr,blgrp->blgrp",
               ValueRange{cs, k.lam, s.d, k.x}, st,
@@ -742,12 +824,11 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
                 return sc.add(sc.mul(v[0], sc.exp(v[1])),
                               sc.mul(v[2], sc.f(v[3])));
               });
-          Value y = splitDim(b, l,
-                             contract(b, l, "blsh,bshp->blhp",
-                                      ValueRange{mergeHeads(b, l, m, 3),
-                                                 mergeHeads(b, l, k.x, 2)},
-                                      st, mergeHeads(b, l, carried, 2)),
-                             2, {s.groups, s.perGroup});
+          Value y = splitDim(
+              b, l,
+              gemm(b, l, "blsh,bshp->blhp", mergeHeads(b, l, m, 3),
+                   mergeHeads(b, l, k.x, 2), st, mergeHeads(b, l, carried, 2)),
+              2, {s.groups, s.perGroup});
           // state' = e^{total} state + Σ_s e^{total − lam_s} δ_s x_s ⊗ b_s.
           Value surv = survival(b, l, k, st);
           Value kept = einsum(
@@ -756,8 +837,9 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
                 Scalar sc = scalar(nb, ll, st);
                 return sc.mul(sc.exp(v[0]), v[1]);
               });
-          Value next = contract(b, l, "bsgr,bsgr,bsgrp,bsgn->bgrpn",
-                                ValueRange{surv, k.delta, k.x, k.bm}, st, kept);
+          Value wx = contract(b, l, "bsgr,bsgr,bsgrp->bsgrp",
+                              ValueRange{surv, k.delta, k.x}, st);
+          Value next = gemm(b, l, "bsgrp,bsgn->bgrpn", wx, k.bm, st, kept);
           Value out = insertSeq(b, l, y, acc[1], k.start);
           scf::YieldOp::create(b, l, ValueRange{next, out, states});
         });
@@ -806,12 +888,11 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
           Value expLam = expOf(b, l, "blgr->blgr", k.lam, st);
           Value expTotal = expOf(b, l, "bgr->bgr", k.total, st);
           // gyu[l, s] = dy_l · u_s; ey = decay ⊙ gyu; w = ey ⊙ (c_l·b_s).
-          Value gyu = splitDim(b, l,
-                               contract(b, l, "blhp,bshp->blsh",
-                                        ValueRange{mergeHeads(b, l, gy, 2),
-                                                   mergeHeads(b, l, u, 2)},
-                                        st),
-                               3, {s.groups, s.perGroup});
+          Value gyu =
+              splitDim(b, l,
+                       gemm(b, l, "blhp,bshp->blsh", mergeHeads(b, l, gy, 2),
+                            mergeHeads(b, l, u, 2), st),
+                       3, {s.groups, s.perGroup});
           Value ey =
               contract(b, l, "blsgr,blsgr->blsgr", ValueRange{decay, gyu}, st);
           Value w =
@@ -819,31 +900,31 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
           Value eg =
               contract(b, l, "blsgr,blsg->blsgr", ValueRange{decay, k.cb}, st);
           // q[s] = dstate'·b_s; du_s = Σ_l eg[l, s] dy_l + surv_s q_s.
-          Value q =
-              contract(b, l, "bgrpn,bsgn->bsgrp", ValueRange{gS, k.bm}, st);
+          Value q = gemm(b, l, "bgrpn,bsgn->bsgrp", gS, k.bm, st);
           Value guOff =
               contract(b, l, "bsgr,bsgrp->bsgrp", ValueRange{surv, q}, st);
-          Value gu = splitDim(b, l,
-                              contract(b, l, "blsh,blhp->bshp",
-                                       ValueRange{mergeHeads(b, l, eg, 3),
-                                                  mergeHeads(b, l, gy, 2)},
-                                       st, mergeHeads(b, l, guOff, 2)),
-                              2, {s.groups, s.perGroup});
+          Value gu = splitDim(
+              b, l,
+              gemm(b, l, "blsh,blhp->bshp", mergeHeads(b, l, eg, 3),
+                   mergeHeads(b, l, gy, 2), st, mergeHeads(b, l, guOff, 2)),
+              2, {s.groups, s.perGroup});
           // dc_l = Σ_{r,s} ey[l, s] b_s + Σ_{r,p} e^{lam_l} state dy_l.
-          Value gcOff = contract(b, l, "blgr,bgrpn,blgrp->blgn",
-                                 ValueRange{expLam, s0, gy}, st);
-          Value gc = contract(b, l, "blsgr,bsgn->blgn", ValueRange{ey, k.bm},
-                              st, gcOff);
+          // e^{lam_l} dy_l, read by dc and by dstate.
+          Value decayedGy =
+              contract(b, l, "blgr,blgrp->blgrp", ValueRange{expLam, gy}, st);
+          Value gcOff = gemm(b, l, "blgrp,bgrpn->blgn", decayedGy, s0, st);
+          // ey summed over the heads of a group first: b and c are per group.
+          Value eyGroup = contract(b, l, "blsgr->blsg", ValueRange{ey}, st);
+          Value gc = gemm(b, l, "blsg,bsgn->blgn", eyGroup, k.bm, st, gcOff);
           // db_s = Σ_{r,l} ey[l, s] c_l + Σ_{r,p} surv_s dstate' u_s.
-          Value gbOff = contract(b, l, "bsgr,bgrpn,bsgrp->bsgn",
-                                 ValueRange{surv, gS, u}, st);
-          Value gb = contract(b, l, "blsgr,blgn->bsgn", ValueRange{ey, k.cm},
-                              st, gbOff);
+          Value survU =
+              contract(b, l, "bsgr,bsgrp->bsgrp", ValueRange{surv, u}, st);
+          Value gbOff = gemm(b, l, "bsgrp,bgrpn->bsgn", survU, gS, st);
+          Value gb = gemm(b, l, "blsg,blgn->bsgn", eyGroup, k.cm, st, gbOff);
           // d lam_l = Σ_s w[l, s] − Σ_l' w[l', l] + e^{lam_l} dy_l·(c_l·state)
           //         − surv_l u_l·q_l;  d total = e^{total} <dstate', state>
           //         + Σ_s surv_s u_s·q_s.
-          Value cs =
-              contract(b, l, "blgn,bgrpn->blgrp", ValueRange{k.cm, s0}, st);
+          Value cs = gemm(b, l, "blgn,bgrpn->blgrp", k.cm, s0, st);
           Value rowW = contract(b, l, "blsgr->blgr", ValueRange{w}, st);
           Value colW = contract(b, l, "bslgr->blgr", ValueRange{w}, st);
           Value off = contract(b, l, "blgr,blgrp,blgrp->blgr",
@@ -882,8 +963,8 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
           // dstate = e^{total} dstate' + Σ_l e^{lam_l} dy_l ⊗ c_l.
           Value keptState =
               contract(b, l, "bgr,bgrpn->bgrpn", ValueRange{expTotal, gS}, st);
-          Value gPrev = contract(b, l, "blgr,blgrp,blgn->bgrpn",
-                                 ValueRange{expLam, gy, k.cm}, st, keptState);
+          Value gPrev =
+              gemm(b, l, "blgrp,blgn->bgrpn", decayedGy, k.cm, st, keptState);
           scf::YieldOp::create(
               b, l,
               ValueRange{gPrev, insertSeq(b, l, gu, acc[1], k.start),
