@@ -88,6 +88,25 @@ def ds_tensors():
     return out
 
 
+# mamba_ssm's format: no model_type; vocab 13 padded to 16, tied; 4 heads of 4.
+MAMBA_SSM_CONFIG = {"d_model": 8, "n_layer": 2, "vocab_size": 13, "pad_vocab_size_multiple": 8,
+                    "ssm_cfg": {"layer": "Mamba2", "d_state": 2, "headdim": 4, "chunk_size": 4},
+                    "rms_norm": True, "residual_in_fp32": True, "tie_embeddings": True}
+
+
+def mamba_ssm_tensors():
+    """mamba_ssm's names: `backbone.embedding.weight` (HF says embeddings)."""
+    h, inner, conv, heads = 8, 16, 20, 4
+    out = {"backbone.embedding.weight": [16, h], "backbone.norm_f.weight": [h]}
+    for l in range(2):
+        p = f"backbone.layers.{l}."
+        out.update({p + "norm.weight": [h], p + "mixer.in_proj.weight": [inner + conv + heads, h],
+                    p + "mixer.conv1d.weight": [conv, 1, 4], p + "mixer.conv1d.bias": [conv],
+                    p + "mixer.dt_bias": [heads], p + "mixer.A_log": [heads], p + "mixer.D": [heads],
+                    p + "mixer.norm.weight": [inner], p + "mixer.out_proj.weight": [h, inner]})
+    return out
+
+
 def encode(entries, header_override=None):
     """entries: name -> (dtype, shape, bytes). Returns the file bytes."""
     header, data = {}, b""
@@ -172,6 +191,8 @@ def main():
     # FP8 block scales are refused with a hint.
     ds = {n: ("F32", s, f32(s, rng)) for n, s in ds_tensors().items()}
     write_case(root, "ds-good", encode(ds), DS_CONFIG)
+    ssm = {n: ("F32", sh, f32(sh, rng)) for n, sh in mamba_ssm_tensors().items()}
+    write_case(root, "mamba-ssm", encode(ssm), MAMBA_SSM_CONFIG)
     bad = dict(ds)
     del bad["model.layers.1.mlp.gate.e_score_correction_bias"]
     write_case(root, "ds-no-bias", encode(bad), DS_CONFIG)
