@@ -329,7 +329,7 @@ LogicalResult adjoint(MulOp op, AdjointBuilder &ab) {
 
 LogicalResult adjoint(ScaleOp op, AdjointBuilder &ab) {
   ab.addGrad(0, ScaleOp::create(ab.builder, ab.getLoc(), ab.resultGrad(0),
-                                op.getFactorAttr()));
+                                op.getFactorAttr(), op.getRoundFactorAttr()));
   return success();
 }
 

@@ -549,8 +549,10 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     spec.qkNorm = QkNorm::perHead;
   if (family->readsMlpBias)
     spec.mlpBias = f.boolean("mlp_bias", false);
-  if (family->embeddingScale)
+  if (family->embeddingScale) {
     spec.embeddingScale = std::sqrt(double(spec.hiddenSize));
+    spec.embeddingScaleRounded = true;
+  }
   spec.attentionScale =
       family->queryPreAttnScalar
           ? 1.0 / std::sqrt(f.positiveNumber("query_pre_attn_scalar", 256))

@@ -148,11 +148,13 @@ private:
     return spec.unitOffsetNorm ? b.getUnitAttr() : UnitAttr();
   }
   Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  /// x · factor (x itself for 1: HF multiplies by 1.0 exactly).
-  Value scaled(Value x, double factor) {
+  /// x · factor (x itself for 1: HF multiplies by 1.0 exactly); `round`
+  /// when HF holds the factor as a tensor of the model's type.
+  Value scaled(Value x, double factor, bool round = false) {
     return factor == 1.0
                ? x
-               : Value(ScaleOp::create(b, loc, x, b.getF64FloatAttr(factor)));
+               : Value(ScaleOp::create(b, loc, x, b.getF64FloatAttr(factor),
+                                       round ? b.getUnitAttr() : UnitAttr()));
   }
   Value rope(Value x, Value positions, const RopeSpec &r);
   Value attention(Value x, ValueRange w, Value positions,
@@ -177,10 +179,7 @@ private:
   Value mambaMixer(Value x, ValueRange w, const MambaSpec &m);
   /// A residual branch, times Granite's residual_multiplier.
   Value branch(Value x) {
-    return spec.residualMultiplier
-               ? Value(ScaleOp::create(
-                     b, loc, x, b.getF64FloatAttr(*spec.residualMultiplier)))
-               : x;
+    return spec.residualMultiplier ? scaled(x, *spec.residualMultiplier) : x;
   }
   Value layerBody(Value h, ValueRange w, Value positions,
                   const LayerSpec &layer);
@@ -696,7 +695,7 @@ Value ModelBuilder::mambaMixer(Value x, ValueRange w, const MambaSpec &m) {
                                zxbcdt, b.getI64IntegerAttr(2));
     SmallVector<Value> p;
     for (auto [i, v] : llvm::enumerate(seg.getResults()))
-      p.push_back(scaled(v, mup->ssm[i]));
+      p.push_back(scaled(v, mup->ssm[i], /*round=*/true));
     z = p[0];
     xbcIn = ConcatOp::create(b, loc, act({c}), ValueRange{p[1], p[2], p[3]},
                              b.getI64IntegerAttr(2));
@@ -956,8 +955,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   Value hidden = EmbeddingOp::create(b, loc, act({h}), inputIds,
                                      entry->getArgument(embedArg));
   if (spec.embeddingScale)
-    hidden = ScaleOp::create(b, loc, hidden,
-                             b.getF64FloatAttr(*spec.embeddingScale));
+    hidden = scaled(hidden, *spec.embeddingScale, spec.embeddingScaleRounded);
 
   SmallVector<Value> stacked;
   for (size_t i = 0; i < layerParams.size(); ++i)

@@ -227,6 +227,9 @@ struct ModelSpec {
   bool attentionSinks = false; // gpt-oss: a learned logit per head
   bool tiedEmbeddings = false;
   std::optional<double> embeddingScale;
+  /// HF holds the embedding scale as a tensor of the model's type (Gemma's
+  /// normaliser), so it is rounded to it; a Python float is not.
+  bool embeddingScaleRounded = false;
   double attentionScale = 1.0;
   std::optional<double> attnSoftcap, finalSoftcap;
   /// Granite: each residual branch is multiplied by this; logits divided.

@@ -79,13 +79,15 @@ struct ScaleLowering : OpRewritePattern<ScaleOp> {
                                 PatternRewriter &rewriter) const override {
     Type elem = op.getType().getElementType();
     double factor = op.getFactor().convertToDouble();
+    bool round = op.getRoundFactor();
     Value r = buildElementwise(
         rewriter, op.getLoc(), ValueRange{op.getX()},
         [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-          // The factor is rounded to the element type first, as PyTorch
-          // multiplies by a scalar (and Gemma casts its normaliser).
-          Value f = castFloat(b, loc, constFloat(b, loc, elem, factor),
-                              a[0].getType());
+          // A Python scalar is applied as it is; a factor HF holds as a
+          // tensor of the model's type (round_factor) is rounded first.
+          Value f = round ? castFloat(b, loc, constFloat(b, loc, elem, factor),
+                                      a[0].getType())
+                          : constFloat(b, loc, a[0].getType(), factor);
           return arith::MulFOp::create(b, loc, a[0], f);
         });
     rewriter.replaceOp(op, r);

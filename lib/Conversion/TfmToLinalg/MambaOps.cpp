@@ -468,6 +468,7 @@ struct SiluGateLowering : OpRewritePattern<SiluGateOp> {
   LogicalResult matchAndRewrite(SiluGateOp op,
                                 PatternRewriter &rewriter) const override {
     Type out = elementType(op.getResult()), st = computeType(out);
+    Type zElem = elementType(op.getZ());
     if (elementType(op.getX()).isF64())
       st = elementType(op.getX());
     rewriter.replaceOp(
@@ -476,8 +477,9 @@ struct SiluGateLowering : OpRewritePattern<SiluGateOp> {
                      ValueRange{op.getX(), op.getZ()}, {},
                      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                        Scalar s = scalar(nb, l, st);
-                       return castFloat(
-                           nb, l, s.mul(s.f(a[0]), s.silu(s.f(a[1]))), out);
+                       // silu(z) in z's type, as PyTorch's bf16 silu.
+                       Value gate = s.round(s.silu(s.f(a[1])), zElem);
+                       return castFloat(nb, l, s.mul(s.f(a[0]), gate), out);
                      }));
     return success();
   }

@@ -28,10 +28,20 @@ func.func @add_bf16(%a: tensor<?x?x16xbf16>, %b: tensor<?x?x16xbf16>) -> tensor<
 
 // -----
 
-// The scale factor is rounded to the element type first: sqrt(3584) is
-// 59.87 in f32 but 59.75 in bf16, as HF's Gemma normaliser.
-// CHECK-LABEL: func @scale
+// With round_factor the factor is rounded to the element type first:
+// sqrt(3584) is 59.87 in f32 but 59.75 in bf16, as HF's Gemma normaliser.
+// CHECK-LABEL: func @scale_rounded
 // CHECK: arith.constant 5.975000e+01 : f32
+func.func @scale_rounded(%x: tensor<?x?x16xbf16>) -> tensor<?x?x16xbf16> {
+  %y = tfm.scale %x {factor = 59.866518188383061 : f64, round_factor} : tensor<?x?x16xbf16>
+  return %y : tensor<?x?x16xbf16>
+}
+
+// -----
+
+// Without it, the factor is applied as given (a Python scalar in PyTorch).
+// CHECK-LABEL: func @scale
+// CHECK: arith.constant 59.8665199 : f32
 func.func @scale(%x: tensor<?x?x16xbf16>) -> tensor<?x?x16xbf16> {
   %y = tfm.scale %x {factor = 59.866518188383061 : f64} : tensor<?x?x16xbf16>
   return %y : tensor<?x?x16xbf16>

@@ -86,7 +86,7 @@ template <typename ScanOp> static ScanOperands operandsOf(ScanOp op) {
           op.getC(),
           op.getD(),
           op.getDtBias(),
-          op.getChunkSize(),
+          static_cast<int64_t>(op.getChunkSize()),
           op.getDtMin().convertToDouble(),
           op.getDtMax().convertToDouble()};
 }

@@ -114,7 +114,8 @@ def Tfm_SiluGateOp : Tfm_PureOp<"silu_gate"> {
   let description = [{
     The Mamba2 output gate without the norm (Falcon-H1's `mamba_rms_norm:
     false`): `y = x · silu(z)`, `x` and `z` of one shape (the scan's f32
-    output and the model-typed gate), the result in the model type.
+    output and the model-typed gate), the result in the model type;
+    `silu(z)` is rounded to z's type first, as HF computes it.
 
     ```mlir
     %y = tfm.silu_gate %x, %z

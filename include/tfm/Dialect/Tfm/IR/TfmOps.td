@@ -377,16 +377,21 @@ def Tfm_MulOp : Tfm_BinaryOp<"mul", "lhs * rhs",
 def Tfm_ScaleOp : Tfm_Op<"scale", [Pure, SameOperandsAndResultType]> {
   let summary = "multiply by a constant";
   let description = [{
-    `y = x * factor`, with `factor` rounded to the element type first (as
-    PyTorch multiplies a tensor by a Python scalar).
+    `y = x * factor` in the compute type, rounded to the element type. The
+    factor is applied as given, as PyTorch multiplies a bf16 tensor by a
+    Python scalar; with `round_factor` it is first rounded to the element
+    type, as when HF holds it as a tensor of the model's type (Gemma's
+    normaliser, Falcon-H1's `mup_vector`).
 
     ```mlir
     %y = tfm.scale %x {factor = 8.0 : f64} : tensor<?x?x64xf32>
+    %z = tfm.scale %x {factor = 59.866518188383061 : f64, round_factor} : tensor<?x?x64xbf16>
     ```
 
-    Gradient: `dx = dy * factor`.
+    Gradient: `dx = dy * factor` (rounded the same way).
   }];
-  let arguments = (ins Tfm_FloatTensor:$x, F64Attr:$factor);
+  let arguments = (ins Tfm_FloatTensor:$x, F64Attr:$factor,
+                   UnitAttr:$round_factor);
   let results = (outs Tfm_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x)";
   let hasFolder = 1;
