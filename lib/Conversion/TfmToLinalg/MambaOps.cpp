@@ -763,13 +763,6 @@ Value gemm(OpBuilder &b, Location loc, StringRef spec, Value lhs, Value rhs,
   return permuteTo(b, loc, full, canonical, out, st);
 }
 
-/// `v` with its group and head-in-group dimensions [dim, dim + 1] merged:
-/// the chunk x chunk products over per-head tensors index one dimension
-/// less, which keeps their GPU kernels' address arithmetic in registers.
-Value mergeHeads(OpBuilder &b, Location loc, Value v, int64_t dim) {
-  return mergeDims(b, loc, v, dim, 2);
-}
-
 /// exp of `v` (a map).
 Value expOf(OpBuilder &b, Location loc, StringRef spec, Value v, Type st) {
   return einsum(b, loc, spec, ValueRange{v}, st,
@@ -826,11 +819,7 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
                 return sc.add(sc.mul(v[0], sc.exp(v[1])),
                               sc.mul(v[2], sc.f(v[3])));
               });
-          Value y = splitDim(
-              b, l,
-              gemm(b, l, "blsh,bshp->blhp", mergeHeads(b, l, m, 3),
-                   mergeHeads(b, l, k.x, 2), st, mergeHeads(b, l, carried, 2)),
-              2, {s.groups, s.perGroup});
+          Value y = gemm(b, l, "blsgr,bsgrp->blgrp", m, k.x, st, carried);
           // state' = e^{total} state + Σ_s e^{total − lam_s} δ_s x_s ⊗ b_s.
           Value surv = survival(b, l, k, st);
           Value kept = einsum(
@@ -890,11 +879,7 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
           Value expLam = expOf(b, l, "blgr->blgr", k.lam, st);
           Value expTotal = expOf(b, l, "bgr->bgr", k.total, st);
           // gyu[l, s] = dy_l · u_s; ey = decay ⊙ gyu; w = ey ⊙ (c_l·b_s).
-          Value gyu =
-              splitDim(b, l,
-                       gemm(b, l, "blhp,bshp->blsh", mergeHeads(b, l, gy, 2),
-                            mergeHeads(b, l, u, 2), st),
-                       3, {s.groups, s.perGroup});
+          Value gyu = gemm(b, l, "blgrp,bsgrp->blsgr", gy, u, st);
           Value ey =
               contract(b, l, "blsgr,blsgr->blsgr", ValueRange{decay, gyu}, st);
           Value w =
@@ -905,11 +890,7 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
           Value q = gemm(b, l, "bgrpn,bsgn->bsgrp", gS, k.bm, st);
           Value guOff =
               contract(b, l, "bsgr,bsgrp->bsgrp", ValueRange{surv, q}, st);
-          Value gu = splitDim(
-              b, l,
-              gemm(b, l, "blsh,blhp->bshp", mergeHeads(b, l, eg, 3),
-                   mergeHeads(b, l, gy, 2), st, mergeHeads(b, l, guOff, 2)),
-              2, {s.groups, s.perGroup});
+          Value gu = gemm(b, l, "blsgr,blgrp->bsgrp", eg, gy, st, guOff);
           // dc_l = Σ_{r,s} ey[l, s] b_s + Σ_{r,p} e^{lam_l} state dy_l.
           // e^{lam_l} dy_l, read by dc and by dstate.
           Value decayedGy =
