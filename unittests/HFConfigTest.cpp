@@ -467,7 +467,8 @@ TEST(HFConfigErrors, OneLineNamingFileAndField) {
       "config.json: field 'model_type': unsupported model_type 'gpt2' "
       "(supported: deepseek_v2, deepseek_v3, falcon_h1, gemma2, gemma3_text, "
       "glm4_moe, gpt_oss, granitemoe, llama, mamba2, mistral, mixtral, "
-      "nemotron_h, olmo2, olmoe, phi3, qwen2, qwen3, qwen3_moe, smollm3)");
+      "nemotron_h, olmo2, olmoe, phi3, qwen2, qwen3, qwen3_5_moe_text, "
+      "qwen3_5_text, qwen3_moe, qwen3_next, smollm3)");
   EXPECT_EQ(parseError(""), "config.json: empty file, expected a JSON object");
   EXPECT_EQ(parseError("[]"),
             "config.json: expected a JSON object at the top level, got array");
@@ -492,11 +493,29 @@ TEST(HFConfigErrors, NonStrictNumbers) {
 }
 
 TEST(HFConfigErrors, SupportedModelTypes) {
-  std::vector<std::string> expected = {
-      "deepseek_v2", "deepseek_v3", "falcon_h1",  "gemma2",    "gemma3_text",
-      "glm4_moe",    "gpt_oss",     "granitemoe", "llama",     "mamba2",
-      "mistral",     "mixtral",     "nemotron_h", "olmo2",     "olmoe",
-      "phi3",        "qwen2",       "qwen3",      "qwen3_moe", "smollm3"};
+  std::vector<std::string> expected = {"deepseek_v2",
+                                       "deepseek_v3",
+                                       "falcon_h1",
+                                       "gemma2",
+                                       "gemma3_text",
+                                       "glm4_moe",
+                                       "gpt_oss",
+                                       "granitemoe",
+                                       "llama",
+                                       "mamba2",
+                                       "mistral",
+                                       "mixtral",
+                                       "nemotron_h",
+                                       "olmo2",
+                                       "olmoe",
+                                       "phi3",
+                                       "qwen2",
+                                       "qwen3",
+                                       "qwen3_5_moe_text",
+                                       "qwen3_5_text",
+                                       "qwen3_moe",
+                                       "qwen3_next",
+                                       "smollm3"};
   EXPECT_EQ(supportedModelTypes(), expected);
 }
 

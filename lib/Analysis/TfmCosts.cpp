@@ -128,6 +128,9 @@ OpCost cost(GeluTanhOp op, const DimResolver &d) {
   return elementwise(op, d, 8);
 }
 OpCost cost(Relu2Op op, const DimResolver &d) { return elementwise(op, d, 2); }
+OpCost cost(SigmoidOp op, const DimResolver &d) {
+  return elementwise(op, d, 4);
+}
 OpCost cost(AddOp op, const DimResolver &d) { return elementwise(op, d, 1); }
 OpCost cost(MulOp op, const DimResolver &d) { return elementwise(op, d, 1); }
 OpCost cost(ScaleOp op, const DimResolver &d) { return elementwise(op, d, 1); }
@@ -286,6 +289,37 @@ OpCost cost(MambaSsdScanBackwardOp op, const DimResolver &d) {
   return streaming(
       op, d, 3 * ssdScanFlops(d, op.getX(), op.getB(), op.getChunkSize()));
 }
+//===----------------------------------------------------------------------===//
+// Gated DeltaNet
+//===----------------------------------------------------------------------===//
+
+/// The chunked delta rule per head and chunk of L positions: k·kᵀ and q·kᵀ
+/// (2·Dk per pair), the UT transform's forward substitution (~L³/3), its
+/// products with v and k (2·(Dv + Dk) per pair), the decayed q·kᵀ with the
+/// new values (2·Dv per pair), and three [Dk, Dv] state products per
+/// position (6·Dk·Dv).
+double deltaRuleFlops(const DimResolver &d, Value q, Value v,
+                      int64_t chunkSize) {
+  int64_t b = d.dim(v, 0), t = d.dim(v, 1), h = d.dim(v, 2), dv = d.dim(v, 3);
+  int64_t dk = d.dim(q, 3);
+  int64_t l = std::min<int64_t>(chunkSize, t);
+  double pairs = double(t) * double(l + 1) / 2;
+  return double(b) * double(h) *
+         (pairs * double(4 * dk + 4 * dv + 8) + double(t) * double(l * l) / 3 +
+          double(t) * double(6 * dk * dv + 12));
+}
+
+OpCost cost(GatedDeltaRuleOp op, const DimResolver &d) {
+  return streaming(op, d,
+                   deltaRuleFlops(d, op.getQ(), op.getV(), op.getChunkSize()));
+}
+OpCost cost(GatedDeltaRuleBackwardOp op, const DimResolver &d) {
+  // Recomputes the chunk's transform and products, then about twice the
+  // forward's work.
+  return streaming(
+      op, d, 3 * deltaRuleFlops(d, op.getQ(), op.getV(), op.getChunkSize()));
+}
+
 OpCost cost(GatedRmsNormOp op, const DimResolver &d) {
   return elementwise(op, d, 9);
 }
@@ -321,6 +355,9 @@ OpCost cost(GeluTanhBackwardOp op, const DimResolver &d) {
 }
 OpCost cost(Relu2BackwardOp op, const DimResolver &d) {
   return elementwise(op, d, 3);
+}
+OpCost cost(SigmoidBackwardOp op, const DimResolver &d) {
+  return elementwise(op, d, 6);
 }
 OpCost cost(SoftcapBackwardOp op, const DimResolver &d) {
   return elementwise(op, d, 5);

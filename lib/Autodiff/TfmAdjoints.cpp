@@ -306,6 +306,9 @@ LogicalResult adjoint(GeluTanhOp op, AdjointBuilder &ab) {
 LogicalResult adjoint(Relu2Op op, AdjointBuilder &ab) {
   return unaryAdjoint<Relu2BackwardOp>(op, ab);
 }
+LogicalResult adjoint(SigmoidOp op, AdjointBuilder &ab) {
+  return unaryAdjoint<SigmoidBackwardOp>(op, ab);
+}
 
 LogicalResult adjoint(SoftcapOp op, AdjointBuilder &ab) {
   ab.addGrad(0, SoftcapBackwardOp::create(ab.builder, ab.getLoc(),
@@ -504,9 +507,14 @@ LogicalResult adjoint(MambaConv1dOp op, AdjointBuilder &ab) {
   return success();
 }
 
-/// The chunk states are saved for the backward, never differentiated.
-LogicalResult adjoint(MambaSsdScanOp op, AdjointBuilder &ab) {
-  if (failed(noGradThrough(ab, 1, "the scan's chunk states")))
+/// The chunked scans (Mamba2's, the gated delta rule): the chunk states
+/// (result 1) are saved for the backward, never differentiated; the backward
+/// op takes dy, the seven operands and the states and gives a gradient per
+/// operand. `attrs` are the op's attributes, passed on.
+template <typename BackwardOp, typename ScanOp, typename... Attrs>
+LogicalResult chunkedScanAdjoint(ScanOp op, AdjointBuilder &ab, StringRef what,
+                                 Attrs... attrs) {
+  if (failed(noGradThrough(ab, 1, what)))
     return failure();
   Value dy = ab.resultGrad(0);
   if (!dy)
@@ -514,14 +522,19 @@ LogicalResult adjoint(MambaSsdScanOp op, AdjointBuilder &ab) {
   SmallVector<Type> types;
   for (unsigned i = 0; i < 7; ++i)
     types.push_back(op->getOperand(i).getType());
-  auto bw = MambaSsdScanBackwardOp::create(
+  auto bw = BackwardOp::create(
       ab.builder, ab.getLoc(), types, dy, ab.operand(0), ab.operand(1),
       ab.operand(2), ab.operand(3), ab.operand(4), ab.operand(5), ab.operand(6),
-      ab.primal(op.getStates()), op.getChunkSizeAttr(), op.getDtMinAttr(),
-      op.getDtMaxAttr());
+      ab.primal(op.getStates()), attrs...);
   for (unsigned i = 0; i < 7; ++i)
     ab.addGrad(i, bw->getResult(i));
   return success();
+}
+
+LogicalResult adjoint(MambaSsdScanOp op, AdjointBuilder &ab) {
+  return chunkedScanAdjoint<MambaSsdScanBackwardOp>(
+      op, ab, "the scan's chunk states", op.getChunkSizeAttr(),
+      op.getDtMinAttr(), op.getDtMaxAttr());
 }
 
 LogicalResult adjoint(GatedRmsNormOp op, AdjointBuilder &ab) {
@@ -544,6 +557,11 @@ LogicalResult adjoint(SiluGateOp op, AdjointBuilder &ab) {
   ab.addGrad(0, bw.getDx());
   ab.addGrad(1, bw.getDz());
   return success();
+}
+
+LogicalResult adjoint(GatedDeltaRuleOp op, AdjointBuilder &ab) {
+  return chunkedScanAdjoint<GatedDeltaRuleBackwardOp>(
+      op, ab, "the delta rule's chunk states", op.getChunkSizeAttr());
 }
 
 /// zeros_like's result does not depend on its operand's values.

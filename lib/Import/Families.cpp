@@ -454,14 +454,81 @@ FamilyRules smollm3() {
   return r;
 }
 
+/// Qwen3NextConfig and modeling_qwen3_next: every full_attention_interval-th
+/// layer gated attention (q_proj [query | gate] per head, zero-centred q/k
+/// norms, partial RoPE), the others gated DeltaNet; zero-centred (1 + w)
+/// decoder norms; Qwen-MoE routing with one shared expert behind a sigmoid
+/// gate, dense layers per decoder_sparse_step / mlp_only_layers.
+FamilyRules qwen3Next() {
+  FamilyRules r("qwen3_next", "Qwen3NextForCausalLM");
+  r.defaultKvHeads = 2;
+  r.kvHeadsNullable = false;
+  r.defaultHeadDim = 256;
+  r.unitOffsetNorm = true;
+  r.qkNorm = QkNorm::perHead;
+  r.gatedAttention = true;
+  r.partialRotary = true;
+  r.defaultPartialRotary = 0.25; // Qwen3NextConfig.__post_init__
+  r.defaultMaxPositions = 32768;
+  r.deltaNet.enabled = true;
+  r.moe = qwen3Moe().moe;
+  r.moe.defaultExperts = 512;
+  r.moe.defaultTopK = 10;
+  r.moe.defaultIntermediate = 512;
+  r.moe.defaultDenseIntermediate = 5632;
+  r.moe.defaultNormTopkProb = true;
+  r.moe.gatedSharedExpert = true;
+  r.moe.defaultGatedSharedWidth = 512;
+  return r;
+}
+
+/// The text model of Qwen3.5 (Qwen3_5TextConfig, modeling_qwen3_5): Qwen3-
+/// Next's blocks with a dense MLP, DeltaNet's in-projections unfused
+/// (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a) and M-RoPE, which for
+/// text (equal positions on its three axes) is partial RoPE. Hub
+/// checkpoints hold it under model.language_model. next to the vision
+/// tower and an MTP head, neither of which the text model uses.
+FamilyRules qwen35Text() {
+  FamilyRules r = qwen3Next();
+  r.modelType = "qwen3_5_text";
+  r.architecture = "Qwen3_5ForCausalLM";
+  r.defaultKvHeads = 4;
+  r.moe = MoeRules();
+  r.deltaNet.interleavedProjections = false;
+  r.names.legacyLayers = "model.language_model.layers.{layer}.";
+  r.names.embedSources = {"model.language_model.embed_tokens.weight"};
+  r.names.finalNormSources = {"model.language_model.norm.weight"};
+  r.ignoredPrefixes = {"model.visual.", "mtp."};
+  return r;
+}
+
+/// Qwen3.5-MoE's text model (Qwen3_5MoeTextConfig): Qwen3.5's blocks with
+/// Qwen3-Next's MoE on every layer (no decoder_sparse_step), the top-k
+/// weights always renormalised (Qwen3VLMoe's router).
+FamilyRules qwen35MoeText() {
+  FamilyRules r = qwen35Text();
+  r.modelType = "qwen3_5_moe_text";
+  r.architecture = "Qwen3_5MoeForCausalLM";
+  r.defaultKvHeads = 2;
+  r.moe = qwen3Next().moe;
+  r.moe.defaultExperts = 256;
+  r.moe.defaultTopK = 8;
+  r.moe.readsNormTopkProb = false;
+  r.moe.alwaysNormalize = true;
+  r.moe.readsSparseLayers = false;
+  r.moe.everyLayer = true;
+  return r;
+}
+
 } // namespace
 
 const std::vector<FamilyRules> &hf::families() {
   static const std::vector<FamilyRules> table = {
-      deepseekV2(), deepseekV3(), falconH1(),   gemma2(),   gemma3Text(),
-      glm4Moe(),    gptOss(),     granitemoe(), llama(),    mamba2(),
-      mistral(),    mixtral(),    nemotronH(),  olmo2(),    olmoe(),
-      phi3(),       qwen2(),      qwen3(),      qwen3Moe(), smollm3()};
+      deepseekV2(), deepseekV3(),    falconH1(),   gemma2(),   gemma3Text(),
+      glm4Moe(),    gptOss(),        granitemoe(), llama(),    mamba2(),
+      mistral(),    mixtral(),       nemotronH(),  olmo2(),    olmoe(),
+      phi3(),       qwen2(),         qwen3(),      qwen3Moe(), qwen3Next(),
+      qwen35Text(), qwen35MoeText(), smollm3()};
   return table;
 }
 

@@ -93,6 +93,13 @@ struct MoeRules {
   const char *sharedWidthKey = nullptr;
   int64_t defaultSharedWidth = 0;
   bool readsLatentSize = false;
+  /// Qwen3-Next: one shared expert `shared_expert_intermediate_size` wide
+  /// (class default below), `mlp.shared_expert`, behind a sigmoid gate
+  /// `mlp.shared_expert_gate`.
+  bool gatedSharedExpert = false;
+  int64_t defaultGatedSharedWidth = 512;
+  /// Every layer is MoE (Qwen3.5-MoE): no dense `intermediate_size`.
+  bool everyLayer = false;
 };
 
 /// How a family's config describes its Mamba2 mixers: the keys (they
@@ -148,6 +155,14 @@ struct MambaRules {
   /// Keys the config class accepts for the same fields (NemotronH's
   /// `mamba_n_groups`, `mamba_d_conv`, `mamba_chunk_size`, ...).
   std::vector<std::pair<const char *, const char *>> aliases;
+};
+
+/// Gated DeltaNet mixers on the `linear_attention` layers (Qwen3-Next,
+/// Qwen3.5): `linear_*` sizes, `layer_types` or `full_attention_interval`.
+struct DeltaNetRules {
+  bool enabled = false;
+  /// Qwen3-Next's in_proj_qkvz / in_proj_ba (else Qwen3.5's four).
+  bool interleavedProjections = true;
 };
 
 /// NemotronH's layer schedule: `hybrid_override_pattern` (one letter per
@@ -264,6 +279,13 @@ struct FamilyRules {
   MoeRules moe;
   MambaRules mamba;
   HybridRules hybrid;
+  DeltaNetRules deltaNet;
+  /// Qwen3-Next's attention: q_proj [query | gate] per head, the output
+  /// scaled by sigmoid(gate).
+  bool gatedAttention = false;
+  /// Checkpoint tensors the model does not use (Qwen3.5's vision tower and
+  /// MTP head next to its text model).
+  std::vector<std::string> ignoredPrefixes;
   /// No layer applies RoPE (NemotronH's attention).
   bool noRope = false;
   /// Every layer runs attention and Mamba2 in parallel, then the MLP

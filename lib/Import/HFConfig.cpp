@@ -11,6 +11,7 @@
 #include "tfm/Import/HFConfig.h"
 #include "tfm/Support/Error.h"
 
+#include "DeltaNetConfig.h"
 #include "FamilyRules.h"
 #include "JsonFields.h"
 #include "MambaConfig.h"
@@ -225,6 +226,15 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
     if (f.failed())
       return makeError(f.message());
   }
+  if (m.gatedSharedExpert) {
+    moe.sharedExperts = 1;
+    moe.sharedIntermediate =
+        f.size("shared_expert_intermediate_size", m.defaultGatedSharedWidth);
+    moe.sharedName = "shared_expert";
+    moe.sharedExpertGate = true;
+    if (f.failed())
+      return makeError(f.message());
+  }
   moe.block = m.block;
   moe.router = m.router;
   moe.legacyRouter = m.legacyRouter;
@@ -315,6 +325,54 @@ llvm::Expected<ModelSpec> parseMambaModel(Fields &f, const FamilyRules &family,
 
 } // namespace
 
+/// Multimodal configs whose `text_config` is a supported text model.
+struct TextWrapper {
+  const char *modelType, *architecture, *textModelType;
+};
+constexpr TextWrapper kTextWrappers[] = {
+    {"qwen3_5", "Qwen3_5ForConditionalGeneration", "qwen3_5_text"},
+    {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe_text"},
+};
+
+/// Replaces a multimodal wrapper config by its text model's (what
+/// get_text_config() gives HF), keeping the top-level tie_word_embeddings;
+/// `prefix` becomes "text_config." for error messages. Other configs are
+/// left alone.
+static llvm::Error unwrapTextModel(json &root, llvm::StringRef source,
+                                   std::string &prefix) {
+  if (!root.contains("model_type") || !root["model_type"].is_string())
+    return llvm::Error::success();
+  std::string type = root["model_type"].get<std::string>();
+  const TextWrapper *w = llvm::find_if(
+      kTextWrappers, [&](const TextWrapper &t) { return type == t.modelType; });
+  if (w == std::end(kTextWrappers))
+    return llvm::Error::success();
+  if (root.contains("architectures")) {
+    const json &archs = root["architectures"];
+    if (!archs.is_array() || archs.empty() || !archs[0].is_string() ||
+        archs[0].get<std::string>() != w->architecture)
+      return makeError(source + ": field 'architectures': expected [\"" +
+                       w->architecture + "\"] for model_type '" + type +
+                       "', got " + archs.dump());
+  }
+  if (!root.contains("text_config") || !root["text_config"].is_object())
+    return makeError(source + ": field 'text_config': model_type '" + type +
+                     "' needs its text model's config as an object");
+  json text = root["text_config"];
+  if (!text.contains("model_type"))
+    text["model_type"] = w->textModelType;
+  if (text["model_type"] != w->textModelType)
+    return makeError(source + ": field 'text_config.model_type': expected '" +
+                     w->textModelType + "' inside a '" + type +
+                     "' config, got " + text["model_type"].dump());
+  text.erase("architectures");
+  if (root.contains("tie_word_embeddings"))
+    text["tie_word_embeddings"] = root["tie_word_embeddings"];
+  root = std::move(text);
+  prefix = "text_config.";
+  return llvm::Error::success();
+}
+
 std::vector<std::string> mlir::tfm::supportedModelTypes() {
   std::vector<std::string> names;
   for (const FamilyRules &f : families())
@@ -352,7 +410,10 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     root = std::move(*converted);
   }
 
-  Fields f(root, source.str());
+  std::string fieldPrefix;
+  if (llvm::Error err = unwrapTextModel(root, source, fieldPrefix))
+    return std::move(err);
+  Fields f(root, source.str(), fieldPrefix);
   ModelSpec spec;
 
   // --- Family ----------------------------------------------------------------
@@ -389,10 +450,13 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   // --- Sizes -----------------------------------------------------------------
   spec.vocabSize = f.size("vocab_size");
   spec.hiddenSize = f.size("hidden_size");
-  spec.intermediateSize =
-      family->moe.defaultDenseIntermediate
-          ? f.size("intermediate_size", family->moe.defaultDenseIntermediate)
-          : f.size("intermediate_size");
+  if (family->moe.everyLayer)
+    spec.intermediateSize = f.optionalSize("intermediate_size").value_or(0);
+  else if (family->moe.defaultDenseIntermediate)
+    spec.intermediateSize =
+        f.size("intermediate_size", family->moe.defaultDenseIntermediate);
+  else
+    spec.intermediateSize = f.size("intermediate_size");
   std::string pattern;
   if (family->hybrid.enabled) {
     // The schedule decides the layer count; num_hidden_layers, which HF
@@ -531,6 +595,8 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   spec.fusedQkv = spec.fusedGateUp = family->fusedProjections;
   spec.tiedEmbeddings = f.boolean("tie_word_embeddings", family->defaultTied);
   spec.attentionSinks = family->attentionSinks;
+  spec.gatedAttention = family->gatedAttention;
+  spec.ignoredPrefixes = family->ignoredPrefixes;
   switch (family->bias) {
   case BiasRule::none:
     break;
@@ -772,6 +838,14 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   if (family->mamba.enabled)
     if (llvm::Error err = readMamba(f, family->mamba, spec))
       return std::move(err);
+  std::vector<bool> linear(numLayers, false);
+  if (family->deltaNet.enabled) {
+    linear = readLinearLayers(f, numLayers);
+    if (f.failed())
+      return makeError(f.message());
+    if (llvm::Error err = readDeltaNet(f, family->deltaNet, spec))
+      return std::move(err);
+  }
   for (int64_t i = 0; i < numLayers; ++i) {
     LayerSpec layer;
     if (sliding[i])
@@ -788,6 +862,10 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     }
     if (family->parallelMamba)
       layer.mixer = LayerMixer::attentionMambaMlp;
+    if (linear[i]) {
+      layer.mixer = LayerMixer::deltaNetMlp;
+      layer.rope.reset();
+    }
     spec.layers.push_back(std::move(layer));
   }
   // One-mixer layers without a Mamba2 or an attention layer leave those

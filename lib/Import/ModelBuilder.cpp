@@ -30,6 +30,7 @@ enum class LayerScope {
   mixerNorm,
   attention,
   mamba,
+  deltaNet,
   /// The MLP of every layer that has one (models without MoE).
   mlp,
   denseMlp,
@@ -64,6 +65,8 @@ struct LayerParam {
       return layer.hasAttention();
     case LayerScope::mamba:
       return layer.hasMamba();
+    case LayerScope::deltaNet:
+      return layer.hasDeltaNet();
     case LayerScope::mlp:
       return layer.hasMlp();
     case LayerScope::denseMlp:
@@ -97,6 +100,7 @@ private:
   }
   void collectAttentionParams();
   void collectMambaParams(const MambaSpec &mamba);
+  void collectDeltaNetParams(const DeltaNetSpec &net);
   void collectMlaParams(const MlaSpec &mla);
   /// Drops the parameters no layer has, so none is stacked over 0 layers.
   void dropUnusedParams();
@@ -177,6 +181,23 @@ private:
   Value mlp(Value x, ValueRange w, const LayerSpec &layer);
   Value moeMlp(Value x, ValueRange w, const MoeSpec &moe);
   Value mambaMixer(Value x, ValueRange w, const MambaSpec &m);
+  Value deltaNetMixer(Value x, ValueRange w, const DeltaNetSpec &net);
+  /// The causal depthwise conv + SiLU over x [.., C], from HF's conv1d
+  /// weight [C, 1, K] (and bias).
+  Value causalConv(Value x, Value weight, Value bias) {
+    auto wt = cast<RankedTensorType>(weight.getType());
+    int64_t c = wt.getDimSize(0), k = wt.getDimSize(2);
+    return MambaConv1dOp::create(
+        b, loc, act({c}), x,
+        ReshapeOp::create(
+            b, loc, RankedTensorType::get({c, k}, wt.getElementType()), weight),
+        bias);
+  }
+  /// The token mixer of a decoder layer: attention or gated DeltaNet.
+  Value mixer(Value x, ValueRange w, Value positions, const LayerSpec &layer) {
+    return layer.hasDeltaNet() ? deltaNetMixer(x, w, *spec.deltaNet)
+                               : attention(x, w, positions, layer);
+  }
   /// A residual branch, times Granite's residual_multiplier.
   Value branch(Value x) {
     return spec.residualMultiplier ? scaled(x, *spec.residualMultiplier) : x;
@@ -224,6 +245,10 @@ void ModelBuilder::collectLayerParams() {
     scope = LayerScope::mamba;
     collectMambaParams(*spec.mamba);
   }
+  if (spec.deltaNet) {
+    scope = LayerScope::deltaNet;
+    collectDeltaNetParams(*spec.deltaNet);
+  }
   if (spec.moe) {
     scope = LayerScope::moeMlp;
     collectMoeParams(*spec.moe);
@@ -265,9 +290,12 @@ void ModelBuilder::collectAttentionParams() {
     addLayerParam("qkv", names.attention + "qkv_proj.weight", "attn_qkv",
                   {qw + 2 * kvw, h});
   } else {
-    addLayerParam("q", names.attention + "q_proj.weight", "attn_q", {qw, h});
+    // Gated attention: each head's rows are [query | gate].
+    int64_t qRows = spec.gatedAttention ? 2 * qw : qw;
+    addLayerParam("q", names.attention + "q_proj.weight", "attn_q", {qRows, h});
     if (spec.qkvBias)
-      addLayerParam("q_bias", names.attention + "q_proj.bias", "attn_q", {qw});
+      addLayerParam("q_bias", names.attention + "q_proj.bias", "attn_q",
+                    {qRows});
     addLayerParam("k", names.attention + "k_proj.weight", "attn_k", {kvw, h});
     if (spec.qkvBias)
       addLayerParam("k_bias", names.attention + "k_proj.bias", "attn_k", {kvw});
@@ -316,6 +344,33 @@ void ModelBuilder::collectMambaParams(const MambaSpec &m) {
   addLayerParam("ssm_out", p + "out_proj.weight", "ssm_out", {h, inner});
   if (m.outBias)
     addLayerParam("ssm_out_bias", p + "out_proj.bias", "ssm_out", {h});
+}
+
+/// HF Qwen3NextGatedDeltaNet's parameters (Qwen3_5GatedDeltaNet's four
+/// separate in-projections), the conv [C, 1, K] without bias, per-value-head
+/// dt_bias and A_log, the head norm's one [Dv] weight, out_proj.
+void ModelBuilder::collectDeltaNetParams(const DeltaNetSpec &n) {
+  int64_t h = spec.hiddenSize, kw = n.keyWidth(), vw = n.valueWidth();
+  int64_t heads = n.valueHeads;
+  std::string p = "linear_attn.";
+  if (n.interleavedProjections) {
+    addLayerParam("lin_qkvz", p + "in_proj_qkvz.weight", "linear_in",
+                  {2 * kw + 2 * vw, h});
+    addLayerParam("lin_ba", p + "in_proj_ba.weight", "linear_in",
+                  {2 * heads, h});
+  } else {
+    addLayerParam("lin_qkv", p + "in_proj_qkv.weight", "linear_in",
+                  {2 * kw + vw, h});
+    addLayerParam("lin_z", p + "in_proj_z.weight", "linear_in", {vw, h});
+    addLayerParam("lin_b", p + "in_proj_b.weight", "linear_in", {heads, h});
+    addLayerParam("lin_a", p + "in_proj_a.weight", "linear_in", {heads, h});
+  }
+  addLayerParam("lin_conv", p + "conv1d.weight", "linear_conv",
+                {n.convChannels(), 1, n.convKernel});
+  addLayerParam("lin_dt_bias", p + "dt_bias", "linear_dt", {heads});
+  addLayerParam("lin_a_log", p + "A_log", "linear_a", {heads});
+  addLayerParam("lin_norm", p + "norm.weight", "norm", {n.valueDim});
+  addLayerParam("lin_out", p + "out_proj.weight", "linear_out", {h, vw});
 }
 
 void ModelBuilder::collectDenseMlpParams() {
@@ -393,7 +448,7 @@ void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
   if (moe.sharedExperts) {
     int64_t width =
         moe.sharedIntermediate ? moe.sharedIntermediate : moe.sharedExperts * i;
-    std::string shared = moe.block + ".shared_experts.";
+    std::string shared = moe.block + "." + moe.sharedName + ".";
     // DeepSeek-V2's mlp_bias applies to the shared experts too.
     if (spec.gatedMlp) {
       addLayerParam("shared_gate", shared + "gate_proj.weight", "mlp_gate",
@@ -411,6 +466,10 @@ void ModelBuilder::collectMoeParams(const MoeSpec &moe) {
     if (spec.mlpBias)
       addLayerParam("shared_down_bias", shared + "down_proj.bias", "mlp_down",
                     {h});
+    if (moe.sharedExpertGate)
+      addLayerParam("shared_gate_logit",
+                    moe.block + "." + moe.sharedName + "_gate.weight",
+                    "moe_shared_gate", {1, h});
   }
   std::vector<std::string> gateUp = some(moe.legacyGate);
   if (!moe.legacyStacked && !moe.legacyUp.empty())
@@ -556,6 +615,15 @@ Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
   }
   if (spec.mup)
     k = scaled(k, spec.mup->key);
+  Value outputGate;
+  if (spec.gatedAttention) {
+    // Qwen3-Next: per head [query | gate]; the gate scales the output.
+    auto split =
+        SplitOp::create(b, loc, TypeRange{act({hq, d}), act({hq, d})},
+                        reshape(q, {hq, 2 * d}), b.getI64IntegerAttr(3));
+    q = split.getResult(0);
+    outputGate = split.getResult(1);
+  }
   q = reshape(q, {hq, d});
   k = reshape(k, {hkv, d});
   v = reshape(v, {hkv, d});
@@ -588,6 +656,8 @@ Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
       AttentionOp::create(b, loc, act({hq, d}), q, k, v, param(w, "sinks"),
                           b.getF64FloatAttr(spec.attentionScale),
                           /*causal=*/b.getUnitAttr(), window, softcap);
+  if (outputGate)
+    a = MulOp::create(b, loc, a, SigmoidOp::create(b, loc, outputGate));
   return matmul(reshape(a, {hq * d}), param(w, "o"), param(w, "o_bias"));
 }
 
@@ -670,8 +740,18 @@ Value ModelBuilder::moeMlp(Value x, ValueRange w, const MoeSpec &moe) {
                                  plan.getSources(), router.getWeights());
   if (moe.latentSize)
     y = matmul(y, param(w, "moe_fc2"), param(w, "moe_fc2_bias"));
-  if (moe.sharedExperts)
-    y = add(y, denseMlp(x, w, "shared_"));
+  if (moe.sharedExperts) {
+    Value shared = denseMlp(x, w, "shared_");
+    if (Value gate = param(w, "shared_gate_logit")) {
+      // Qwen3-Next: sigmoid(x · w_gate) [.., 1] scales the shared expert.
+      Value g = SigmoidOp::create(b, loc, matmul(x, gate));
+      shared = MulOp::create(
+          b, loc,
+          ExpandOp::create(b, loc, shared.getType(), g, b.getI64IntegerAttr(2)),
+          shared);
+    }
+    y = add(y, shared);
+  }
   return y;
 }
 
@@ -708,14 +788,8 @@ Value ModelBuilder::mambaMixer(Value x, ValueRange w, const MambaSpec &m) {
     xbcIn = parts.getResult(1);
     dt = parts.getResult(2);
   }
-  Value convWeight = param(w, "ssm_conv");
-  auto cw = cast<RankedTensorType>(convWeight.getType());
-  Value conv = MambaConv1dOp::create(
-      b, loc, act({c}), xbcIn,
-      ReshapeOp::create(
-          b, loc, RankedTensorType::get({c, m.convKernel}, cw.getElementType()),
-          convWeight),
-      param(w, "ssm_conv_bias"));
+  Value conv =
+      causalConv(xbcIn, param(w, "ssm_conv"), param(w, "ssm_conv_bias"));
   auto xbc =
       SplitOp::create(b, loc, TypeRange{act({inner}), act({gn}), act({gn})},
                       conv, b.getI64IntegerAttr(2));
@@ -740,6 +814,68 @@ Value ModelBuilder::mambaMixer(Value x, ValueRange w, const MambaSpec &m) {
     gated = SiluGateOp::create(b, loc, act({inner}), y, z);
   Value out = matmul(gated, param(w, "ssm_out"), param(w, "ssm_out_bias"));
   return mup ? scaled(out, mup->ssmOut) : out;
+}
+
+/// HF's Qwen3NextGatedDeltaNet (torch path): the in-projections (Qwen3-Next
+/// interleaves q, k, v, z per key head and b, a likewise; Qwen3.5 projects
+/// each on its own), the causal conv + SiLU over [q | k | v], the chunked
+/// gated delta rule (gates and q/k L2 norms inside), the head norm gated by
+/// silu(z), out_proj.
+Value ModelBuilder::deltaNetMixer(Value x, ValueRange w,
+                                  const DeltaNetSpec &n) {
+  int64_t hk = n.keyHeads, hv = n.valueHeads, dk = n.keyDim, dv = n.valueDim;
+  int64_t kw = n.keyWidth(), vw = n.valueWidth(), per = hv / hk;
+  Value q, k, v, z, bGate, aGate;
+  if (n.interleavedProjections) {
+    // [.., Hk, 2·Dk + 2·(Hv/Hk)·Dv]: per key head q, k, its value heads' v
+    // and z (fix_query_key_value_ordering).
+    Value qkvz =
+        reshape(matmul(x, param(w, "lin_qkvz")), {hk, 2 * dk + 2 * per * dv});
+    auto parts =
+        SplitOp::create(b, loc,
+                        TypeRange{act({hk, dk}), act({hk, dk}),
+                                  act({hk, per * dv}), act({hk, per * dv})},
+                        qkvz, b.getI64IntegerAttr(3));
+    q = reshape(parts.getResult(0), {kw});
+    k = reshape(parts.getResult(1), {kw});
+    v = reshape(parts.getResult(2), {vw});
+    z = reshape(parts.getResult(3), {vw});
+    Value ba = reshape(matmul(x, param(w, "lin_ba")), {hk, 2 * per});
+    auto gates =
+        SplitOp::create(b, loc, TypeRange{act({hk, per}), act({hk, per})}, ba,
+                        b.getI64IntegerAttr(3));
+    bGate = reshape(gates.getResult(0), {hv});
+    aGate = reshape(gates.getResult(1), {hv});
+  } else {
+    Value qkv = matmul(x, param(w, "lin_qkv"));
+    auto parts =
+        SplitOp::create(b, loc, TypeRange{act({kw}), act({kw}), act({vw})}, qkv,
+                        b.getI64IntegerAttr(2));
+    q = parts.getResult(0);
+    k = parts.getResult(1);
+    v = parts.getResult(2);
+    z = matmul(x, param(w, "lin_z"));
+    bGate = matmul(x, param(w, "lin_b"));
+    aGate = matmul(x, param(w, "lin_a"));
+  }
+  int64_t c = n.convChannels();
+  Value mixed = ConcatOp::create(b, loc, act({c}), ValueRange{q, k, v},
+                                 b.getI64IntegerAttr(2));
+  Value conv = causalConv(mixed, param(w, "lin_conv"), Value());
+  auto qkv = SplitOp::create(b, loc, TypeRange{act({kw}), act({kw}), act({vw})},
+                             conv, b.getI64IntegerAttr(2));
+  auto rule = GatedDeltaRuleOp::create(
+      b, loc, act({hv, dv}), stat({kDyn, kDyn, hv, dk, dv}),
+      reshape(qkv.getResult(0), {hk, dk}), reshape(qkv.getResult(1), {hk, dk}),
+      reshape(qkv.getResult(2), {hv, dv}), aGate, bGate, param(w, "lin_a_log"),
+      param(w, "lin_dt_bias"), b.getI64IntegerAttr(n.chunkSize));
+  Value normed =
+      GatedRmsNormOp::create(b, loc, act({vw}), stat({kDyn, kDyn, hv}),
+                             reshape(rule.getY(), {vw}), z,
+                             param(w, "lin_norm"), b.getI64IntegerAttr(hv),
+                             b.getF64FloatAttr(n.normEps), b.getUnitAttr())
+          .getResult();
+  return matmul(normed, param(w, "lin_out"));
 }
 
 /// down(act(gate(x)) * up(x)) from the roles prefix + gate / up / down
@@ -796,12 +932,13 @@ Value ModelBuilder::layerBody(Value h, ValueRange w, Value positions,
       return add(h, mlp(x, w, layer));
     case LayerMixer::attentionMlp:
     case LayerMixer::attentionMambaMlp:
+    case LayerMixer::deltaNetMlp:
       break;
     }
   }
   switch (spec.style) {
   case BlockStyle::preNorm: {
-    Value a = attention(rmsnorm(h, param(w, "in_norm")), w, positions, layer);
+    Value a = mixer(rmsnorm(h, param(w, "in_norm")), w, positions, layer);
     Value h2 = add(h, branch(a));
     return add(h2,
                branch(mlp(rmsnorm(h2, param(w, "post_attn_norm")), w, layer)));
@@ -937,12 +1074,12 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                            b.getFunctionType(argTypes, {logitsType, lossType}));
   func.setAllArgAttrs(argAttrs);
   // MTP layers after the last layer: in checkpoints, not in the model.
-  if (spec.mtpLayers) {
+  std::vector<std::string> ignored = spec.ignoredPrefixes;
+  for (int64_t m = 0; m < spec.mtpLayers; ++m)
+    ignored.push_back(substituteLayer(names.layers, L + m));
+  if (!ignored.empty()) {
     SmallVector<StringRef> prefixes;
-    std::vector<std::string> mtp;
-    for (int64_t m = 0; m < spec.mtpLayers; ++m)
-      mtp.push_back(substituteLayer(names.layers, L + m));
-    for (const std::string &n : mtp)
+    for (const std::string &n : ignored)
       prefixes.push_back(n);
     func->setAttr(kIgnoredTensorsAttrName, b.getStrArrayAttr(prefixes));
   }

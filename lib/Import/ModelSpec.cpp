@@ -24,6 +24,8 @@ std::string LayerSpec::kindName() const {
     return rope ? "attention" : "attention_nope";
   case LayerMixer::attentionMambaMlp:
     return std::string("attention_mamba") + (rope ? "" : "_nope");
+  case LayerMixer::deltaNetMlp:
+    return denseMlp ? "linear_attention_dense_mlp" : "linear_attention";
   case LayerMixer::attentionMlp:
     break;
   }

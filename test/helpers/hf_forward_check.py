@@ -255,6 +255,52 @@ VARIANTS = {
                        moe_intermediate_size=16, moe_shared_expert_intermediate_size=16,
                        moe_latent_size=12, norm_topk_prob=False, routed_scaling_factor=1.5),
     },
+    # Gated DeltaNet hybrids. "_seq" is the token count: 70 > 64 so the
+    # delta rule (HF's chunks of 64) carries its state across a chunk
+    # boundary, with a partial last chunk.
+    "qwen3_next": {
+        # full_attention_interval 2: DeltaNet (2 key heads of 8, 4 value
+        # heads of 6, conv 4) and gated attention (head_dim 8, partial RoPE
+        # 0.5, zero-centred q/k norms) alternating; MoE (top-2 of 8,
+        # renormalised) with the sigmoid-gated shared expert, layer 1 dense
+        # by mlp_only_layers.
+        "hybrid": dict(num_hidden_layers=4, full_attention_interval=2, head_dim=8,
+                       partial_rotary_factor=0.5, linear_num_key_heads=2,
+                       linear_num_value_heads=4, linear_key_head_dim=8,
+                       linear_value_head_dim=6, linear_conv_kernel_dim=4, num_experts=8,
+                       num_experts_per_tok=2, moe_intermediate_size=16,
+                       shared_expert_intermediate_size=24, norm_topk_prob=True,
+                       mlp_only_layers=[1], intermediate_size=40, _seq=70,
+                       max_position_embeddings=128),
+        # layer_types given (attention first), one key head for two value
+        # heads, unnormalised routing, decoder_sparse_step 2, the
+        # load-balancing loss, a short sequence (one partial chunk).
+        "layer_types": dict(num_hidden_layers=3, layer_types=["full_attention",
+                            "linear_attention", "linear_attention"], head_dim=8,
+                            linear_num_key_heads=1, linear_num_value_heads=2,
+                            linear_key_head_dim=8, linear_value_head_dim=8,
+                            linear_conv_kernel_dim=3, num_experts=6, num_experts_per_tok=2,
+                            moe_intermediate_size=16, shared_expert_intermediate_size=16,
+                            norm_topk_prob=False, decoder_sparse_step=2,
+                            output_router_logits=True, router_aux_loss_coef=0.5),
+    },
+    "qwen3_5_text": {
+        # Qwen3.5's dense text model: the four DeltaNet in-projections,
+        # every third layer attention, tied embeddings.
+        "dense": dict(num_hidden_layers=3, full_attention_interval=3, head_dim=8,
+                      linear_num_key_heads=2, linear_num_value_heads=4,
+                      linear_key_head_dim=8, linear_value_head_dim=6, tie_word_embeddings=True,
+                      _seq=70, max_position_embeddings=128),
+    },
+    "qwen3_5_moe_text": {
+        # Qwen3.5-MoE: MoE (always renormalised) on every layer.
+        "moe": dict(num_hidden_layers=2, full_attention_interval=2, head_dim=8,
+                    linear_num_key_heads=2, linear_num_value_heads=2,
+                    linear_key_head_dim=8, linear_value_head_dim=8, num_experts=8,
+                    num_experts_per_tok=2, moe_intermediate_size=16,
+                    shared_expert_intermediate_size=16, _seq=70,
+                    max_position_embeddings=128),
+    },
     "falcon_h1": {
         # Attention (GQA 4/2, head_dim 8, RoPE) and Mamba2 (4 heads of 16,
         # 2 groups, state 6, chunks of 4, conv 3) in parallel, then SwiGLU;
@@ -278,9 +324,17 @@ VARIANTS = {
 }
 
 MOE_FAMILIES = {"mixtral", "qwen3_moe", "olmoe", "granitemoe", "gpt_oss", "deepseek_v2",
-                "deepseek_v3", "glm4_moe", "nemotron_h"}
+                "deepseek_v3", "glm4_moe", "nemotron_h", "qwen3_next", "qwen3_5_moe_text"}
 # Router weights (per family, by name suffix) rescaled after randomisation.
 ROUTER_STD = {("qwen3_moe", "small_margin"): 0.02}
+# DeltaNet in-projections rescaled: at std 0.4 the keys and gates make the
+# UT transform so ill-conditioned that HF's own f32 forward differs from
+# its f64 one by 5e-5 of max|logits| (above the tolerance); at 0.15, 4e-6.
+DELTANET_FAMILIES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
+DELTANET_IN_STD = 0.15
+# Qwen3.5's hub checkpoints hold the text model under model.language_model.
+HUB_PREFIX = {"qwen3_5_text": ("model.", "model.language_model."),
+              "qwen3_5_moe_text": ("model.", "model.language_model.")}
 # Variants that must route no token to some expert.
 STARVED = {("mixtral", "starved"), ("qwen3_moe", "small_margin")}
 
@@ -293,6 +347,7 @@ STORAGE = {"f32", "bf16", "f16", "sharded", "stacked"}
 def build_model(family, variant, seed):
     fields = dict(BASE)
     fields.update(VARIANTS[family][variant])
+    fields.pop("_seq", None)
     config = AutoConfig.for_model(family, **fields)
     torch.manual_seed(seed)
     extra = dict(experts_implementation="eager") if family in MOE_FAMILIES else {}
@@ -305,6 +360,8 @@ def build_model(family, variant, seed):
             p.normal_(0.0, 0.4)
             if (family, variant) in ROUTER_STD and n.endswith((".gate.weight", ".router.weight")):
                 p.normal_(0.0, ROUTER_STD[(family, variant)])
+            if family in DELTANET_FAMILIES and ".linear_attn.in_proj" in n:
+                p.normal_(0.0, DELTANET_IN_STD)
         # DeepSeek's selection bias is a buffer: make it bite too.
         for n, buf in model.named_buffers():
             if n.endswith("e_score_correction_bias"):
@@ -337,9 +394,9 @@ def starved_experts(grads):
     return out
 
 
-def tokens(vocab, seed):
+def tokens(vocab, seed, length=9):
     g = torch.Generator().manual_seed(seed + 1)
-    ids = torch.randint(0, vocab, (2, 9), generator=g)
+    ids = torch.randint(0, vocab, (2, length), generator=g)
     labels = ids.clone()
     labels[0, 4] = -100  # ignored target
     labels[1, 0] = -100  # position 0 is never a target after the shift
@@ -428,8 +485,16 @@ def main():
         assert os.path.exists(os.path.join(ckpt, "model.safetensors.index.json"))
     else:
         model.save_pretrained(ckpt)
+    if args.family in HUB_PREFIX:
+        # Store the text model as the hub's multimodal checkpoints do.
+        from safetensors.torch import save_file
+        path = os.path.join(ckpt, "model.safetensors")
+        old, new = HUB_PREFIX[args.family]
+        save_file({(new + n[len(old):] if n.startswith(old) else n): t
+                   for n, t in load_file(path).items()}, path, metadata={"format": "pt"})
 
-    ids, labels = tokens(model.config.vocab_size, args.seed)
+    ids, labels = tokens(model.config.vocab_size, args.seed,
+                         VARIANTS[args.family][args.variant].get("_seq", 9))
     tok = os.path.join(args.workdir, "tokens.json")
     with open(tok, "w") as f:
         json.dump({"input_ids": ids.tolist(), "labels": labels.tolist()}, f)
@@ -476,6 +541,10 @@ def main():
         stored = set(load_file(os.path.join(ckpt, "model.safetensors")).keys()) \
             if os.path.exists(os.path.join(ckpt, "model.safetensors")) else None
         params = reference_grads(model, args.storage)
+        if args.family in HUB_PREFIX:
+            old, new = HUB_PREFIX[args.family]
+            params = {(new + n[len(old):] if n.startswith(old) else n): g
+                      for n, g in params.items()}
         expected = {n for n in params if stored is None or n in stored}
         written = {k[len("grad/"):] for k in got if k.startswith("grad/")}
         # Buffers (DeepSeek's correction bias) are stored but never trained.

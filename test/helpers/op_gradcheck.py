@@ -391,6 +391,27 @@ func.func @main(%x: {GX}, %z: {GX}) -> {GX} {{
 }}""", r(2, 3, 6), r(2, 3, 6))
 
 
+# Gated DeltaNet: the rule with T = 7 over chunks of 3 (state carried across
+# two boundaries, a partial last chunk) and over one chunk, two value heads
+# per key head; the gated norm with one weight shared by the heads.
+for name, chunk, hk, hv in [("rule_chunk3_gqa", 3, 1, 2), ("rule_one_chunk", 8, 2, 2)]:
+    DQ, DV, DG = ty([None, None, hk, 3]), ty([None, None, hv, 2]), ty([None, None, hv])
+    DP = f"tensor<{hv}xf64>"
+    case("deltanet", name, f"""
+func.func @main(%q: {DQ}, %k: {DQ}, %v: {DV}, %a: {DG}, %b: {DG}, %al: {DP}, %db: {DP}) -> {DV} {{
+  %y, %s = tfm.gated_delta_rule %q, %k, %v, %a, %b, %al, %db {{chunk_size = {chunk} : i64}}
+      : ({DQ}, {DQ}, {DV}, {DG}, {DG}, {DP}, {DP}) -> ({DV}, {ty([None, None, hv, 3, 2])})
+  return %y : {DV}
+}}""", r(1, 7, hk, 3), r(1, 7, hk, 3), r(1, 7, hv, 2), r(1, 7, hv), r(1, 7, hv),
+         r(hv, scale=0.5), r(hv, scale=0.5))
+case("deltanet", "gated_rmsnorm_shared_weight", f"""
+func.func @main(%x: {GX}, %z: {GX}, %w: tensor<3xf64>) -> {GX} {{
+  %y, %rs = tfm.gated_rmsnorm %x, %z, %w {{groups = 2 : i64, eps = 1.0e-06 : f64, norm_before_gate}} : ({GX}, {GX}, tensor<3xf64>) -> ({GX}, {ty([None, None, 2])})
+  return %y : {GX}
+}}""", r(2, 3, 6), r(2, 3, 6), r(3))
+case("deltanet", "sigmoid", unary_fn("sigmoid", X), r(2, 3, 6, scale=2.0))
+
+
 def run(tfm_run, workdir, group, name, mlir, inputs):
     base = os.path.join(workdir, f"{group}-{name}")
     with open(base + ".mlir", "w") as f:

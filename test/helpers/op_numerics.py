@@ -602,6 +602,81 @@ func.func @main(%x: {GX}, %z: {GX}) -> {GX} {{
   return %y : {GX}
 }}""", [randn(B, T, GI), randn(B, T, GI)], lambda x, z: [x * F.silu(z)])
 
+# ---------------------------------------------------------------- deltanet
+# References: HF Qwen3-Next's own torch paths: the token-by-token
+# torch_recurrent_gated_delta_rule (the rule's definition, no chunks; the
+# chunked lowering must agree with it) and torch_chunk_gated_delta_rule, and
+# its gated norm; the chunk states from the same recurrence written out.
+from transformers.models.qwen3_next.modeling_qwen3_next import (  # noqa: E402
+    Qwen3NextRMSNormGated, torch_chunk_gated_delta_rule, torch_recurrent_gated_delta_rule)
+
+
+def delta_gates(a, b, a_log, dt_bias):
+    """Qwen3NextGatedDeltaNet.forward: g and beta from the raw projections."""
+    return -a_log.float().exp() * F.softplus(a.float() + dt_bias), b.sigmoid()
+
+
+def ref_delta_rule(q, k, v, a, b, a_log, dt_bias, chunk, use_chunked=False):
+    g, beta = delta_gates(a, b, a_log, dt_bias)
+    fn = torch_chunk_gated_delta_rule if use_chunked else torch_recurrent_gated_delta_rule
+    kw = {"chunk_size": chunk} if use_chunked else {}
+    y, _ = fn(q, k, v, g=g, beta=beta, use_qk_l2norm_in_kernel=True, **kw)
+    # The states before each chunk: the same recurrence, token by token.
+    hv, hk = v.shape[2], q.shape[2]
+    qn = q.repeat_interleave(hv // hk, 2)
+    kn = k.repeat_interleave(hv // hk, 2)
+    kn = kn * torch.rsqrt((kn * kn).sum(-1, keepdim=True) + 1e-6)
+    s = torch.zeros(v.shape[0], hv, q.shape[3], v.shape[3])
+    states = []
+    for t in range(v.shape[1]):
+        if t % chunk == 0:
+            states.append(s.clone())
+        s = s * g[:, t].exp()[..., None, None]
+        kt = kn[:, t]
+        delta = (v[:, t] - (s * kt[..., None]).sum(-2)) * beta[:, t, :, None]
+        s = s + kt[..., None] * delta[..., None, :]
+    return [y, torch.stack(states, 1)]
+
+
+for name, t, chunk, hk, hv, dk, dv, chunked in [
+        ("rule_chunk3", T, 3, 2, 4, 4, 3, False),
+        ("rule_chunk64_t70", 70, 64, 1, 2, 8, 4, False),
+        ("rule_chunk64_t70_vs_hf_chunked", 70, 64, 2, 2, 4, 4, True)]:
+    DQ, DV = ty([None, None, hk, dk]), ty([None, None, hv, dv])
+    DG, DP = ty([None, None, hv]), f"tensor<{hv}xf32>"
+    DS = ty([None, None, hv, dk, dv])
+    case("deltanet", name, f"""
+func.func @main(%q: {DQ}, %k: {DQ}, %v: {DV}, %a: {DG}, %b: {DG}, %al: {DP}, %db: {DP}) -> ({DV}, {DS}) {{
+  %y, %s = tfm.gated_delta_rule %q, %k, %v, %a, %b, %al, %db {{chunk_size = {chunk} : i64}}
+      : ({DQ}, {DQ}, {DV}, {DG}, {DG}, {DP}, {DP}) -> ({DV}, {DS})
+  return %y, %s : {DV}, {DS}
+}}""", [randn(B, t, hk, dk), randn(B, t, hk, dk), randn(B, t, hv, dv), randn(B, t, hv),
+        randn(B, t, hv), torch.log(torch.linspace(0.05, 2.0, hv)), randn(hv, scale=0.5)],
+         lambda *x, chunk=chunk, chunked=chunked: ref_delta_rule(*x, chunk, chunked))
+
+QH, QD = 3, 4
+QX = ty([None, None, QH * QD])
+
+
+def ref_shared_gated_norm(x, z, w):
+    m = Qwen3NextRMSNormGated(QD, eps=1e-6)
+    m.weight.data.copy_(w)
+    with torch.no_grad():
+        return [m(x.reshape(-1, QD), z.reshape(-1, QD)).reshape(x.shape)]
+
+
+case("deltanet", "gated_rmsnorm_shared_weight", f"""
+func.func @main(%x: {QX}, %z: {QX}, %w: tensor<{QD}xf32>) -> {QX} {{
+  %y, %r = tfm.gated_rmsnorm %x, %z, %w {{groups = {QH} : i64, eps = 1.0e-06 : f64, norm_before_gate}} : ({QX}, {QX}, tensor<{QD}xf32>) -> ({QX}, {ty([None, None, QH])})
+  return %y : {QX}
+}}""", [randn(B, T, QH * QD), randn(B, T, QH * QD), randn(QD)], ref_shared_gated_norm)
+case("deltanet", "sigmoid", f"""
+func.func @main(%x: {QX}) -> {QX} {{
+  %y = tfm.sigmoid %x : {QX}
+  return %y : {QX}
+}}""", [randn(B, T, QH * QD, scale=3.0)], lambda x: [torch.sigmoid(x)])
+
+
 def run_case(tfm_run, workdir, group, name, mlir, inputs, ref):
     base = os.path.join(workdir, f"{group}-{name}")
     with open(base + ".mlir", "w") as f:

@@ -281,6 +281,56 @@ def tiny_cases():
                                       num_local_experts=4, num_experts_per_tok=2,
                                       embedding_multiplier=12.0, residual_multiplier=0.22,
                                       attention_multiplier=0.0078125, logits_scaling=6.0),
+        # Qwen3-Next: gated DeltaNet / gated attention by interval and by
+        # layer_types, the gated shared expert, dense layers.
+        "qwen3_next-interval-dense-layer": cfg("qwen3_next", "Qwen3NextForCausalLM",
+                                               num_hidden_layers=4, full_attention_interval=2,
+                                               num_key_value_heads=2, head_dim=16,
+                                               linear_num_key_heads=2, linear_num_value_heads=4,
+                                               linear_key_head_dim=8, linear_value_head_dim=12,
+                                               num_experts=8, num_experts_per_tok=2,
+                                               moe_intermediate_size=16,
+                                               shared_expert_intermediate_size=24,
+                                               mlp_only_layers=[1], decoder_sparse_step=1),
+        "qwen3_next-layer-types-tied": cfg("qwen3_next", "Qwen3NextForCausalLM",
+                                           layer_types=["full_attention", "linear_attention",
+                                                        "full_attention"],
+                                           num_key_value_heads=1, head_dim=16,
+                                           linear_num_key_heads=1, linear_num_value_heads=2,
+                                           linear_key_head_dim=16, linear_value_head_dim=16,
+                                           linear_conv_kernel_dim=3, num_experts=4,
+                                           num_experts_per_tok=2, moe_intermediate_size=8,
+                                           shared_expert_intermediate_size=8,
+                                           decoder_sparse_step=2, tie_word_embeddings=True,
+                                           partial_rotary_factor=0.5),
+        # Qwen3.5 text models, and the multimodal config with them nested.
+        "qwen3_5_text-dense": cfg("qwen3_5_text", "Qwen3_5ForCausalLM", num_key_value_heads=2,
+                                  head_dim=16, linear_num_key_heads=2,
+                                  linear_num_value_heads=4, linear_key_head_dim=8,
+                                  linear_value_head_dim=8, full_attention_interval=3),
+        "qwen3_5_moe_text-moe": cfg("qwen3_5_moe_text", "Qwen3_5MoeForCausalLM",
+                                    intermediate_size=DROP, num_key_value_heads=2, head_dim=16,
+                                    linear_num_key_heads=2, linear_num_value_heads=2,
+                                    linear_key_head_dim=8, linear_value_head_dim=8,
+                                    num_experts=8, num_experts_per_tok=2,
+                                    moe_intermediate_size=16,
+                                    shared_expert_intermediate_size=16),
+        "qwen3_5-nested-text-config": dict(
+            model_type="qwen3_5", architectures=["Qwen3_5ForConditionalGeneration"],
+            tie_word_embeddings=False,
+            text_config=cfg("qwen3_5_text", "Qwen3_5ForCausalLM", architectures=DROP,
+                            num_key_value_heads=2, head_dim=16, linear_num_key_heads=2,
+                            linear_num_value_heads=4, linear_key_head_dim=8,
+                            linear_value_head_dim=8)),
+        "qwen3_5_moe-nested-text-config": dict(
+            model_type="qwen3_5_moe", architectures=["Qwen3_5MoeForConditionalGeneration"],
+            tie_word_embeddings=True,
+            text_config=cfg("qwen3_5_moe_text", "Qwen3_5MoeForCausalLM", architectures=DROP,
+                            intermediate_size=DROP, num_key_value_heads=2, head_dim=16,
+                            linear_num_key_heads=2, linear_num_value_heads=2,
+                            linear_key_head_dim=8, linear_value_head_dim=8, num_experts=4,
+                            num_experts_per_tok=2, moe_intermediate_size=16,
+                            shared_expert_intermediate_size=16, tie_word_embeddings=True)),
     }
 
 
@@ -343,7 +393,7 @@ def parse_ir(text):
         rope = re.search(r"tfm\.rope %\S+, %arg\d+ \{(.*)\} : ", body)
         attn = re.search(r"tfm\.attention [^{]*\{(.*?)\} : ", body)
         kind = dict(window=None, rope=None, moe="tfm.moe_router" in body,
-                    mamba="tfm.mamba_ssd_scan" in body)
+                    mamba="tfm.mamba_ssd_scan" in body or "tfm.gated_delta_rule" in body)
         if attn and "sliding_window" in attn.group(1):
             kind["window"] = int(re.search(r"sliding_window = (\d+)", attn.group(1)).group(1))
         if rope:
@@ -443,6 +493,9 @@ def hf_model(path):
         config = mamba_ssm_to_hf(raw)
     else:
         config = CONFIG_MAPPING[raw["model_type"]].from_json_file(path)
+        if "text_config" in raw:
+            # A multimodal config: tfm imports its text model.
+            config = config.get_text_config()
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config)
     return config, model
@@ -459,7 +512,8 @@ def hf_layers(config, model):
     layer_types = getattr(config, "layer_types", None)
     out = []
     for i, layer in enumerate(base.layers):
-        mamba = any(hasattr(m, "A_log") for m in layer.modules())  # a Mamba2 mixer
+        # A recurrent mixer (Mamba2, gated DeltaNet).
+        mamba = any(hasattr(m, "A_log") for m in layer.modules())
         if not hasattr(layer, "self_attn"):  # one mixer: Mamba2, NoPE attention, MLP, MoE
             sparse = any(n.split(".")[-1] == "experts" for n, _ in layer.named_modules())
             out.append((None, False, None, sparse, mamba))

@@ -99,6 +99,11 @@ struct MoeSpec {
   int64_t latentSize = 0;
   /// HF has a load-balancing loss for the family (DeepSeek has none).
   bool hasAuxLoss = true;
+  /// The shared experts' module under the block (`shared_experts`;
+  /// Qwen3-Next: `shared_expert`), and whether a sigmoid gate
+  /// (`shared_expert_gate`, one logit per token) scales their output.
+  std::string sharedName = "shared_experts";
+  bool sharedExpertGate = false;
 };
 
 /// Multi-head latent attention (DeepSeek-V2/V3): queries through a
@@ -131,6 +136,24 @@ struct MambaSpec {
   int64_t convChannels() const { return innerSize() + 2 * groups * stateSize; }
 };
 
+/// A gated DeltaNet mixer (Qwen3-Next's and Qwen3.5's `linear_attention`
+/// layers): in-projections to q, k (per key head), v, z (per value head) and
+/// the gates b, a; a causal conv + SiLU over [q | k | v] (no bias); the
+/// chunked gated delta rule; an RMSNorm of each value head (one weight,
+/// plain `w · x`) before the silu(z) gate; the out-projection.
+struct DeltaNetSpec {
+  int64_t keyHeads = 16, valueHeads = 32, keyDim = 128, valueDim = 128;
+  int64_t convKernel = 4, chunkSize = 64;
+  /// Qwen3-Next: in_proj_qkvz and in_proj_ba, interleaved per key head
+  /// ([q | k | v | z] and [b | a] of each key head's group); otherwise
+  /// (Qwen3.5) in_proj_qkv, in_proj_z, in_proj_b and in_proj_a.
+  bool interleavedProjections = true;
+  double normEps = 1e-6;
+  int64_t keyWidth() const { return keyHeads * keyDim; }
+  int64_t valueWidth() const { return valueHeads * valueDim; }
+  int64_t convChannels() const { return 2 * keyWidth() + valueWidth(); }
+};
+
 /// What one layer computes. Decoder layers have attention then an MLP in
 /// the model's BlockStyle; the others have one mixer behind one norm,
 /// `h += mixer(norm(h))` (Mamba2, and NemotronH's M / * / - / E layers).
@@ -142,6 +165,9 @@ enum class LayerMixer {
   /// Falcon-H1: attention and Mamba2 in parallel on one norm, summed into
   /// the residual, then the MLP after a second norm.
   attentionMambaMlp,
+  /// A decoder layer whose mixer is gated DeltaNet instead of attention
+  /// (Qwen3-Next's `linear_attention` layers).
+  deltaNetMlp,
 };
 
 /// Falcon-H1's muP multipliers, each applied where HF applies it.
@@ -194,15 +220,18 @@ struct LayerSpec {
   }
   bool hasMlp() const {
     return mixer == LayerMixer::attentionMlp || mixer == LayerMixer::mlp ||
-           mixer == LayerMixer::attentionMambaMlp;
+           mixer == LayerMixer::attentionMambaMlp ||
+           mixer == LayerMixer::deltaNetMlp;
   }
+  bool hasDeltaNet() const { return mixer == LayerMixer::deltaNetMlp; }
   bool hasMamba() const {
     return mixer == LayerMixer::mamba || mixer == LayerMixer::attentionMambaMlp;
   }
   /// A decoder layer: two norms around attention (and Mamba2) and the MLP.
   bool isDecoderBlock() const {
     return mixer == LayerMixer::attentionMlp ||
-           mixer == LayerMixer::attentionMambaMlp;
+           mixer == LayerMixer::attentionMambaMlp ||
+           mixer == LayerMixer::deltaNetMlp;
   }
   /// A readable kind name: full_attention, sliding_attention, ..._nope,
   /// ..._dense_mlp; mamba, attention, mlp, moe for one-mixer layers.
@@ -225,6 +254,9 @@ struct ModelSpec {
   bool fusedQkv = false;       // Phi-3 qkv_proj
   bool fusedGateUp = false;    // Phi-3 gate_up_proj, gate first
   bool attentionSinks = false; // gpt-oss: a learned logit per head
+  /// Qwen3-Next: q_proj is twice as wide, per head [query | gate], and the
+  /// attention output is multiplied by sigmoid(gate) before o_proj.
+  bool gatedAttention = false;
   bool tiedEmbeddings = false;
   std::optional<double> embeddingScale;
   /// HF holds the embedding scale as a tensor of the model's type (Gemma's
@@ -241,12 +273,17 @@ struct ModelSpec {
   std::optional<MlaSpec> mla;
   /// The Mamba2 mixer of the layers that have one.
   std::optional<MambaSpec> mamba;
+  /// The gated DeltaNet mixer of the `linear_attention` layers.
+  std::optional<DeltaNetSpec> deltaNet;
   /// Falcon-H1's multipliers (embedding_multiplier is embeddingScale).
   std::optional<MupSpec> mup;
   HfNames names;
   /// Multi-token-prediction layers the checkpoint may hold after the last
   /// layer (`num_nextn_predict_layers`); HF builds and loads none of them.
   int64_t mtpLayers = 0;
+  /// Prefixes of checkpoint tensors the model does not use (Qwen3.5's
+  /// vision tower `model.visual.` and MTP head `mtp.`).
+  std::vector<std::string> ignoredPrefixes;
   std::vector<LayerSpec> layers; // one per layer
 };
 

@@ -156,6 +156,14 @@ Value sigmoid(OpBuilder &b, Location loc, Value x) {
       arith::AddFOp::create(b, loc, constFloat(b, loc, t, 1.0), e));
 }
 
+/// d σ(x)/dx = σ(x)(1 − σ(x)).
+Value sigmoidDerivative(OpBuilder &b, Location loc, Value x) {
+  Value s = sigmoid(b, loc, x);
+  return arith::MulFOp::create(
+      b, loc, s,
+      arith::SubFOp::create(b, loc, constFloat(b, loc, x.getType(), 1.0), s));
+}
+
 /// d silu(x)/dx = σ(x)(1 + x(1 − σ(x))).
 Value siluDerivative(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
@@ -282,6 +290,7 @@ void mlir::tfm::populateTfmElementwiseToLinalgPatterns(
   patterns.add<UnaryLowering<SiluOp>>(ctx, silu);
   patterns.add<UnaryLowering<GeluTanhOp>>(ctx, geluTanh);
   patterns.add<UnaryLowering<Relu2Op>>(ctx, relu2);
+  patterns.add<UnaryLowering<SigmoidOp>>(ctx, sigmoid);
   patterns.add<BinaryLowering<AddOp, arith::AddFOp>,
                BinaryLowering<MulOp, arith::MulFOp>, ScaleLowering,
                SoftcapLowering>(ctx);
@@ -291,6 +300,8 @@ void mlir::tfm::populateTfmElementwiseToLinalgPatterns(
   patterns.add<UnaryBackwardLowering<GeluTanhBackwardOp>>(ctx,
                                                           geluTanhDerivative);
   patterns.add<UnaryBackwardLowering<Relu2BackwardOp>>(ctx, relu2Derivative);
+  patterns.add<UnaryBackwardLowering<SigmoidBackwardOp>>(ctx,
+                                                         sigmoidDerivative);
   patterns.add<SoftcapBackwardLowering>(ctx);
   patterns.add<GluBackwardLowering<SwigluBackwardOp>>(ctx, silu,
                                                       siluDerivative);

@@ -10,8 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Einsum.h"
-#include "LoweringUtils.h"
+#include "ScanUtils.h"
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
@@ -23,149 +22,6 @@ using namespace mlir::tfm;
 using namespace mlir::tfm::lowering;
 
 namespace {
-
-Type elementType(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
-}
-
-/// tensor.expand_shape of one static dimension `dim` into `parts`.
-Value splitDim(OpBuilder &b, Location loc, Value x, int64_t dim,
-               ArrayRef<int64_t> parts) {
-  auto t = cast<RankedTensorType>(x.getType());
-  SmallVector<ReassociationIndices> groups;
-  SmallVector<int64_t> shape;
-  SmallVector<OpFoldResult> sizes;
-  int64_t next = 0;
-  for (int64_t i = 0; i < t.getRank(); ++i) {
-    ReassociationIndices g;
-    if (i == dim) {
-      for (int64_t p : parts) {
-        g.push_back(next++);
-        shape.push_back(p);
-        sizes.push_back(b.getIndexAttr(p));
-      }
-    } else {
-      g.push_back(next++);
-      shape.push_back(t.getDimSize(i));
-      sizes.push_back(tensor::getMixedSize(b, loc, x, i));
-    }
-    groups.push_back(g);
-  }
-  return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(shape, t.getElementType()), x, groups,
-      sizes);
-}
-
-/// tensor.collapse_shape merging dimensions [dim, dim + count).
-Value mergeDims(OpBuilder &b, Location loc, Value x, int64_t dim,
-                int64_t count) {
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t i = 0; i < rank;) {
-    ReassociationIndices g;
-    int64_t n = i == dim ? count : 1;
-    for (int64_t j = 0; j < n; ++j)
-      g.push_back(i++);
-    groups.push_back(g);
-  }
-  return tensor::CollapseShapeOp::create(b, loc, x, groups);
-}
-
-/// The slice of `x` at [start, start + len) along dimension 1.
-Value sliceSeq(OpBuilder &b, Location loc, Value x, Value start, Value len) {
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0)),
-      sizes = sizesOf(b, loc, x);
-  off[1] = start;
-  sizes[1] = len;
-  return tensor::ExtractSliceOp::create(
-      b, loc, x, off, sizes,
-      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
-}
-
-/// `part` written into `into` at `start` along dimension 1.
-Value insertSeq(OpBuilder &b, Location loc, Value part, Value into,
-                Value start) {
-  int64_t rank = cast<RankedTensorType>(part.getType()).getRank();
-  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
-  off[1] = start;
-  return tensor::InsertSliceOp::create(
-      b, loc, part, into, off, sizesOf(b, loc, part),
-      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
-}
-
-/// The entry `c` of dimension 1 of `x` ([B, NC, ...]) without that dimension.
-Value extractChunkState(OpBuilder &b, Location loc, Value x, Value c) {
-  auto t = cast<RankedTensorType>(x.getType());
-  SmallVector<OpFoldResult> off(t.getRank(), b.getIndexAttr(0)),
-      sizes = sizesOf(b, loc, x);
-  off[1] = c;
-  sizes[1] = b.getIndexAttr(1);
-  SmallVector<int64_t> shape(t.getShape());
-  shape.erase(shape.begin() + 1);
-  return tensor::ExtractSliceOp::create(
-      b, loc, RankedTensorType::get(shape, t.getElementType()), x, off, sizes,
-      SmallVector<OpFoldResult>(t.getRank(), b.getIndexAttr(1)));
-}
-
-/// `state` ([B, ...]) written as entry `c` of dimension 1 of `into`.
-Value insertChunkState(OpBuilder &b, Location loc, Value state, Value into,
-                       Value c) {
-  auto t = cast<RankedTensorType>(into.getType());
-  SmallVector<OpFoldResult> off(t.getRank(), b.getIndexAttr(0)),
-      sizes = sizesOf(b, loc, into);
-  off[1] = c;
-  sizes[1] = b.getIndexAttr(1);
-  return tensor::InsertSliceOp::create(
-      b, loc, state, into, off, sizes,
-      SmallVector<OpFoldResult>(t.getRank(), b.getIndexAttr(1)));
-}
-
-/// Scalar helpers in the compute type `st`.
-struct Scalar {
-  OpBuilder &b;
-  Location loc;
-  Type st;
-  Value f(Value v) { return castFloat(b, loc, v, st); }
-  Value c(double v) { return constFloat(b, loc, st, v); }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value sigmoid(Value x) {
-    Value e = exp(arith::NegFOp::create(b, loc, x));
-    return arith::DivFOp::create(b, loc, c(1.0), add(c(1.0), e));
-  }
-  Value silu(Value x) { return mul(x, sigmoid(x)); }
-  /// d silu / dx = s (1 + x (1 − s)).
-  Value siluGrad(Value x) {
-    Value s = sigmoid(x);
-    return mul(s, add(c(1.0), mul(x, sub(c(1.0), s))));
-  }
-  /// PyTorch's softplus (threshold 20: x itself above it) and its slope.
-  Value aboveThreshold(Value x) {
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, c(20.0));
-  }
-  Value softplus(Value x) {
-    return arith::SelectOp::create(b, loc, aboveThreshold(x), x,
-                                   math::Log1pOp::create(b, loc, exp(x)));
-  }
-  Value softplusGrad(Value x) {
-    return arith::SelectOp::create(b, loc, aboveThreshold(x), c(1.0),
-                                   sigmoid(x));
-  }
-  /// `x` rounded to `elem` and back (nothing for the compute type).
-  Value round(Value x, Type elem) { return f(castFloat(b, loc, x, elem)); }
-  /// `then` where `cond`, else 0.
-  Value where(Value cond, Value then) {
-    return arith::SelectOp::create(b, loc, cond, then, c(0.0));
-  }
-  Value le(Value i, Value j) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, i, j);
-  }
-};
-
-Scalar scalar(OpBuilder &b, Location loc, Type st) { return {b, loc, st}; }
 
 //===----------------------------------------------------------------------===//
 // tfm.mamba_conv1d
@@ -312,6 +168,21 @@ Value fromGroups(OpBuilder &b, Location loc, Value x, Value like,
       b, loc, m, RankedTensorType::get(shape, xt.getElementType()), lead);
 }
 
+/// The norm's weight as [G, K]: split, or (one [K] weight shared by the
+/// groups) broadcast.
+Value groupWeight(OpBuilder &b, Location loc, Value w, int64_t groups,
+                  int64_t k) {
+  if (cast<RankedTensorType>(w.getType()).getDimSize(0) == groups * k)
+    return splitDim(b, loc, w, 0, {groups, k});
+  EinsumOptions opts;
+  std::pair<char, OpFoldResult> g{'g', b.getIndexAttr(groups)};
+  opts.sizes = g;
+  return einsum(
+      b, loc, "k->gk", ValueRange{w}, elementType(w),
+      [](OpBuilder &, Location, ValueRange a, LetterIndex) { return a[0]; },
+      opts);
+}
+
 /// The gated input of the norm, h = x · silu(z) (gate first) or x, in `st`.
 Value gatedInput(OpBuilder &b, Location loc, Value x3, Value z3, bool gateFirst,
                  Type st) {
@@ -334,10 +205,8 @@ struct GatedRmsNormLowering : OpRewritePattern<GatedRmsNormOp> {
     bool before = op.getNormBeforeGate();
     Value x3 = asGroups(rewriter, loc, op.getX(), groups);
     Value z3 = asGroups(rewriter, loc, op.getZ(), groups);
-    Value w2 =
-        splitDim(rewriter, loc, op.getWeight(), 0,
-                 {groups, cast<RankedTensorType>(x3.getType()).getShape()[2]});
     int64_t k = cast<RankedTensorType>(x3.getType()).getShape()[2];
+    Value w2 = groupWeight(rewriter, loc, op.getWeight(), groups, k);
     double eps = op.getEps().convertToDouble();
     Value h = gatedInput(rewriter, loc, x3, z3, !before, st);
     Value rstd =
@@ -387,7 +256,7 @@ struct GatedRmsNormBackwardLowering : OpRewritePattern<GatedRmsNormBackwardOp> {
     Value z3 = asGroups(rewriter, loc, op.getZ(), groups);
     Value dy3 = asGroups(rewriter, loc, op.getDy(), groups);
     int64_t k = cast<RankedTensorType>(x3.getType()).getShape()[2];
-    Value w2 = splitDim(rewriter, loc, op.getWeight(), 0, {groups, k});
+    Value w2 = groupWeight(rewriter, loc, op.getWeight(), groups, k);
     Value rstd = collapseToMatrix(rewriter, loc, op.getRstd());
     Value h = gatedInput(rewriter, loc, x3, z3, !before, st);
     // n = h·rstd; dn = dy·w (· silu(z) when the gate comes after the norm).
@@ -451,10 +320,15 @@ struct GatedRmsNormBackwardLowering : OpRewritePattern<GatedRmsNormBackwardOp> {
                          fromGroups(rewriter, loc, g, like, features),
                          elementType(like));
     };
+    // A shared weight gathers the gradient of every group.
+    bool shared =
+        cast<RankedTensorType>(op.getWeight().getType()).getDimSize(0) == k &&
+        groups > 1;
+    Value dwFlat = shared ? contract(rewriter, loc, "gk->k", ValueRange{dw}, st)
+                          : mergeDims(rewriter, loc, dw, 0, 2);
     rewriter.replaceOp(
         op, {back(dx, op.getX()), back(dz, op.getZ()),
-             roundTensor(rewriter, loc, mergeDims(rewriter, loc, dw, 0, 2),
-                         elementType(op.getWeight()))});
+             roundTensor(rewriter, loc, dwFlat, elementType(op.getWeight()))});
     return success();
   }
 };
@@ -607,15 +481,10 @@ struct Chunk {
   Value cb;         // c[l]·b[s] per group [B, l, s, G]
 };
 
-Value gemm(OpBuilder &b, Location loc, StringRef spec, Value lhs, Value rhs,
-           Type st, Value init = Value());
-
 Chunk loadChunk(OpBuilder &b, Location loc, const ScanSetup &s, Value c) {
   Chunk k;
   Type st = s.st;
-  k.start = arith::MulIOp::create(b, loc, c, s.chunkSize);
-  k.len = arith::MinUIOp::create(
-      b, loc, s.chunkSize, arith::SubIOp::create(b, loc, s.seqLen, k.start));
+  std::tie(k.start, k.len) = chunkBounds(b, loc, c, s.chunkSize, s.seqLen);
   k.x = sliceSeq(b, loc, s.x5, k.start, k.len);
   k.bm = sliceSeq(b, loc, s.bm, k.start, k.len);
   k.cm = sliceSeq(b, loc, s.cm, k.start, k.len);
@@ -625,16 +494,7 @@ Chunk loadChunk(OpBuilder &b, Location loc, const ScanSetup &s, Value c) {
              [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
                return scalar(nb, l, st).mul(v[0], v[1]);
              });
-  EinsumOptions lenOfL;
-  std::pair<char, OpFoldResult> lSize{'l', k.len};
-  lenOfL.sizes = lSize;
-  k.lam = einsum(
-      b, loc, "bigr->blgr", ValueRange{decay}, st,
-      [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
-        Scalar c = scalar(nb, l, st);
-        return c.add(v[1], c.where(c.le(idx('i'), idx('l')), v[0]));
-      },
-      lenOfL);
+  k.lam = chunkCumsum(b, loc, decay, k.len, st);
   k.total = einsum(b, loc, "blgr->bgr", ValueRange{decay}, st,
                    [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
                      return scalar(nb, l, st).add(v[0], v[1]);
@@ -650,124 +510,6 @@ Value decayMatrix(OpBuilder &b, Location loc, const Chunk &k, Type st) {
                   Scalar c = scalar(nb, l, st);
                   return c.where(c.le(idx('s'), idx('l')),
                                  c.exp(c.sub(v[0], v[1])));
-                });
-}
-
-/// Whether `spec` sums over a letter (one not in its output).
-bool reduces(StringRef spec) {
-  auto [lhs, out] = spec.split("->");
-  return llvm::any_of(
-      lhs, [&](char c) { return c != ',' && out.find(c) == StringRef::npos; });
-}
-
-/// A product of the inputs of `spec` (widened), summed over its reduced
-/// letters. Added to `init` when given (else to zeros for a reduction).
-Value contract(OpBuilder &b, Location loc, StringRef spec, ValueRange inputs,
-               Type st, Value init = Value()) {
-  EinsumOptions opts;
-  opts.initTensor = init;
-  bool accumulate = init || reduces(spec);
-  return einsum(
-      b, loc, spec, inputs, st,
-      [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
-        Scalar c = scalar(nb, l, st);
-        Value prod = c.f(v[0]);
-        for (Value x : v.drop_front().drop_back())
-          prod = c.mul(prod, c.f(x));
-        return accumulate ? c.add(v.back(), prod) : prod;
-      },
-      opts);
-}
-
-/// `v` (indexed by `from`) as a tensor indexed by `to`, widened to `st`:
-/// a copy when the letters are reordered or the type changes.
-Value permuteTo(OpBuilder &b, Location loc, Value v, StringRef from,
-                StringRef to, Type st) {
-  if (from == to && elementType(v) == st)
-    return v;
-  return einsum(b, loc, (from + "->" + to).str(), ValueRange{v}, st,
-                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-                  return scalar(nb, l, st).f(a[0]);
-                });
-}
-
-/// The two-input contraction `spec` (plus `init`, when given) as one
-/// linalg.batch_matmul over its batch letters in f32, which the CPU
-/// pipeline hands to BLAS and the GPU one to cuBLASLt; an einsum otherwise
-/// (f64). Letters in both inputs and the output are the batch, in the
-/// first input and the output the rows, in the second and the output the
-/// columns, in both inputs only the contracted ones. The operands are
-/// copied into [batch, rows, k] / [batch, k, columns] order first: O(size)
-/// work next to the product's O(size · k).
-Value gemm(OpBuilder &b, Location loc, StringRef spec, Value lhs, Value rhs,
-           Type st, Value init) {
-  if (!st.isF32())
-    return contract(b, loc, spec, ValueRange{lhs, rhs}, st, init);
-  auto [ins, out] = spec.split("->");
-  auto [as, bs] = ins.split(',');
-  std::string batch, rows, cols, inner;
-  for (char c : out) {
-    bool inA = as.contains(c), inB = bs.contains(c);
-    (inA && inB ? batch : inA ? rows : cols).push_back(c);
-  }
-  for (char c : as)
-    if (bs.contains(c) && !out.contains(c))
-      inner.push_back(c);
-  assert(batch.size() + rows.size() + cols.size() == out.size() &&
-         !rows.empty() && !cols.empty() && !inner.empty() && !batch.empty() &&
-         "a batched matrix product");
-  auto groups = [](ArrayRef<size_t> sizes) {
-    SmallVector<ReassociationIndices> g;
-    int64_t next = 0;
-    for (size_t n : sizes) {
-      ReassociationIndices r;
-      for (size_t i = 0; i < n; ++i)
-        r.push_back(next++);
-      g.push_back(r);
-    }
-    return g;
-  };
-  auto to3 = [&](Value v, StringRef from, const std::string &x,
-                 const std::string &y) {
-    Value c = permuteTo(b, loc, v, from, batch + x + y, st);
-    return tensor::CollapseShapeOp::create(
-        b, loc, c, groups({batch.size(), x.size(), y.size()}));
-  };
-  Value a3 = to3(lhs, as, rows, inner), b3 = to3(rhs, bs, inner, cols);
-  std::string canonical = batch + rows + cols;
-  Value c3;
-  if (init) {
-    c3 = to3(init, out, rows, cols);
-  } else {
-    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, a3, 0),
-                                       tensor::getMixedSize(b, loc, a3, 1),
-                                       tensor::getMixedSize(b, loc, b3, 2)};
-    c3 = filledTensor(b, loc, sizes, st, 0.0);
-  }
-  Value prod = linalg::BatchMatmulOp::create(b, loc, TypeRange{c3.getType()},
-                                             ValueRange{a3, b3}, ValueRange{c3})
-                   .getResult(0);
-  // Back to one dimension per letter, sized from the operands.
-  SmallVector<int64_t> shape;
-  SmallVector<OpFoldResult> sizes;
-  for (char c : canonical) {
-    bool fromA = as.contains(c);
-    Value src = fromA ? lhs : rhs;
-    size_t pos = (fromA ? as : bs).find(c);
-    shape.push_back(cast<RankedTensorType>(src.getType()).getDimSize(pos));
-    sizes.push_back(tensor::getMixedSize(b, loc, src, pos));
-  }
-  Value full = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(shape, st), prod,
-      groups({batch.size(), rows.size(), cols.size()}), sizes);
-  return permuteTo(b, loc, full, canonical, out, st);
-}
-
-/// exp of `v` (a map).
-Value expOf(OpBuilder &b, Location loc, StringRef spec, Value v, Type st) {
-  return einsum(b, loc, spec, ValueRange{v}, st,
-                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-                  return scalar(nb, l, st).exp(a[0]);
                 });
 }
 
@@ -925,24 +667,7 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
           Value gTotal =
               contract(b, l, "bsgr->bgr", ValueRange{v}, st, keptGrad);
           // d decay_i = d total + Σ_{l >= i} d lam_l.
-          EinsumOptions lenOfI;
-          std::pair<char, OpFoldResult> iSize{'i', k.len};
-          lenOfI.sizes = iSize;
-          Value gTotalAt = einsum(
-              b, l, "bgr->bigr", ValueRange{gTotal}, st,
-              [&](OpBuilder &, Location, ValueRange a, LetterIndex) {
-                return a[0];
-              },
-              lenOfI);
-          EinsumOptions intoTotal;
-          intoTotal.initTensor = gTotalAt;
-          Value ga = einsum(
-              b, l, "blgr->bigr", ValueRange{gLam}, st,
-              [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex ix) {
-                Scalar sc = scalar(nb, ll, st);
-                return sc.add(a[1], sc.where(sc.le(ix('i'), ix('l')), a[0]));
-              },
-              intoTotal);
+          Value ga = chunkCumsumGrad(b, l, gLam, gTotal, k.len, st);
           // dstate = e^{total} dstate' + Σ_l e^{lam_l} dy_l ⊗ c_l.
           Value keptState =
               contract(b, l, "bgr,bgrpn->bgrpn", ValueRange{expTotal, gS}, st);
@@ -990,8 +715,7 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
     Value gDtBias = contract(rewriter, loc, "btgr->gr", ValueRange{gDt}, st);
     Value gALog = contract(rewriter, loc, "gr,gr->gr", ValueRange{gA, s.a}, st);
     auto out = [&](Value g, Value like, int64_t dim, int64_t count) {
-      Value merged = count > 1 ? mergeDims(rewriter, loc, g, dim, count) : g;
-      return roundTensor(rewriter, loc, merged, elementType(like));
+      return gradientAs(rewriter, loc, g, like, dim, count);
     };
     rewriter.replaceOp(
         op, {out(gx, op.getX(), 2, 2), out(gDt, op.getDt(), 2, 2),

@@ -25,6 +25,7 @@ void mlir::tfm::populateTfmToLinalgPatterns(RewritePatternSet &patterns) {
   populateTfmShapeToLinalgPatterns(patterns);
   populateTfmMoeToLinalgPatterns(patterns);
   populateTfmMambaToLinalgPatterns(patterns);
+  populateTfmDeltaNetToLinalgPatterns(patterns);
   populateTfmRepeatToScfPatterns(patterns);
 }
 

@@ -249,9 +249,9 @@ func.func @norm_z(%x: tensor<?x?x64xf32>, %z: tensor<?x?x32xf32>, %w: tensor<64x
 
 // -----
 
-func.func @norm_weight(%x: tensor<?x?x64xf32>, %z: tensor<?x?x64xf32>, %w: tensor<32xf32>) {
-  // expected-error @+1 {{weight must have shape [64]}}
-  %y, %r = tfm.gated_rmsnorm %x, %z, %w {groups = 2 : i64, eps = 1.0e-05 : f64} : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x2xf32>)
+func.func @norm_weight(%x: tensor<?x?x64xf32>, %z: tensor<?x?x64xf32>, %w: tensor<16xf32>) {
+  // expected-error @+1 {{weight must have shape [64] or [32] (shared by the groups)}}
+  %y, %r = tfm.gated_rmsnorm %x, %z, %w {groups = 2 : i64, eps = 1.0e-05 : f64} : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<16xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x2xf32>)
   return
 }
 

@@ -21,6 +21,7 @@ void populateTfmLossToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmShapeToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmMoeToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmMambaToLinalgPatterns(RewritePatternSet &patterns);
+void populateTfmDeltaNetToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmRepeatToScfPatterns(RewritePatternSet &patterns);
 
 /// All of the above.

@@ -16,15 +16,6 @@ using namespace mlir::tfm::detail;
 
 static constexpr int64_t kDyn = ShapedType::kDynamic;
 
-/// `type` equals `expected` (a gradient has the type of its primal).
-static LogicalResult checkSameType(Operation *op, StringRef what, Type type,
-                                   Type expected) {
-  if (type == expected)
-    return success();
-  return op->emitOpError() << what << " must have type " << expected << ", got "
-                           << type;
-}
-
 //===----------------------------------------------------------------------===//
 // MambaConv1dOp
 //===----------------------------------------------------------------------===//
@@ -172,12 +163,18 @@ verifyGatedNorm(Operation *op, Value x, Value z, Value weight, int64_t groups) {
       failed(checkShape(op, "z", z.getType(), xt.getShape())))
     return failure();
   int64_t features = xt.getShape().back();
-  if (failed(checkShape(op, "weight", weight.getType(), {features})))
-    return failure();
   if (groups <= 0 || features % groups != 0)
     return op->emitOpError()
            << "groups (" << groups
            << ") must be positive and divide the features (" << features << ")";
+  // One weight per feature, or one per group position shared by the groups
+  // (Qwen3-Next's norm over each value head).
+  RankedTensorType wt = rankedOf(weight);
+  if (wt.getRank() != 1 ||
+      (wt.getDimSize(0) != features && wt.getDimSize(0) != features / groups))
+    return op->emitOpError()
+           << "weight must have shape [" << features << "] or ["
+           << features / groups << "] (shared by the groups), got " << wt;
   SmallVector<int64_t> rstd(xt.getShape().drop_back());
   rstd.push_back(groups);
   return rstd;

@@ -76,3 +76,11 @@ LogicalResult mlir::tfm::detail::checkPositive(Operation *op, StringRef what,
     return success();
   return op->emitOpError() << what << " must be positive, got " << value;
 }
+
+LogicalResult mlir::tfm::detail::checkSameType(Operation *op, StringRef what,
+                                               Type type, Type expected) {
+  if (type == expected)
+    return success();
+  return op->emitOpError() << what << " must have type " << expected << ", got "
+                           << type;
+}

@@ -48,6 +48,11 @@ LogicalResult checkStat(Operation *op, StringRef what, Type type,
 LogicalResult checkStaticDims(Operation *op, StringRef what, Type type,
                               ArrayRef<int64_t> dims);
 
+/// Checks that `type` equals `expected` (a gradient has the type of its
+/// primal).
+LogicalResult checkSameType(Operation *op, StringRef what, Type type,
+                            Type expected);
+
 /// Checks that `value` is strictly positive.
 LogicalResult checkPositive(Operation *op, StringRef what, double value);
 

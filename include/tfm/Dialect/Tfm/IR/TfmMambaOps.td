@@ -84,8 +84,9 @@ def Tfm_MambaSsdScanOp : Tfm_PureOp<"mamba_ssd_scan"> {
 def Tfm_GatedRmsNormOp : Tfm_PureOp<"gated_rmsnorm"> {
   let summary = "RMS norm over groups, gated by silu(z) before or after it";
   let description = [{
-    `x`, `z` `[.., I]`, `weight` `[I]`, `groups` dividing `I`. Each group of
-    `I / groups` features is normalised on its own. Without
+    `x`, `z` `[.., I]`, `weight` `[I]` (or `[I / groups]`, one weight shared
+    by every group: Qwen3-Next's norm of each value head), `groups` dividing
+    `I`. Each group of `I / groups` features is normalised on its own. Without
     `norm_before_gate` (HF Mamba2, NemotronH): `h = x · silu(z)`, `y = weight
     · h · rstd(h)`; with it (Falcon-H1's default): `y = weight · x · rstd(x) ·
     silu(z)`. `rstd` `[.., groups]`. All arithmetic in f32, rounded once to

@@ -648,5 +648,6 @@ def Tfm_YieldOp : Tfm_Op<"yield", [Pure, Terminator, ReturnLike,
 include "tfm/Dialect/Tfm/IR/TfmBackwardOps.td"
 include "tfm/Dialect/Tfm/IR/TfmMoeOps.td"
 include "tfm/Dialect/Tfm/IR/TfmMambaOps.td"
+include "tfm/Dialect/Tfm/IR/TfmDeltaNetOps.td"
 
 #endif // TFM_OPS

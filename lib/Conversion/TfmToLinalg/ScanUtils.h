@@ -1,0 +1,124 @@
+//===- ScanUtils.h - helpers of the chunked scan lowerings -----*- C++ -*-===//
+//
+// What the chunked recurrences (Mamba2's SSD scan, the gated delta rule)
+// share: views of one chunk along the sequence dimension, scalar arithmetic
+// in the compute type, and contractions written as index-letter specs
+// (Einsum.h), the large two-input ones as batched GEMMs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_LIB_CONVERSION_TFMTOLINALG_SCANUTILS_H
+#define TFM_LIB_CONVERSION_TFMTOLINALG_SCANUTILS_H
+
+#include "Einsum.h"
+#include "LoweringUtils.h"
+
+namespace mlir::tfm::lowering {
+
+Type elementType(Value v);
+
+/// tensor.expand_shape of one static dimension `dim` into `parts`.
+Value splitDim(OpBuilder &b, Location loc, Value x, int64_t dim,
+               ArrayRef<int64_t> parts);
+/// tensor.collapse_shape merging dimensions [dim, dim + count).
+Value mergeDims(OpBuilder &b, Location loc, Value x, int64_t dim,
+                int64_t count);
+/// The slice of `x` at [start, start + len) along dimension 1.
+Value sliceSeq(OpBuilder &b, Location loc, Value x, Value start, Value len);
+/// `part` written into `into` at `start` along dimension 1.
+Value insertSeq(OpBuilder &b, Location loc, Value part, Value into,
+                Value start);
+/// The entry `c` of dimension 1 of `x` ([B, NC, ...]) without that dimension.
+Value extractChunkState(OpBuilder &b, Location loc, Value x, Value c);
+/// `state` ([B, ...]) written as entry `c` of dimension 1 of `into`.
+Value insertChunkState(OpBuilder &b, Location loc, Value state, Value into,
+                       Value c);
+
+/// Scalar helpers in the compute type `st`.
+struct Scalar {
+  OpBuilder &b;
+  Location loc;
+  Type st;
+  Value f(Value v) { return castFloat(b, loc, v, st); }
+  Value c(double v) { return constFloat(b, loc, st, v); }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  Value sigmoid(Value x) {
+    Value e = exp(arith::NegFOp::create(b, loc, x));
+    return arith::DivFOp::create(b, loc, c(1.0), add(c(1.0), e));
+  }
+  Value silu(Value x) { return mul(x, sigmoid(x)); }
+  /// d silu / dx = s (1 + x (1 − s)).
+  Value siluGrad(Value x) {
+    Value s = sigmoid(x);
+    return mul(s, add(c(1.0), mul(x, sub(c(1.0), s))));
+  }
+  /// PyTorch's softplus (threshold 20: x itself above it) and its slope.
+  Value aboveThreshold(Value x) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, c(20.0));
+  }
+  Value softplus(Value x) {
+    return arith::SelectOp::create(b, loc, aboveThreshold(x), x,
+                                   math::Log1pOp::create(b, loc, exp(x)));
+  }
+  Value softplusGrad(Value x) {
+    return arith::SelectOp::create(b, loc, aboveThreshold(x), c(1.0),
+                                   sigmoid(x));
+  }
+  /// `x` rounded to `elem` and back (nothing for the compute type).
+  Value round(Value x, Type elem) { return f(castFloat(b, loc, x, elem)); }
+  /// `then` where `cond`, else 0.
+  Value where(Value cond, Value then) {
+    return arith::SelectOp::create(b, loc, cond, then, c(0.0));
+  }
+  Value le(Value i, Value j) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, i, j);
+  }
+  Value lt(Value i, Value j) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, j);
+  }
+  Value eq(Value i, Value j) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i, j);
+  }
+};
+
+inline Scalar scalar(OpBuilder &b, Location loc, Type st) {
+  return {b, loc, st};
+}
+
+/// A product of the inputs of `spec` (widened), summed over its reduced
+/// letters. Added to `init` when given (else to zeros for a reduction).
+Value contract(OpBuilder &b, Location loc, StringRef spec, ValueRange inputs,
+               Type st, Value init = Value());
+/// `v` (indexed by `from`) as a tensor indexed by `to`, widened to `st`.
+Value permuteTo(OpBuilder &b, Location loc, Value v, StringRef from,
+                StringRef to, Type st);
+/// The two-input contraction `spec` (plus `init`) as one batched GEMM in
+/// f32 (an einsum in f64); see ScanUtils.cpp.
+Value gemm(OpBuilder &b, Location loc, StringRef spec, Value lhs, Value rhs,
+           Type st, Value init = Value());
+/// Chunk `c` of a sequence of `seqLen` in chunks of `chunkSize`: its start
+/// and length (the last chunk may be shorter).
+std::pair<Value, Value> chunkBounds(OpBuilder &b, Location loc, Value c,
+                                    Value chunkSize, Value seqLen);
+/// The inclusive cumulative sum along a chunk of `x` [B, l, G, R]:
+/// out[l] = Σ_{i<=l} x[i] (the log-decay of each position since the chunk
+/// start).
+Value chunkCumsum(OpBuilder &b, Location loc, Value x, Value len, Type st);
+/// The gradient of the decays `x` whose cumulative sums `lam` (chunkCumsum)
+/// and total (their sum) have gradients `dLam` [B, l, G, R] and `dTotal`
+/// [B, G, R]: dx[i] = dTotal + Σ_{l>=i} dLam[l].
+Value chunkCumsumGrad(OpBuilder &b, Location loc, Value dLam, Value dTotal,
+                      Value len, Type st);
+/// A gradient back to its operand's type, dimensions [dim, dim + count)
+/// merged first (the group x head split undone).
+Value gradientAs(OpBuilder &b, Location loc, Value g, Value like, int64_t dim,
+                 int64_t count);
+/// exp of `v` (a map).
+Value expOf(OpBuilder &b, Location loc, StringRef spec, Value v, Type st);
+
+} // namespace mlir::tfm::lowering
+
+#endif // TFM_LIB_CONVERSION_TFMTOLINALG_SCANUTILS_H
