@@ -294,7 +294,7 @@ OpCost cost(MambaSsdScanBackwardOp op, const DimResolver &d) {
 //===----------------------------------------------------------------------===//
 
 /// The chunked delta rule per head and chunk of L positions: k·kᵀ and q·kᵀ
-/// (2·Dk per pair), the UT transform's forward substitution (~L³/3), its
+/// (2·Dk per pair), the UT transform (~L³/3 as a substitution would do it), its
 /// products with v and k (2·(Dv + Dk) per pair), the decayed q·kᵀ with the
 /// new values (2·Dv per pair), and three [Dk, Dv] state products per
 /// position (6·Dk·Dv).

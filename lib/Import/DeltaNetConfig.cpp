@@ -57,18 +57,17 @@ llvm::Error hf::readDeltaNet(Fields &f, const DeltaNetRules &rules,
     return makeError(f.message());
   // HF reshapes the value heads into groups of the key heads.
   if (n.valueHeads % n.keyHeads != 0)
-    return makeError(
-        f.source + ": field 'linear_num_key_heads': " +
-        std::to_string(n.keyHeads) +
-        " does not divide linear_num_value_heads = " +
-        std::to_string(n.valueHeads));
+    return makeError(f.source + ": field 'linear_num_key_heads': " +
+                     std::to_string(n.keyHeads) +
+                     " does not divide linear_num_value_heads = " +
+                     std::to_string(n.valueHeads));
   if (double(spec.numLayers) * double(spec.hiddenSize) *
           double(2 * n.keyWidth() + 2 * n.valueWidth()) >=
       1e15)
-    return makeError(
-        f.source + ": field 'linear_num_value_heads': num_hidden_layers * "
-                   "hidden_size * the in-projection's width is absurdly "
-                   "large (limit 10^15 elements per weight)");
+    return makeError(f.source +
+                     ": field 'linear_num_value_heads': num_hidden_layers * "
+                     "hidden_size * the in-projection's width is absurdly "
+                     "large (limit 10^15 elements per weight)");
   spec.deltaNet = n;
   return llvm::Error::success();
 }

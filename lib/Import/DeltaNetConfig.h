@@ -1,4 +1,5 @@
-//===- DeltaNetConfig.h - gated DeltaNet fields of a config.json -*- C++ -*-===//
+//===- DeltaNetConfig.h - gated DeltaNet fields of a config.json -*- C++
+//-*-===//
 //
 // Qwen3-Next's and Qwen3.5's linear-attention fields (`linear_*`), and their
 // layer schedule: `layer_types` (linear_attention / full_attention), or

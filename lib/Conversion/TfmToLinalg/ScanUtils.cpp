@@ -77,30 +77,38 @@ Value insertSeq(OpBuilder &b, Location loc, Value part, Value into,
 }
 
 /// The entry `c` of dimension 1 of `x` ([B, NC, ...]) without that dimension.
-Value extractChunkState(OpBuilder &b, Location loc, Value x, Value c) {
+Value extractEntry(OpBuilder &b, Location loc, Value x, int64_t dim, Value c) {
   auto t = cast<RankedTensorType>(x.getType());
   SmallVector<OpFoldResult> off(t.getRank(), b.getIndexAttr(0)),
       sizes = sizesOf(b, loc, x);
-  off[1] = c;
-  sizes[1] = b.getIndexAttr(1);
+  off[dim] = c;
+  sizes[dim] = b.getIndexAttr(1);
   SmallVector<int64_t> shape(t.getShape());
-  shape.erase(shape.begin() + 1);
+  shape.erase(shape.begin() + dim);
   return tensor::ExtractSliceOp::create(
       b, loc, RankedTensorType::get(shape, t.getElementType()), x, off, sizes,
       SmallVector<OpFoldResult>(t.getRank(), b.getIndexAttr(1)));
 }
 
-/// `state` ([B, ...]) written as entry `c` of dimension 1 of `into`.
-Value insertChunkState(OpBuilder &b, Location loc, Value state, Value into,
-                       Value c) {
+Value insertEntry(OpBuilder &b, Location loc, Value part, Value into,
+                  int64_t dim, Value c) {
   auto t = cast<RankedTensorType>(into.getType());
   SmallVector<OpFoldResult> off(t.getRank(), b.getIndexAttr(0)),
       sizes = sizesOf(b, loc, into);
-  off[1] = c;
-  sizes[1] = b.getIndexAttr(1);
+  off[dim] = c;
+  sizes[dim] = b.getIndexAttr(1);
   return tensor::InsertSliceOp::create(
-      b, loc, state, into, off, sizes,
+      b, loc, part, into, off, sizes,
       SmallVector<OpFoldResult>(t.getRank(), b.getIndexAttr(1)));
+}
+
+Value extractChunkState(OpBuilder &b, Location loc, Value x, Value c) {
+  return extractEntry(b, loc, x, 1, c);
+}
+
+Value insertChunkState(OpBuilder &b, Location loc, Value state, Value into,
+                       Value c) {
+  return insertEntry(b, loc, state, into, 1, c);
 }
 
 /// Whether `spec` sums over a letter (one not in its output).
@@ -229,12 +237,13 @@ std::pair<Value, Value> chunkBounds(OpBuilder &b, Location loc, Value c,
   return {start, len};
 }
 
-Value chunkCumsum(OpBuilder &b, Location loc, Value x, Value len, Type st) {
+Value chunkCumsum(OpBuilder &b, Location loc, Value x, OpFoldResult len,
+                  Type st, StringRef lead) {
   EinsumOptions lenOfL;
   std::pair<char, OpFoldResult> lSize{'l', len};
   lenOfL.sizes = lSize;
   return einsum(
-      b, loc, "bigr->blgr", ValueRange{x}, st,
+      b, loc, (lead + "igr->" + lead + "lgr").str(), ValueRange{x}, st,
       [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
         Scalar c = scalar(nb, l, st);
         return c.add(v[1], c.where(c.le(idx('i'), idx('l')), v[0]));
@@ -243,18 +252,18 @@ Value chunkCumsum(OpBuilder &b, Location loc, Value x, Value len, Type st) {
 }
 
 Value chunkCumsumGrad(OpBuilder &b, Location loc, Value dLam, Value dTotal,
-                      Value len, Type st) {
+                      OpFoldResult len, Type st, StringRef lead) {
   EinsumOptions lenOfI;
   std::pair<char, OpFoldResult> iSize{'i', len};
   lenOfI.sizes = iSize;
   Value dTotalAt = einsum(
-      b, loc, "bgr->bigr", ValueRange{dTotal}, st,
+      b, loc, (lead + "gr->" + lead + "igr").str(), ValueRange{dTotal}, st,
       [&](OpBuilder &, Location, ValueRange a, LetterIndex) { return a[0]; },
       lenOfI);
   EinsumOptions intoTotal;
   intoTotal.initTensor = dTotalAt;
   return einsum(
-      b, loc, "blgr->bigr", ValueRange{dLam}, st,
+      b, loc, (lead + "lgr->" + lead + "igr").str(), ValueRange{dLam}, st,
       [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex ix) {
         Scalar c = scalar(nb, l, st);
         return c.add(a[1], c.where(c.le(ix('i'), ix('l')), a[0]));

@@ -28,6 +28,11 @@ Value sliceSeq(OpBuilder &b, Location loc, Value x, Value start, Value len);
 /// `part` written into `into` at `start` along dimension 1.
 Value insertSeq(OpBuilder &b, Location loc, Value part, Value into,
                 Value start);
+/// The entry `c` of dimension `dim` of `x`, without that dimension.
+Value extractEntry(OpBuilder &b, Location loc, Value x, int64_t dim, Value c);
+/// `part` written as entry `c` of dimension `dim` of `into`.
+Value insertEntry(OpBuilder &b, Location loc, Value part, Value into,
+                  int64_t dim, Value c);
 /// The entry `c` of dimension 1 of `x` ([B, NC, ...]) without that dimension.
 Value extractChunkState(OpBuilder &b, Location loc, Value x, Value c);
 /// `state` ([B, ...]) written as entry `c` of dimension 1 of `into`.
@@ -106,12 +111,14 @@ std::pair<Value, Value> chunkBounds(OpBuilder &b, Location loc, Value c,
 /// The inclusive cumulative sum along a chunk of `x` [B, l, G, R]:
 /// out[l] = Σ_{i<=l} x[i] (the log-decay of each position since the chunk
 /// start).
-Value chunkCumsum(OpBuilder &b, Location loc, Value x, Value len, Type st);
+/// `lead` names the leading letters ("b", or "bc" with a chunk index).
+Value chunkCumsum(OpBuilder &b, Location loc, Value x, OpFoldResult len,
+                  Type st, StringRef lead = "b");
 /// The gradient of the decays `x` whose cumulative sums `lam` (chunkCumsum)
 /// and total (their sum) have gradients `dLam` [B, l, G, R] and `dTotal`
 /// [B, G, R]: dx[i] = dTotal + Σ_{l>=i} dLam[l].
 Value chunkCumsumGrad(OpBuilder &b, Location loc, Value dLam, Value dTotal,
-                      Value len, Type st);
+                      OpFoldResult len, Type st, StringRef lead = "b");
 /// A gradient back to its operand's type, dimensions [dim, dim + count)
 /// merged first (the group x head split undone).
 Value gradientAs(OpBuilder &b, Location loc, Value g, Value like, int64_t dim,

@@ -25,8 +25,9 @@ struct RuleOperands {
 } // namespace
 
 template <typename RuleOp> static RuleOperands operandsOf(RuleOp op) {
-  return {op.getQ(), op.getK(),     op.getV(),
-          op.getA(), op.getB(),     op.getALog(),
+  return {op.getQ(),      op.getK(),
+          op.getV(),      op.getA(),
+          op.getB(),      op.getALog(),
           op.getDtBias(), static_cast<int64_t>(op.getChunkSize())};
 }
 
@@ -45,9 +46,9 @@ static FailureOr<SmallVector<int64_t>> verifyRule(Operation *op,
     return failure();
   int64_t heads = vt.getShape()[2], valueDim = vt.getShape()[3];
   if (heads % keyHeads != 0)
-    return op->emitOpError() << "the key heads (" << keyHeads
-                             << ") must divide the value heads (" << heads
-                             << ")";
+    return op->emitOpError()
+           << "the key heads (" << keyHeads << ") must divide the value heads ("
+           << heads << ")";
   if (failed(checkShape(op, "a", r.a.getType(), {batch, seq, heads})) ||
       failed(checkShape(op, "b", r.b.getType(), {batch, seq, heads})) ||
       failed(checkShape(op, "a_log", r.aLog.getType(), {heads})) ||
@@ -76,8 +77,8 @@ LogicalResult GatedDeltaRuleBackwardOp::verify() {
                        rankedOf(getV()).getElementType(), *states)))
     return failure();
   std::pair<Value, Value> grads[] = {
-      {getDq(), getQ()}, {getDk(), getK()},       {getDv(), getV()},
-      {getDa(), getA()}, {getDb(), getB()},       {getDaLog(), getALog()},
+      {getDq(), getQ()},          {getDk(), getK()}, {getDv(), getV()},
+      {getDa(), getA()},          {getDb(), getB()}, {getDaLog(), getALog()},
       {getDdtBias(), getDtBias()}};
   static const char *names[] = {"dq", "dk",     "dv",      "da",
                                 "db", "da_log", "ddt_bias"};
