@@ -17,20 +17,17 @@ both sides.
 
 import argparse
 import os
-import re
-import subprocess
 import tempfile
 import time
 
 os.environ.setdefault("USE_HUB_KERNELS", "NO")
 
 import torch  # noqa: E402
-from safetensors.torch import save_file  # noqa: E402
 from transformers import AutoModelForCausalLM, Mamba2Config  # noqa: E402
 from transformers.models.mamba2 import modeling_mamba2  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
-from train_steps import hf_step, tfm_step  # noqa: E402
+from train_steps import hf_step, tfm_op_vjp, tfm_step  # noqa: E402
 
 
 def scan_mlir(b, h, p, g, n, chunk):
@@ -53,19 +50,8 @@ def scan_inputs(args, h, p, g, n):
 
 
 def tfm_scan(args, inputs, h, p, g, n, chunk, d):
-    path = os.path.join(d, "scan.mlir")
-    with open(path, "w") as f:
-        f.write(scan_mlir(args.batch, h, p, g, n, chunk))
-    tensors = {f"arg{i}": t.contiguous() for i, t in enumerate(inputs)}
-    tensors[f"arg{len(inputs)}"] = torch.randn_like(inputs[0])  # the cotangent of y
-    save_file(tensors, os.path.join(d, "scan.in"))
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS=str(args.threads))
-    r = subprocess.run([args.tfm_run, "--mlir", path, "--autodiff", "--inputs", os.path.join(d, "scan.in"),
-                        "--output", os.path.join(d, "scan.out"), "--repeat", str(args.repeat)],
-                       capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        raise SystemExit(f"tfm-run --mlir failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
-    return float(re.search(r"run ([0-9.]+) ms", r.stdout).group(1)) / 1e3
+    return tfm_op_vjp(args, scan_mlir(args.batch, h, p, g, n, chunk), inputs,
+                      torch.randn_like(inputs[0]), d, "scan")
 
 
 def hf_scan(args, inputs, chunk):

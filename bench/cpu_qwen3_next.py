@@ -18,8 +18,6 @@ Fastest of --repeat runs, the same thread count on both sides.
 
 import argparse
 import os
-import re
-import subprocess
 import tempfile
 import time
 
@@ -27,12 +25,11 @@ os.environ.setdefault("USE_HUB_KERNELS", "NO")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from safetensors.torch import save_file  # noqa: E402
 from transformers import AutoModelForCausalLM, Qwen3NextConfig  # noqa: E402
 from transformers.models.qwen3_next import modeling_qwen3_next  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
-from train_steps import hf_step, tfm_step  # noqa: E402
+from train_steps import hf_step, tfm_op_vjp, tfm_step  # noqa: E402
 
 
 def rule_mlir(hk, hv, dk, dv, chunk):
@@ -56,21 +53,9 @@ def rule_inputs(args):
 
 
 def tfm_rule(args, inputs, d):
-    path = os.path.join(d, "rule.mlir")
     hk, dk = inputs[0].shape[2:]
     hv, dv = inputs[2].shape[2:]
-    with open(path, "w") as f:
-        f.write(rule_mlir(hk, hv, dk, dv, 64))
-    tensors = {f"arg{i}": t.contiguous() for i, t in enumerate(inputs)}
-    tensors[f"arg{len(inputs)}"] = torch.randn_like(inputs[2])  # the cotangent of y
-    save_file(tensors, os.path.join(d, "rule.in"))
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS=str(args.threads))
-    r = subprocess.run([args.tfm_run, "--mlir", path, "--autodiff", "--inputs", os.path.join(d, "rule.in"),
-                        "--output", os.path.join(d, "rule.out"), "--repeat", str(args.repeat)],
-                       capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        raise SystemExit(f"tfm-run --mlir failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
-    return float(re.search(r"run ([0-9.]+) ms", r.stdout).group(1)) / 1e3
+    return tfm_op_vjp(args, rule_mlir(hk, hv, dk, dv, 64), inputs, torch.randn_like(inputs[2]), d, "rule")
 
 
 def hf_rule(args, inputs):

@@ -20,6 +20,26 @@ def hf_step(model, ids, repeat):
     return best
 
 
+def tfm_op_vjp(args, mlir, inputs, cotangent, d, name):
+    """Seconds of one forward + backward of the tfm function `mlir` (@main,
+    one result) on `inputs`, with `cotangent` for its result: tfm-run --mlir
+    --autodiff, fastest of args.repeat."""
+    from safetensors.torch import save_file
+    path = os.path.join(d, name + ".mlir")
+    with open(path, "w") as f:
+        f.write(mlir)
+    tensors = {f"arg{i}": t.contiguous() for i, t in enumerate(inputs)}
+    tensors[f"arg{len(inputs)}"] = cotangent
+    save_file(tensors, os.path.join(d, name + ".in"))
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS=str(args.threads))
+    r = subprocess.run([args.tfm_run, "--mlir", path, "--autodiff", "--inputs", os.path.join(d, name + ".in"),
+                        "--output", os.path.join(d, name + ".out"), "--repeat", str(args.repeat)],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise SystemExit(f"tfm-run --mlir failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+    return float(re.search(r"run ([0-9.]+) ms", r.stdout).group(1)) / 1e3
+
+
 def tfm_step(args, model, ids, d):
     model.save_pretrained(d)
     tokens = os.path.join(d, "tokens.json")

@@ -19,10 +19,7 @@
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
-#include "mlir/Dialect/SCF/IR/SCF.h"
-
 #include <cmath>
-
 using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::lowering;
@@ -271,12 +268,11 @@ struct GatedDeltaRuleLowering : OpRewritePattern<GatedDeltaRuleOp> {
                     {s.batch, s.numChunks, idx(s.keyHeads), idx(s.perKey),
                      idx(s.keyDim), idx(s.valueDim)},
                     st);
-    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    auto loop = scf::ForOp::create(
-        rewriter, loc, c0, s.numChunks, c1,
-        ValueRange{s.zeroState, yInit, statesInit},
-        [&](OpBuilder &b, Location l, Value c, ValueRange acc) {
+    auto loop = forEachChunk(
+        rewriter, loc, s.numChunks, ValueRange{s.zeroState, yInit, statesInit},
+        /*reverse=*/false,
+        [&](OpBuilder &b, Location l, Value c,
+            ValueRange acc) -> SmallVector<Value> {
           Value state = acc[0];
           Chunk k = loadChunk(b, l, s, c);
           Value states = insertChunkState(b, l, state, acc[2], c);
@@ -290,9 +286,7 @@ struct GatedDeltaRuleLowering : OpRewritePattern<GatedDeltaRuleOp> {
               scaledByExp(b, l, "bgr,bgrkv->bgrkv", k.total, state, st);
           Value next = gemm(b, l, "bsgrk,bsgrv->bgrkv",
                             decayedKeys(b, l, k, st), vNew, st, kept);
-          scf::YieldOp::create(
-              b, l,
-              ValueRange{next, insertSeq(b, l, y, acc[1], k.start), states});
+          return {next, insertSeq(b, l, y, acc[1], k.start), states};
         });
     Value y = mergeDims(rewriter, loc, loop.getResult(1), 2, 2);
     Value states = mergeDims(rewriter, loc, loop.getResult(2), 2, 2);
@@ -323,14 +317,12 @@ struct GatedDeltaRuleBackwardLowering
     Value dqInit = emptyLike(s.qn), dkInit = emptyLike(s.kn),
           dvInit = emptyLike(s.v5), dbInit = emptyLike(s.beta),
           dgInit = emptyLike(s.gate);
-    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value last = arith::SubIOp::create(rewriter, loc, s.numChunks, c1);
-    auto loop = scf::ForOp::create(
-        rewriter, loc, c0, s.numChunks, c1,
+    auto loop = forEachChunk(
+        rewriter, loc, s.numChunks,
         ValueRange{s.zeroState, dqInit, dkInit, dvInit, dbInit, dgInit},
-        [&](OpBuilder &b, Location l, Value iv, ValueRange acc) {
-          Value c = arith::SubIOp::create(b, l, last, iv);
+        /*reverse=*/true,
+        [&](OpBuilder &b, Location l, Value c,
+            ValueRange acc) -> SmallVector<Value> {
           Chunk k = loadChunk(b, l, s, c);
           Value dS = acc[0];                              // d S'
           Value s0 = extractChunkState(b, l, states5, c); // S
@@ -457,13 +449,12 @@ struct GatedDeltaRuleBackwardLowering
                 Scalar sc = scalar(nb, ll, st);
                 return sc.add(sc.add(a[0], a[1]), sc.add(a[2], a[3]));
               });
-          scf::YieldOp::create(
-              b, l,
-              ValueRange{dPrev, insertSeq(b, l, dq, acc[1], k.start),
-                         insertSeq(b, l, dk, acc[2], k.start),
-                         insertSeq(b, l, dv, acc[3], k.start),
-                         insertSeq(b, l, dBeta, acc[4], k.start),
-                         insertSeq(b, l, dg, acc[5], k.start)});
+          return {dPrev,
+                  insertSeq(b, l, dq, acc[1], k.start),
+                  insertSeq(b, l, dk, acc[2], k.start),
+                  insertSeq(b, l, dv, acc[3], k.start),
+                  insertSeq(b, l, dBeta, acc[4], k.start),
+                  insertSeq(b, l, dg, acc[5], k.start)};
         });
     // Through the normalisations: x̂ = c·x·r, r = (Σx² + eps)^-½:
     // dx = c·(r dx̂ − x r³ (x·dx̂)).

@@ -15,7 +15,6 @@
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -538,12 +537,11 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
         rewriter, loc,
         {s.batch, s.numChunks, idx(s.groups), idx(s.perGroup), idx(p), idx(n)},
         st);
-    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    auto loop = scf::ForOp::create(
-        rewriter, loc, c0, s.numChunks, c1,
-        ValueRange{s.zeroState, yInit, statesInit},
-        [&](OpBuilder &b, Location l, Value c, ValueRange acc) {
+    auto loop = forEachChunk(
+        rewriter, loc, s.numChunks, ValueRange{s.zeroState, yInit, statesInit},
+        /*reverse=*/false,
+        [&](OpBuilder &b, Location l, Value c,
+            ValueRange acc) -> SmallVector<Value> {
           Value state = acc[0];
           Chunk k = loadChunk(b, l, s, c);
           Value states = insertChunkState(b, l, state, acc[2], c);
@@ -574,7 +572,7 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
                               ValueRange{surv, k.delta, k.x}, st);
           Value next = gemm(b, l, "bsgrp,bsgn->bgrpn", wx, k.bm, st, kept);
           Value out = insertSeq(b, l, y, acc[1], k.start);
-          scf::YieldOp::create(b, l, ValueRange{next, out, states});
+          return {next, out, states};
         });
     Value y = mergeDims(rewriter, loc, loop.getResult(1), 2, 2);
     Value states = mergeDims(rewriter, loc, loop.getResult(2), 2, 2);
@@ -602,14 +600,12 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
     // Per-position gradients: of u = δ·x, of the decay δ·A, of b and of c.
     Value guInit = emptyLike(s.x5), gaInit = emptyLike(s.delta),
           gbInit = emptyLike(s.bm), gcInit = emptyLike(s.cm);
-    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value last = arith::SubIOp::create(rewriter, loc, s.numChunks, c1);
-    auto loop = scf::ForOp::create(
-        rewriter, loc, c0, s.numChunks, c1,
+    auto loop = forEachChunk(
+        rewriter, loc, s.numChunks,
         ValueRange{s.zeroState, guInit, gaInit, gbInit, gcInit},
-        [&](OpBuilder &b, Location l, Value iv, ValueRange acc) {
-          Value c = arith::SubIOp::create(b, l, last, iv);
+        /*reverse=*/true,
+        [&](OpBuilder &b, Location l, Value c,
+            ValueRange acc) -> SmallVector<Value> {
           Chunk k = loadChunk(b, l, s, c);
           Value gS = acc[0];                              // d state'
           Value s0 = extractChunkState(b, l, states5, c); // state
@@ -673,12 +669,10 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
               contract(b, l, "bgr,bgrpn->bgrpn", ValueRange{expTotal, gS}, st);
           Value gPrev =
               gemm(b, l, "blgrp,blgn->bgrpn", decayedGy, k.cm, st, keptState);
-          scf::YieldOp::create(
-              b, l,
-              ValueRange{gPrev, insertSeq(b, l, gu, acc[1], k.start),
-                         insertSeq(b, l, ga, acc[2], k.start),
-                         insertSeq(b, l, gb, acc[3], k.start),
-                         insertSeq(b, l, gc, acc[4], k.start)});
+          return {gPrev, insertSeq(b, l, gu, acc[1], k.start),
+                  insertSeq(b, l, ga, acc[2], k.start),
+                  insertSeq(b, l, gb, acc[3], k.start),
+                  insertSeq(b, l, gc, acc[4], k.start)};
         });
     Value gu = loop.getResult(1), ga = loop.getResult(2);
     // Back through u = δ·x and the decay δ·A, then softplus and the clamp.

@@ -237,13 +237,25 @@ std::pair<Value, Value> chunkBounds(OpBuilder &b, Location loc, Value c,
   return {start, len};
 }
 
-Value chunkCumsum(OpBuilder &b, Location loc, Value x, OpFoldResult len,
-                  Type st, StringRef lead) {
+scf::ForOp forEachChunk(OpBuilder &b, Location loc, Value numChunks,
+                        ValueRange inits, bool reverse, ChunkBody body) {
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value last = reverse ? arith::SubIOp::create(b, loc, numChunks, c1) : Value();
+  return scf::ForOp::create(
+      b, loc, c0, numChunks, c1, inits,
+      [&](OpBuilder &nb, Location l, Value iv, ValueRange acc) {
+        Value c = reverse ? Value(arith::SubIOp::create(nb, l, last, iv)) : iv;
+        scf::YieldOp::create(nb, l, body(nb, l, c, acc));
+      });
+}
+
+Value chunkCumsum(OpBuilder &b, Location loc, Value x, Value len, Type st) {
   EinsumOptions lenOfL;
   std::pair<char, OpFoldResult> lSize{'l', len};
   lenOfL.sizes = lSize;
   return einsum(
-      b, loc, (lead + "igr->" + lead + "lgr").str(), ValueRange{x}, st,
+      b, loc, "bigr->blgr", ValueRange{x}, st,
       [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
         Scalar c = scalar(nb, l, st);
         return c.add(v[1], c.where(c.le(idx('i'), idx('l')), v[0]));
@@ -252,18 +264,18 @@ Value chunkCumsum(OpBuilder &b, Location loc, Value x, OpFoldResult len,
 }
 
 Value chunkCumsumGrad(OpBuilder &b, Location loc, Value dLam, Value dTotal,
-                      OpFoldResult len, Type st, StringRef lead) {
+                      Value len, Type st) {
   EinsumOptions lenOfI;
   std::pair<char, OpFoldResult> iSize{'i', len};
   lenOfI.sizes = iSize;
   Value dTotalAt = einsum(
-      b, loc, (lead + "gr->" + lead + "igr").str(), ValueRange{dTotal}, st,
+      b, loc, "bgr->bigr", ValueRange{dTotal}, st,
       [&](OpBuilder &, Location, ValueRange a, LetterIndex) { return a[0]; },
       lenOfI);
   EinsumOptions intoTotal;
   intoTotal.initTensor = dTotalAt;
   return einsum(
-      b, loc, (lead + "lgr->" + lead + "igr").str(), ValueRange{dLam}, st,
+      b, loc, "blgr->bigr", ValueRange{dLam}, st,
       [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex ix) {
         Scalar c = scalar(nb, l, st);
         return c.add(a[1], c.where(c.le(ix('i'), ix('l')), a[0]));

@@ -13,6 +13,8 @@
 #include "Einsum.h"
 #include "LoweringUtils.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 namespace mlir::tfm::lowering {
 
 Type elementType(Value v);
@@ -108,17 +110,23 @@ Value gemm(OpBuilder &b, Location loc, StringRef spec, Value lhs, Value rhs,
 /// and length (the last chunk may be shorter).
 std::pair<Value, Value> chunkBounds(OpBuilder &b, Location loc, Value c,
                                     Value chunkSize, Value seqLen);
+/// The body of a chunk loop: gets the chunk index and the carried values,
+/// returns the values to carry on.
+using ChunkBody =
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)>;
+/// An scf.for over the `numChunks` chunks carrying `inits`; with `reverse`
+/// the body sees the chunks from the last to the first (the backward).
+scf::ForOp forEachChunk(OpBuilder &b, Location loc, Value numChunks,
+                        ValueRange inits, bool reverse, ChunkBody body);
 /// The inclusive cumulative sum along a chunk of `x` [B, l, G, R]:
 /// out[l] = Σ_{i<=l} x[i] (the log-decay of each position since the chunk
 /// start).
-/// `lead` names the leading letters ("b", or "bc" with a chunk index).
-Value chunkCumsum(OpBuilder &b, Location loc, Value x, OpFoldResult len,
-                  Type st, StringRef lead = "b");
+Value chunkCumsum(OpBuilder &b, Location loc, Value x, Value len, Type st);
 /// The gradient of the decays `x` whose cumulative sums `lam` (chunkCumsum)
 /// and total (their sum) have gradients `dLam` [B, l, G, R] and `dTotal`
 /// [B, G, R]: dx[i] = dTotal + Σ_{l>=i} dLam[l].
 Value chunkCumsumGrad(OpBuilder &b, Location loc, Value dLam, Value dTotal,
-                      OpFoldResult len, Type st, StringRef lead = "b");
+                      Value len, Type st);
 /// A gradient back to its operand's type, dimensions [dim, dim + count)
 /// merged first (the group x head split undone).
 Value gradientAs(OpBuilder &b, Location loc, Value g, Value like, int64_t dim,
