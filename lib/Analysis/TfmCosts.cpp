@@ -107,6 +107,13 @@ OpCost cost(QkvQkNormRopeOp op, const DimResolver &d) {
                    4 * qk + 3 * qk * double(op.getRotaryDim()) /
                                 d.dim(op.getQkv(), 3));
 }
+OpCost cost(QkvRopeOp op, const DimResolver &d) {
+  PackedQkvHeads heads = op.getPackedHeads();
+  double qk = d.elements(op.getQkv()) * double(heads.value().start) /
+              double(heads.total());
+  return streaming(op, d,
+                   3 * qk * double(op.getRotaryDim()) / d.dim(op.getQkv(), 3));
+}
 OpCost cost(AttentionOp op, const DimResolver &d) {
   return streaming(op, d,
                    attentionFlops(d, op.getQ(), op.getK(), op.getV(),
@@ -154,6 +161,19 @@ OpCost cost(FusedLmHeadLossOp op, const DimResolver &d) {
   double v = double(d.dim(op.getWeight(), 0)),
          h = double(d.dim(op.getWeight(), 1));
   double f = 2 * tokens * v * h + (op.getSoftcap() ? 7 : 4) * tokens * v;
+  if (op.getLogitScale())
+    f += tokens * v;
+  return streaming(op, d, f);
+}
+OpCost cost(FusedLmHeadLossBackwardOp op, const DimResolver &d) {
+  // Recomputed logits (2VH per token), dlogits (~5 per logit, +5 under the
+  // softcap), dhidden and dweight (2VH each); logits stay on chip.
+  double tokens = d.elements(op.getLabels());
+  double v = double(d.dim(op.getWeight(), 0)),
+         h = double(d.dim(op.getWeight(), 1));
+  double f = 6 * tokens * v * h + (op.getSoftcap() ? 10 : 5) * tokens * v;
+  if (op.getLogitScale())
+    f += tokens * v;
   return streaming(op, d, f);
 }
 //===----------------------------------------------------------------------===//

@@ -225,6 +225,22 @@ LogicalResult adjoint(QkvQkNormRopeOp op, AdjointBuilder &ab) {
   return success();
 }
 
+LogicalResult adjoint(QkvRopeOp op, AdjointBuilder &ab) {
+  OpBuilder &b = ab.builder;
+  Location loc = ab.getLoc();
+  PackedQkvHeads heads = op.getPackedHeads();
+  Value dy = ab.resultGrad(0);
+  auto rope = [&](PackedQkvHeads::Range range) {
+    return ropeBackward(ab, headSlice(b, loc, dy, range), ab.operand(1),
+                        op.getThetaAttr(), op.getRotaryDimAttr(),
+                        op.getScalingAttr());
+  };
+  ab.addGrad(0, concatHeads(b, loc, dy.getType(),
+                            {rope(heads.query()), rope(heads.key()),
+                             headSlice(b, loc, dy, heads.value())}));
+  return success();
+}
+
 AttentionBackwardOp attentionBackward(AdjointBuilder &ab, Value dout, Value q,
                                       Value k, Value v, Value sinks,
                                       FloatAttr scale, UnitAttr causal,
@@ -378,29 +394,13 @@ LogicalResult adjoint(CrossEntropyOp op, AdjointBuilder &ab) {
 LogicalResult adjoint(FusedLmHeadLossOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 1, "lse")))
     return failure();
-  OpBuilder &b = ab.builder;
-  Location loc = ab.getLoc();
   Value h = ab.operand(0), w = ab.operand(1);
-  auto ht = cast<RankedTensorType>(h.getType());
-  auto wt = cast<RankedTensorType>(w.getType());
-  auto logitsType = RankedTensorType::get(
-      {ht.getDimSize(0), ht.getDimSize(1), wt.getDimSize(0)},
-      ht.getElementType());
-  // Recompute the logits chunk by chunk in fused lowerings; here, whole.
-  Value logits = MatmulOp::create(b, loc, logitsType, h, w, Value(),
-                                  transposeAttr(ab, Transpose::nt));
-  Value capped = logits;
-  if (op.getSoftcapAttr())
-    capped = SoftcapOp::create(b, loc, logits, op.getSoftcapAttr());
-  Value dl = CrossEntropyBackwardOp::create(
-      b, loc, logitsType, ab.resultGrad(0), capped, ab.operand(2),
-      op.getIgnoreIndexAttr());
-  if (op.getSoftcapAttr())
-    dl = SoftcapBackwardOp::create(b, loc, dl, logits, op.getSoftcapAttr());
-  ab.addGrad(0, MatmulOp::create(b, loc, h.getType(), dl, w, Value(),
-                                 transposeAttr(ab, Transpose::nn)));
-  ab.addGrad(1, MatmulGradWeightOp::create(b, loc, w.getType(), dl, h,
-                                           transposeAttr(ab, Transpose::nt)));
+  auto bw = FusedLmHeadLossBackwardOp::create(
+      ab.builder, ab.getLoc(), h.getType(), w.getType(), ab.resultGrad(0), h, w,
+      ab.operand(2), ab.primal(op.getLse()), op.getIgnoreIndexAttr(),
+      op.getSoftcapAttr(), op.getLogitScaleAttr());
+  ab.addGrad(0, bw.getDhidden());
+  ab.addGrad(1, bw.getDweight());
   return success();
 }
 

@@ -86,15 +86,18 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef funcName,
                           const CompileOptions &options) {
   switch (options.device) {
   case Device::cpu: {
+    // The module is fused (TrainingStep) and differentiated already; kernel
+    // mode runs functions as written.
     CpuPipelineOptions cpu;
     cpu.useBlas = options.useBlas;
+    cpu.fuse = false;
     return compileWithPipeline(module, funcName, [&](OpPassManager &pm) {
       buildTfmTrainCpuPipeline(pm, cpu);
     });
   }
   case Device::gpuSim:
     return compileWithPipeline(module, funcName, [](OpPassManager &pm) {
-      buildTfmTrainGpuSimPipeline(pm, /*autodiffFunc=*/"");
+      buildTfmTrainGpuSimPipeline(pm, /*autodiffFunc=*/"", /*fuse=*/false);
     });
   case Device::cuda: {
     // The JIT runs the module's constructor (loading the PTX) at once.
@@ -102,6 +105,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef funcName,
       return std::move(e);
     CudaPipelineOptions cudaOptions;
     cudaOptions.chip = options.chip.empty() ? cuda::deviceChip() : options.chip;
+    cudaOptions.fuse = false;
     return compileWithPipeline(
         module, funcName,
         [&](OpPassManager &pm) { buildTfmTrainCudaPipeline(pm, cudaOptions); },

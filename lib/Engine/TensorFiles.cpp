@@ -12,7 +12,9 @@ static TensorOut resultTensor(const std::string &name, const HostArray &a) {
 
 llvm::Error mlir::tfm::writeStepResult(llvm::StringRef path,
                                        const StepResult &result) {
-  std::vector<TensorOut> outputs = {resultTensor("logits", result.logits)};
+  std::vector<TensorOut> outputs;
+  if (!result.logits.shape.empty()) // absent in a loss-only step
+    outputs.push_back(resultTensor("logits", result.logits));
   std::vector<int64_t> scalar;
   if (result.loss)
     outputs.push_back({"loss", DType::F32, scalar, &*result.loss});

@@ -14,11 +14,13 @@
 #include "tfm/Engine/Differentiate.h"
 #include "tfm/Import/ModelBuilder.h"
 #include "tfm/InitAll.h"
+#include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Support/BFloat16.h"
 #include "tfm/Support/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -81,7 +83,14 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
   Type elementType = options.precision == Precision::bf16
                          ? Type(BFloat16Type::get(&s.ctx))
                          : Type(Float32Type::get(&s.ctx));
-  s.imported = buildModel(s.ctx, spec, elementType);
+  s.imported = buildModel(s.ctx, spec, elementType, options.logits);
+  if (options.fuse) {
+    DiagnosticCollector diagnostics(&s.ctx);
+    PassManager pm(&s.ctx);
+    buildTfmFusePipeline(pm);
+    if (failed(pm.run(*s.imported)))
+      return makeError("tfm-fuse failed: " + diagnostics.str());
+  }
   auto forward = s.imported->lookupSymbol<func::FuncOp>(kForwardFuncName);
   for (BlockArgument arg : forward.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
@@ -213,9 +222,13 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
     return results.takeError();
   StepResult out;
   out.stepMs = s.compiled->getLastRunMs();
-  out.logits = std::move((*results)[kLogitsResult]);
+  unsigned lossResult = kLossResult;
+  if (options.logits)
+    out.logits = std::move((*results)[kLogitsResult]);
+  else
+    lossResult = 0;
   if (hasLabels)
-    out.loss = (*results)[kLossResult].f32[0];
+    out.loss = (*results)[lossResult].f32[0];
   if (!options.gradients)
     return out;
   std::vector<const float *> byArg(s.argShapes.size(), nullptr);
@@ -241,8 +254,10 @@ std::string mlir::tfm::describeStep(const TrainingStep &step,
   const ModelSpec &spec = step.getSpec();
   bool gradients = step.getOptions().gradients;
   os << spec.architecture << ": " << batch.batch << "x" << batch.seq
-     << " tokens, logits [" << batch.batch << ", " << batch.seq << ", "
-     << spec.vocabSize << "]";
+     << " tokens";
+  if (step.getOptions().logits)
+    os << ", logits [" << batch.batch << ", " << batch.seq << ", "
+       << spec.vocabSize << "]";
   if (result.loss)
     os << ", loss " << llvm::format("%.6f", *result.loss);
   if (gradients)

@@ -80,8 +80,10 @@ struct LayerParam {
 
 class ModelBuilder {
 public:
-  ModelBuilder(MLIRContext &ctx, const ModelSpec &spec, Type elem)
-      : ctx(ctx), spec(spec), elem(elem), b(&ctx), loc(UnknownLoc::get(&ctx)) {
+  ModelBuilder(MLIRContext &ctx, const ModelSpec &spec, Type elem,
+               bool withLogits)
+      : ctx(ctx), spec(spec), elem(elem), withLogits(withLogits), b(&ctx),
+        loc(UnknownLoc::get(&ctx)) {
     collectLayerParams();
   }
 
@@ -209,6 +211,7 @@ private:
   const ModelSpec &spec;
   const HfNames &names = spec.names;
   Type elem;
+  bool withLogits;
   OpBuilder b;
   Location loc;
   std::vector<LayerParam> layerParams;
@@ -1069,9 +1072,11 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 
   auto logitsType = act({vocab});
   auto lossType = stat({});
-  auto func =
-      func::FuncOp::create(b, loc, kForwardFuncName,
-                           b.getFunctionType(argTypes, {logitsType, lossType}));
+  SmallVector<Type> resultTypes{logitsType, lossType};
+  if (!withLogits)
+    resultTypes.erase(resultTypes.begin());
+  auto func = func::FuncOp::create(b, loc, kForwardFuncName,
+                                   b.getFunctionType(argTypes, resultTypes));
   func.setAllArgAttrs(argAttrs);
   // MTP layers after the last layer: in checkpoints, not in the model.
   std::vector<std::string> ignored = spec.ignoredPrefixes;
@@ -1159,7 +1164,10 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
         b, loc, loss,
         ScaleOp::create(b, loc, aux, b.getF64FloatAttr(spec.moe->auxLossCoef)));
   }
-  func::ReturnOp::create(b, loc, ValueRange{logits, loss});
+  if (withLogits)
+    func::ReturnOp::create(b, loc, ValueRange{logits, loss});
+  else
+    func::ReturnOp::create(b, loc, ValueRange{loss});
   return module;
 }
 
@@ -1167,7 +1175,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 
 OwningOpRef<ModuleOp> mlir::tfm::buildModel(MLIRContext &ctx,
                                             const ModelSpec &spec,
-                                            Type elementType) {
+                                            Type elementType, bool withLogits) {
   ctx.loadDialect<TfmDialect, func::FuncDialect>();
-  return ModelBuilder(ctx, spec, elementType).build();
+  return ModelBuilder(ctx, spec, elementType, withLogits).build();
 }

@@ -42,6 +42,8 @@ void tfm::buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm) {
 
 void tfm::buildTfmTrainCpuPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options) {
+  if (options.fuse)
+    buildTfmFusePipeline(pm);
   addAutodiff(pm, options.autodiffFunc);
   buildTfmLowerToLinalgPipeline(pm);
   buildTfmBufferizeCpuPipeline(pm, options);

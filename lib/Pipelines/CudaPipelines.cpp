@@ -172,6 +172,8 @@ void mlir::tfm::buildTfmLowerGpuToLlvmPipeline(
 
 void mlir::tfm::buildTfmTrainCudaPipeline(OpPassManager &pm,
                                           const CudaPipelineOptions &options) {
+  if (options.fuse)
+    buildTfmFusePipeline(pm);
   addAutodiff(pm, options.autodiffFunc);
   buildTfmLowerToLinalgCudaPipeline(pm);
   buildTfmBufferizeCudaPipeline(pm);

@@ -13,7 +13,9 @@
 using namespace mlir;
 
 void tfm::buildTfmTrainGpuSimPipeline(OpPassManager &pm,
-                                      const std::string &func) {
+                                      const std::string &func, bool fuse) {
+  if (fuse)
+    buildTfmFusePipeline(pm);
   detail::addAutodiff(pm, func);
   buildTfmLowerToLinalgCudaPipeline(pm, /*lanes=*/1);
   buildTfmBufferizeCpuPipeline(pm);

@@ -12,6 +12,12 @@
 using namespace mlir;
 
 namespace {
+struct TrainPipelineCLOptions
+    : public PassPipelineOptions<TrainPipelineCLOptions> {
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("Run tfm-fuse first"),
+                    llvm::cl::init(true)};
+};
+
 struct CudaPipelineCLOptions
     : public PassPipelineOptions<CudaPipelineCLOptions> {
   Option<std::string> chip{*this, "chip",
@@ -35,6 +41,9 @@ struct CudaPipelineCLOptions
       *this, "func",
       llvm::cl::desc("Function to differentiate (tfm-train-cuda)"),
       llvm::cl::init("forward")};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Run tfm-fuse first (tfm-train-cuda)"),
+                    llvm::cl::init(true)};
 
   tfm::CudaPipelineOptions get() const {
     tfm::CudaPipelineOptions o;
@@ -43,12 +52,18 @@ struct CudaPipelineCLOptions
     o.format = format;
     o.toolkit = toolkit;
     o.autodiffFunc = func;
+    o.fuse = fuse;
     return o;
   }
 };
 } // namespace
 
 void tfm::registerTfmPipelines() {
+  PassPipelineRegistration<>(
+      "tfm-fuse",
+      "Fuse HF-literal tfm IR into the fused training ops (GLUs, packed "
+      "projections, flash attention, residual norms, the LM-head loss)",
+      buildTfmFusePipeline);
   PassPipelineRegistration<>("tfm-lower-to-linalg",
                              "Lower tfm ops to linalg/tensor/scf (CPU stage 1)",
                              buildTfmLowerToLinalgPipeline);
@@ -60,13 +75,14 @@ void tfm::registerTfmPipelines() {
       "tfm-lower-cpu-to-llvm",
       "Lower loops and memrefs to the LLVM dialect (CPU stage 3)",
       buildTfmLowerCpuToLlvmPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<TrainPipelineCLOptions>(
       "tfm-train-cpu",
-      "The training step of @forward (loss and gradients, "
+      "The training step of @forward (tfm-fuse, then loss and gradients, "
       "tfm-autodiff) compiled for the CPU down to LLVM",
-      [](OpPassManager &pm) {
+      [](OpPassManager &pm, const TrainPipelineCLOptions &o) {
         CpuPipelineOptions options;
         options.autodiffFunc = "forward";
+        options.fuse = o.fuse;
         buildTfmTrainCpuPipeline(pm, options);
       });
   PassPipelineRegistration<>(
@@ -87,11 +103,13 @@ void tfm::registerTfmPipelines() {
       [](OpPassManager &pm, const CudaPipelineCLOptions &o) {
         buildTfmLowerGpuToLlvmPipeline(pm, o.get());
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<TrainPipelineCLOptions>(
       "tfm-train-gpu-sim",
       "Testing: the GPU path's kernels (except warp reductions) run as CPU "
       "loops, for numeric checks without a GPU",
-      [](OpPassManager &pm) { buildTfmTrainGpuSimPipeline(pm, "forward"); });
+      [](OpPassManager &pm, const TrainPipelineCLOptions &o) {
+        buildTfmTrainGpuSimPipeline(pm, "forward", o.fuse);
+      });
   PassPipelineRegistration<CudaPipelineCLOptions>(
       "tfm-train-cuda",
       "The training step of @forward (loss and gradients) compiled for an "

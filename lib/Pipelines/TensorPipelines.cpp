@@ -10,6 +10,7 @@
 #include "PipelineUtils.h"
 #include "tfm/Autodiff/Passes.h"
 #include "tfm/Conversion/Passes.h"
+#include "tfm/Dialect/Tfm/Transforms/Passes.h"
 #include "tfm/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -72,5 +73,18 @@ void tfm::buildTfmLowerToLinalgPipeline(OpPassManager &pm) {
   // results alias (test/Autodiff/gradcheck-repeat.test catches it).
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createTfmConvertToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void tfm::buildTfmFusePipeline(OpPassManager &pm) {
+  // func.func(tfm-fuse-glu, tfm-pack-projections, tfm-fuse-attention,
+  // tfm-fuse-residual-rmsnorm, tfm-fuse-lm-head-loss), canonicalize. GLUs
+  // first: their gate and up must not be packed as plain projections.
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createTfmFuseGluPass());
+  func.addPass(createTfmPackProjectionsPass());
+  func.addPass(createTfmFuseAttentionPass());
+  func.addPass(createTfmFuseResidualRmsNormPass());
+  func.addPass(createTfmFuseLmHeadLossPass());
   pm.addPass(createCanonicalizerPass());
 }

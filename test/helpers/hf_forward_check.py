@@ -448,6 +448,11 @@ def main():
     ap.add_argument("--moe-aux-loss", dest="moe_aux_loss", choices=["auto", "on", "off"],
                     help="tfm-run --moe-aux-loss; the reference forward gets "
                          "output_router_logits to match (auto: the config's)")
+    ap.add_argument("--no-fusion", dest="no_fusion", action="store_true",
+                    help="tfm-run --no-fusion: the HF-literal IR as imported")
+    ap.add_argument("--no-logits", dest="no_logits", action="store_true",
+                    help="tfm-run --no-logits: the loss-only step (fused LM-head "
+                         "loss); checks loss and gradients")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     if args.list:
@@ -461,6 +466,8 @@ def main():
     ckpt = os.path.join(args.workdir, "ckpt")
     model = build_model(args.family, args.variant, args.seed)
     if args.dtype == "bf16":
+        if args.no_logits:
+            sys.exit("--dtype bf16 compares logits; it takes no --no-logits")
         if args.grads:
             sys.exit("--dtype bf16 checks logits and loss only (no exact bf16 gradient reference)")
         args.storage = "bf16"
@@ -513,6 +520,8 @@ def main():
            "--dtype", args.dtype]
     cmd += ["--grads"] if args.grads else []
     cmd += [f"--moe-aux-loss={args.moe_aux_loss}"] if args.moe_aux_loss else []
+    cmd += ["--no-fusion"] if args.no_fusion else []
+    cmd += ["--no-logits"] if args.no_logits else []
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         print(run.stdout, run.stderr)
@@ -522,14 +531,19 @@ def main():
     if args.dtype == "bf16":
         return check_bf16(args, model, ids, labels, ref, got)
     ok = True
-    d = (got["logits"] - ref.logits).abs()
-    bound = 1e-4 + 1e-4 * ref.logits.abs()
-    worst = (d - bound).max().item()
-    print(f"{args.family}/{args.variant}/{args.storage}: max|dlogits| = {d.max().item():.3e}"
-          f" (max|ref| {ref.logits.abs().max().item():.3f})")
-    if worst > 0 or tuple(got["logits"].shape) != tuple(ref.logits.shape):
-        print("FAIL logits outside 1e-4 + 1e-4|ref|")
-        ok = False
+    if args.no_logits:
+        if "logits" in got:
+            print("FAIL --no-logits wrote logits")
+            ok = False
+    else:
+        d = (got["logits"] - ref.logits).abs()
+        bound = 1e-4 + 1e-4 * ref.logits.abs()
+        worst = (d - bound).max().item()
+        print(f"{args.family}/{args.variant}/{args.storage}: max|dlogits| = {d.max().item():.3e}"
+              f" (max|ref| {ref.logits.abs().max().item():.3f})")
+        if worst > 0 or tuple(got["logits"].shape) != tuple(ref.logits.shape):
+            print("FAIL logits outside 1e-4 + 1e-4|ref|")
+            ok = False
     dl = abs(got["loss"].item() - ref.loss.item())
     print(f"loss tfm {got['loss'].item():.7f} hf {ref.loss.item():.7f} |d| = {dl:.2e}")
     if not dl <= 1e-5:

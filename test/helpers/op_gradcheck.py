@@ -121,6 +121,12 @@ func.func @main(%qkv: {ty([None, None, 4, 4])}, %wq: tensor<4xf64>, %wk: tensor<
   return %o : {ty([None, None, 4, 4])}
 }}""", r(1, 3, 4, 4), r(4), r(4), pos)
 
+case("rope", "qkv_rope", f"""
+func.func @main(%qkv: {ty([None, None, 4, 4])}, %p: {P}) -> {ty([None, None, 4, 4])} {{
+  %o = tfm.qkv_rope %qkv, %p {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, theta = 1.0e4 : f64, rotary_dim = 4 : i64}} : ({ty([None, None, 4, 4])}, {P}) -> {ty([None, None, 4, 4])}
+  return %o : {ty([None, None, 4, 4])}
+}}""", r(1, 3, 4, 4), pos)
+
 AQ, AK = [None, None, 4, 3], [None, None, 2, 3]
 for name, attrs, sinks in [
         ("causal_gqa", "causal, scale = 0.5 : f64", False),
@@ -158,6 +164,16 @@ func.func @main(%h: {ty([None, None, 3])}, %w: tensor<5x3xf64>, %y: {P}) -> tens
   %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {{softcap = 2.0 : f64}} : ({ty([None, None, 3])}, tensor<5x3xf64>, {P}) -> (tensor<f64>, {ty([None, None])})
   return %loss : tensor<f64>
 }}""", r(2, 4, 3), r(5, 3), labels)
+
+# The chunked backward (tfm.fused_lm_head_loss_backward): 70 positions are
+# two chunks of 64, with the scale and the softcap.
+long_labels = torch.randint(0, 5, (1, 70))
+long_labels[0, 10] = -100
+case("loss", "fused_lm_head_loss_chunks", f"""
+func.func @main(%h: {ty([None, None, 3])}, %w: tensor<5x3xf64>, %y: {P}) -> tensor<f64> {{
+  %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {{softcap = 2.0 : f64, logit_scale = 0.5 : f64}} : ({ty([None, None, 3])}, tensor<5x3xf64>, {P}) -> (tensor<f64>, {ty([None, None])})
+  return %loss : tensor<f64>
+}}""", r(1, 70, 3), r(5, 3), long_labels)
 
 ids = torch.tensor([[1, 3, 1], [0, 3, 2]])
 case("shape", "embedding", f"""

@@ -245,6 +245,16 @@ func.func @main(%qkv: {ty([None, None, 8, 16])}, %wq: tensor<16xf32>, %wk: tenso
   return %o, %a, %b : {ty([None, None, 8, 16])}, {ty([None, None, 4])}, {ty([None, None, 2])}
 }}""", [qkv, wqn, wkn, positions()], qkv_ref)
 
+def qkv_rope_ref(t, p):
+    inv, af = hf_inv_freq(dict(rope_type="default"), 8, 1e4)
+    return [torch.cat([apply_rope(t[:, :, :4], p, inv, af, 8),
+                       apply_rope(t[:, :, 4:6], p, inv, af, 8), t[:, :, 6:]], 2)]
+case("rope", "qkv_rope", f"""
+func.func @main(%qkv: {ty([None, None, 8, 16])}, %p: {ty([None, None], 'i64')}) -> {ty([None, None, 8, 16])} {{
+  %o = tfm.qkv_rope %qkv, %p {{num_q_heads = 4 : i64, num_kv_heads = 2 : i64, theta = 1.0e4 : f64, rotary_dim = 8 : i64}} : ({ty([None, None, 8, 16])}, {ty([None, None], 'i64')}) -> {ty([None, None, 8, 16])}
+  return %o : {ty([None, None, 8, 16])}
+}}""", [qkv, positions()], qkv_rope_ref)
+
 # ---------------------------------------------------------------- attention
 def attn_ref(q, k, v, scale, causal=True, window=None, softcap=None, sinks=None):
     g = q.shape[2] // k.shape[2]
@@ -385,6 +395,16 @@ func.func @main(%h: {ty([None, None, 16])}, %w: tensor<{V}x16xf32>, %y: {ty([Non
   %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {{softcap = 3.0 : f64}} : ({ty([None, None, 16])}, tensor<{V}x16xf32>, {ty([None, None], 'i64')}) -> (tensor<f32>, {ty([None, None])})
   return %loss, %lse : tensor<f32>, {ty([None, None])}
 }}""", [long_h, head, long_labels], fused_ref)
+
+# Granite's logits / logits_scaling as logit_scale, then the softcap.
+def fused_scaled_ref(h, wt, lb):
+    lg = 3.0 * torch.tanh(((h @ wt.T) * 0.25) / 3.0)
+    return [causal_ce(lg, lb), torch.logsumexp(lg, -1)]
+case("loss", "fused_lm_head_loss_scaled", f"""
+func.func @main(%h: {ty([None, None, 16])}, %w: tensor<{V}x16xf32>, %y: {ty([None, None], 'i64')}) -> (tensor<f32>, {ty([None, None])}) {{
+  %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {{softcap = 3.0 : f64, logit_scale = 0.25 : f64}} : ({ty([None, None, 16])}, tensor<{V}x16xf32>, {ty([None, None], 'i64')}) -> (tensor<f32>, {ty([None, None])})
+  return %loss, %lse : tensor<f32>, {ty([None, None])}
+}}""", [long_h, head, long_labels], fused_scaled_ref)
 
 # ---------------------------------------------------------------- shape ops
 table = randn(50, 16)

@@ -44,6 +44,12 @@ static cl::opt<std::string> dtype("dtype",
                                   cl::value_desc("f32|bf16"), cl::init("f32"),
                                   cl::cat(toolOptions));
 
+static cl::opt<bool> noLogits(
+    "no-logits",
+    cl::desc("@forward returns the loss only (tfm-fuse then computes it as "
+             "tfm.fused_lm_head_loss, never forming [B*T, V] logits)"),
+    cl::cat(toolOptions));
+
 static int fail(const llvm::Twine &message) {
   return reportToolError("tfm-import-hf", message);
 }
@@ -67,7 +73,7 @@ int main(int argc, char **argv) {
   DiagnosticCollector diagnostics(&ctx);
   Type elem = dtype == "bf16" ? Type(BFloat16Type::get(&ctx))
                               : Type(Float32Type::get(&ctx));
-  OwningOpRef<ModuleOp> module = buildModel(ctx, *spec, elem);
+  OwningOpRef<ModuleOp> module = buildModel(ctx, *spec, elem, !noLogits);
 
   // The output must verify and its weight map must be consistent; a failure
   // here is an importer bug, reported rather than written out.

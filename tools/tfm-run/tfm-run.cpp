@@ -93,6 +93,16 @@ static cl::opt<bool> noBlas("no-blas",
                                      "OpenBLAS calls (benchmarks)"),
                             cl::cat(toolOptions));
 
+static cl::opt<bool>
+    noFusion("no-fusion",
+             cl::desc("Run the HF-literal IR as imported (no tfm-fuse)"),
+             cl::cat(toolOptions));
+static cl::opt<bool> noLogits(
+    "no-logits",
+    cl::desc("The loss-only step: write loss (and gradients), not logits; "
+             "the fused LM-head loss never forms [B*T, V] (needs labels)"),
+    cl::cat(toolOptions));
+
 static int fail(const llvm::Twine &message) {
   return reportToolError("tfm-run", message);
 }
@@ -170,6 +180,9 @@ static int runCheckpoint(StepOptions options) {
       readTokenFile(tokensPath, spec->vocabSize);
   if (!tokens)
     return fail(llvm::toString(tokens.takeError()));
+  if (noLogits && tokens->labels.empty())
+    return fail(tokensPath + ": field 'labels': --no-logits computes only the "
+                             "loss, which needs labels");
   if (withGrads && tokens->labels.empty())
     return fail(
         tokensPath +
@@ -185,6 +198,8 @@ static int runCheckpoint(StepOptions options) {
     return fail(llvm::toString(precision.takeError()));
   options.precision = *precision;
   options.gradients = withGrads;
+  options.fuse = !noFusion;
+  options.logits = !noLogits;
 
   auto step = TrainingStep::create(*spec, options);
   if (!step)
@@ -235,10 +250,9 @@ int main(int argc, char **argv) {
   options.compile = {*device, /*useBlas=*/!noBlas, cudaChip};
   if (!mlirPath.empty()) {
     if (checkAgainstCpu || withGrads || dtypeFlag != "f32" ||
-        !checkpointDir.empty())
-      return fail(
-          "--mlir (kernel mode) takes no checkpoint, --grads, --dtype or "
-          "--check-against-cpu");
+        !checkpointDir.empty() || noFusion || noLogits)
+      return fail("--mlir (kernel mode) takes no checkpoint, --grads, "
+                  "--dtype, --check-against-cpu, --no-fusion or --no-logits");
     return runKernel(options.compile);
   }
   if (checkpointDir.empty() || tokensPath.empty())

@@ -46,7 +46,13 @@ struct StepOptions {
   /// Also derive and run the backward (forward_vjp): every parameter's
   /// gradient of the loss. Needs labels in each batch.
   bool gradients = false;
-  // The fusion, recompute and optimizer issues add their options here.
+  /// Run tfm-fuse on the imported model before anything else; the fused
+  /// parameters bind and unbind through their HF sources.
+  bool fuse = true;
+  /// Return the logits; without, the step is the loss (and gradients) only,
+  /// and tfm-fuse never forms the [B*T, V] logits.
+  bool logits = true;
+  // The recompute and optimizer issues add their options here.
 };
 
 /// What one step returns.

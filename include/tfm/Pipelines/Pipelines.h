@@ -17,11 +17,18 @@
 
 namespace mlir::tfm {
 
+/// tfm-fuse: func.func(tfm-fuse-glu, tfm-pack-projections,
+/// tfm-fuse-attention, tfm-fuse-residual-rmsnorm, tfm-fuse-lm-head-loss),
+/// canonicalize. Fused parameters keep their HF sources (mapping = fuse).
+void buildTfmFusePipeline(OpPassManager &pm);
+
 struct CpuPipelineOptions {
   /// Hand f32 GEMMs to OpenBLAS (otherwise they become loops; bench/ only).
   bool useBlas = true;
   /// Run tfm-autodiff on this function first (empty: forward only).
   std::string autodiffFunc;
+  /// Run tfm-fuse first (before autodiff).
+  bool fuse = true;
 };
 
 void buildTfmLowerToLinalgPipeline(OpPassManager &pm);
@@ -43,6 +50,8 @@ struct CudaPipelineOptions {
   std::string toolkit;
   /// Run tfm-autodiff on this function first (empty: forward only).
   std::string autodiffFunc;
+  /// Run tfm-fuse first (before autodiff).
+  bool fuse = true;
 };
 
 void buildTfmLowerToLinalgCudaPipeline(OpPassManager &pm,
@@ -59,7 +68,8 @@ void buildTfmTrainCudaPipeline(OpPassManager &pm,
 /// Testing: the GPU path's kernel formation with every launch run as CPU
 /// loops (tfm-gpu-launch-to-loops); warp reductions stay linalg loops.
 void buildTfmTrainGpuSimPipeline(OpPassManager &pm,
-                                 const std::string &autodiffFunc);
+                                 const std::string &autodiffFunc,
+                                 bool fuse = true);
 
 /// Registers the pipelines above with their names (CPU and GPU); the
 /// library builds them through the functions instead.

@@ -133,10 +133,15 @@ template <typename OpTy> struct GluLowering : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto [up, gate] = splitGlu(rewriter, loc, op.getX());
+    // act(gate) is rounded to the element type before the product, as HF's
+    // act_fn(gate) * up forms it (a no-op for f32).
+    Type elem = cast<RankedTensorType>(up.getType()).getElementType();
     Value r = buildElementwise(
         rewriter, loc, ValueRange{up, gate},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));
+          Value g = act(b, l, a[1]);
+          g = castFloat(b, l, castFloat(b, l, g, elem), g.getType());
+          return arith::MulFOp::create(b, l, a[0], g);
         });
     rewriter.replaceOp(op, r);
     return success();

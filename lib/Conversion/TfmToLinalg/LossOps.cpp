@@ -158,6 +158,91 @@ struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
 /// Sequence positions per chunk of the fused LM head + loss.
 constexpr int64_t kLossChunk = 64;
 
+/// Positions [t0, t0 + rows) of x [B, T, ...].
+Value sequenceChunk(OpBuilder &b, Location l, Value x, Value t0, Value rows) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape(xt.getShape());
+  shape[1] = ShapedType::kDynamic;
+  SmallVector<OpFoldResult> offsets(xt.getRank(), b.getIndexAttr(0));
+  offsets[1] = t0;
+  SmallVector<OpFoldResult> sizes = sizesOf(b, l, x);
+  sizes[1] = rows;
+  return tensor::ExtractSliceOp::create(
+      b, l, RankedTensorType::get(shape, xt.getElementType()), x, offsets,
+      sizes, SmallVector<OpFoldResult>(xt.getRank(), b.getIndexAttr(1)));
+}
+
+/// The logits of one chunk, hTile [B, t, H] · weightᵀ -> [B, t, V] (a
+/// tfm.matmul the same conversion lowers).
+Value chunkLogits(OpBuilder &b, Location l, Value hTile, Value weight) {
+  auto ht = cast<RankedTensorType>(hTile.getType());
+  auto wt = cast<RankedTensorType>(weight.getType());
+  auto type = RankedTensorType::get(
+      {ht.getDimSize(0), ShapedType::kDynamic, wt.getDimSize(0)},
+      ht.getElementType());
+  return MatmulOp::create(b, l, type, hTile, weight, Value(),
+                          TransposeAttr::get(b.getContext(), Transpose::nt));
+}
+
+/// The scale and then the softcap of the logits, as the unfused ops.
+Value lmHeadEpilogue(OpBuilder &b, Location l, Value logits, FloatAttr scale,
+                     FloatAttr softcap) {
+  if (scale)
+    logits = ScaleOp::create(b, l, logits, scale);
+  if (softcap)
+    logits = SoftcapOp::create(b, l, logits, softcap);
+  return logits;
+}
+
+/// The number of counted targets of `labels` as a 0-d tensor of `st`; `rows`
+/// is any [B, T] tensor (it sets the iteration space).
+Value countedTargets(OpBuilder &b, Location loc, Value rows, Value labels,
+                     int64_t ignoreIndex, int64_t vocab, Type st) {
+  MLIRContext *ctx = b.getContext();
+  return buildReduction(
+      b, loc, {}, st, 0.0, ValueRange{rows}, {identityMap(ctx, 2)},
+      AffineMap::get(2, 0, ctx), {true, true},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value counted = targetAt(nb, l, labels, ignoreIndex, vocab).first;
+        Value one =
+            arith::SelectOp::create(nb, l, counted, constFloat(nb, l, st, 1.0),
+                                    constFloat(nb, l, st, 0.0));
+        return arith::AddFOp::create(nb, l, a[1], one);
+      });
+}
+
+/// dlogits = scale · (exp(logits − lse) − onehot(target)) at counted
+/// positions, 0 elsewhere, in `elem`; logits [B, t, V] are the positions
+/// from `tOffset` of `labels`, `scale` an f32/f64 scalar (dloss / count).
+Value crossEntropyGrad(OpBuilder &b, Location loc, Value logits, Value lse,
+                       Value labels, int64_t ignoreIndex, Value scale,
+                       Type elem, Value tOffset = {}) {
+  MLIRContext *ctx = b.getContext();
+  Type st = scale.getType();
+  int64_t vocab = cast<RankedTensorType>(logits.getType()).getDimSize(2);
+  return buildMap(
+      b, loc, sizesOf(b, loc, logits), elem, ValueRange{logits, lse},
+      {identityMap(ctx, 3), dropLastDimMap(ctx, 3)},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        auto [counted, target] =
+            targetAt(nb, l, labels, ignoreIndex, vocab, tOffset);
+        Value vi = linalg::IndexOp::create(nb, l, 2);
+        Value p = math::ExpOp::create(
+            nb, l,
+            arith::SubFOp::create(nb, l, castFloat(nb, l, a[0], st), a[1]));
+        Value isTarget =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, vi, target);
+        Value g = arith::SubFOp::create(
+            nb, l, p,
+            arith::SelectOp::create(nb, l, isTarget, constFloat(nb, l, st, 1.0),
+                                    constFloat(nb, l, st, 0.0)));
+        g = arith::MulFOp::create(nb, l, g, scale);
+        g = arith::SelectOp::create(nb, l, counted, g,
+                                    constFloat(nb, l, st, 0.0));
+        return castFloat(nb, l, g, elem);
+      });
+}
+
 /// Chunks over the sequence: each chunk's logits [B, chunk, V] are computed
 /// (tfm.matmul, tfm.softcap, lowered in the same rewrite), reduced to NLL
 /// sums, counts and lse, and dropped; the [B*T, V] logits never exist.
@@ -167,10 +252,7 @@ struct FusedLmHeadLossLowering : OpRewritePattern<FusedLmHeadLossOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value h = op.getHidden(), labels = op.getLabels();
-    auto ht = cast<RankedTensorType>(h.getType());
-    auto wt = cast<RankedTensorType>(op.getWeight().getType());
     Type st = op.getLoss().getType().getElementType();
-    int64_t hidden = ht.getDimSize(2);
     Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value chunk = arith::ConstantIndexOp::create(rewriter, loc, kLossChunk);
     Value tLen = tensor::DimOp::create(rewriter, loc, h, 1);
@@ -182,24 +264,10 @@ struct FusedLmHeadLossLowering : OpRewritePattern<FusedLmHeadLossOp> {
         [&](OpBuilder &b, Location l, Value t0, ValueRange acc) {
           Value rows = arith::MinSIOp::create(
               b, l, chunk, arith::SubIOp::create(b, l, tLen, t0));
-          auto tileType = RankedTensorType::get(
-              {ht.getDimSize(0), ShapedType::kDynamic, hidden},
-              ht.getElementType());
-          Value hTile = tensor::ExtractSliceOp::create(
-              b, l, tileType, h,
-              SmallVector<OpFoldResult>{b.getIndexAttr(0), t0,
-                                        b.getIndexAttr(0)},
-              SmallVector<OpFoldResult>{batch, rows, b.getIndexAttr(hidden)},
-              SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
-          auto logitsType = RankedTensorType::get(
-              {ht.getDimSize(0), ShapedType::kDynamic, wt.getDimSize(0)},
-              ht.getElementType());
-          Value logits = MatmulOp::create(
-              b, l, logitsType, hTile, op.getWeight(), Value(),
-              TransposeAttr::get(b.getContext(), Transpose::nt));
-          if (auto cap = op.getSoftcap())
-            logits = SoftcapOp::create(
-                b, l, logits, b.getF64FloatAttr(cap->convertToDouble()));
+          Value hTile = sequenceChunk(b, l, h, t0, rows);
+          Value logits = chunkLogits(b, l, hTile, op.getWeight());
+          logits = lmHeadEpilogue(b, l, logits, op.getLogitScaleAttr(),
+                                  op.getSoftcapAttr());
           LossTotals t =
               lossTotals(b, l, logits, labels, op.getIgnoreIndex(), st, t0);
           Value sum = arith::AddFOp::create(b, l, acc[0], t.sum);
@@ -226,50 +294,91 @@ struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
   LogicalResult matchAndRewrite(CrossEntropyBackwardOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
     Value logits = op.getLogits(), labels = op.getLabels();
-    int64_t ignoreIndex = op.getIgnoreIndex();
     int64_t vocab = op.getLogits().getType().getDimSize(2);
     Type st = op.getDloss().getType().getElementType();
-    Type elem = op.getType().getElementType();
     auto [max, lse] = rowLogSumExp(rewriter, loc, logits, st);
     (void)max;
-    Value count = buildReduction(
-        rewriter, loc, {}, st, 0.0, ValueRange{lse}, {identityMap(ctx, 2)},
-        AffineMap::get(2, 0, ctx), {true, true},
-        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value counted = targetAt(nb, l, labels, ignoreIndex, vocab).first;
-          Value one = arith::SelectOp::create(nb, l, counted,
-                                              constFloat(nb, l, st, 1.0),
-                                              constFloat(nb, l, st, 0.0));
-          return arith::AddFOp::create(nb, l, a[1], one);
-        });
+    Value count = countedTargets(rewriter, loc, lse, labels,
+                                 op.getIgnoreIndex(), vocab, st);
     Value scale = arith::DivFOp::create(
         rewriter, loc,
         tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{}),
         tensor::ExtractOp::create(rewriter, loc, count, ValueRange{}));
-    Value d = buildMap(
-        rewriter, loc, sizesOf(rewriter, loc, logits), elem,
-        ValueRange{logits, lse}, {identityMap(ctx, 3), dropLastDimMap(ctx, 3)},
-        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          auto [counted, target] = targetAt(nb, l, labels, ignoreIndex, vocab);
-          Value vi = linalg::IndexOp::create(nb, l, 2);
-          Value p = math::ExpOp::create(
-              nb, l,
-              arith::SubFOp::create(nb, l, castFloat(nb, l, a[0], st), a[1]));
-          Value isTarget = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::eq, vi, target);
-          Value g = arith::SubFOp::create(
-              nb, l, p,
-              arith::SelectOp::create(nb, l, isTarget,
-                                      constFloat(nb, l, st, 1.0),
-                                      constFloat(nb, l, st, 0.0)));
-          g = arith::MulFOp::create(nb, l, g, scale);
-          g = arith::SelectOp::create(nb, l, counted, g,
-                                      constFloat(nb, l, st, 0.0));
-          return castFloat(nb, l, g, elem);
+    rewriter.replaceOp(op, crossEntropyGrad(rewriter, loc, logits, lse, labels,
+                                            op.getIgnoreIndex(), scale,
+                                            op.getType().getElementType()));
+    return success();
+  }
+};
+
+/// Chunks over the sequence as the forward: each chunk's logits are
+/// recomputed, turned into dlogits with the saved lse, and consumed by the
+/// chunk's dhidden GEMM and the dweight GEMM, whose sum over chunks is kept
+/// in f32 (one rounding to the weight's type at the end, as one GEMM would).
+struct FusedLmHeadLossBackwardLowering
+    : OpRewritePattern<FusedLmHeadLossBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FusedLmHeadLossBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value h = op.getHidden(), w = op.getWeight(), labels = op.getLabels();
+    auto wt = cast<RankedTensorType>(w.getType());
+    Type elem = wt.getElementType();
+    Type st = op.getDloss().getType().getElementType();
+    Type acc = computeType(elem);
+    Value count = countedTargets(rewriter, loc, op.getLse(), labels,
+                                 op.getIgnoreIndex(), wt.getDimSize(0), st);
+    Value scale = arith::DivFOp::create(
+        rewriter, loc,
+        tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{}),
+        tensor::ExtractOp::create(rewriter, loc, count, ValueRange{}));
+    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value chunk = arith::ConstantIndexOp::create(rewriter, loc, kLossChunk);
+    Value tLen = tensor::DimOp::create(rewriter, loc, h, 1);
+    Value dhInit = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, h), elem);
+    Value dwInit =
+        filledTensor(rewriter, loc, sizesOf(rewriter, loc, w), acc, 0.0);
+    FloatAttr cap = op.getSoftcapAttr(), logitScale = op.getLogitScaleAttr();
+    auto loop = scf::ForOp::create(
+        rewriter, loc, c0, tLen, chunk, ValueRange{dhInit, dwInit},
+        [&](OpBuilder &b, Location l, Value t0, ValueRange accs) {
+          Value rows = arith::MinSIOp::create(
+              b, l, chunk, arith::SubIOp::create(b, l, tLen, t0));
+          Value hTile = sequenceChunk(b, l, h, t0, rows);
+          Value logits = chunkLogits(b, l, hTile, w);
+          Value scaled = lmHeadEpilogue(b, l, logits, logitScale, FloatAttr());
+          Value capped = lmHeadEpilogue(b, l, scaled, FloatAttr(), cap);
+          Value dl = crossEntropyGrad(
+              b, l, capped, sequenceChunk(b, l, op.getLse(), t0, rows), labels,
+              op.getIgnoreIndex(), scale, elem, t0);
+          if (cap)
+            dl = SoftcapBackwardOp::create(b, l, dl, scaled, cap);
+          if (logitScale)
+            dl = ScaleOp::create(b, l, dl, logitScale);
+          Value dhTile = MatmulOp::create(
+              b, l, hTile.getType(), dl, w, Value(),
+              TransposeAttr::get(b.getContext(), Transpose::nn));
+          Value dh = tensor::InsertSliceOp::create(
+              b, l, dhTile, accs[0],
+              SmallVector<OpFoldResult>{b.getIndexAttr(0), t0,
+                                        b.getIndexAttr(0)},
+              sizesOf(b, l, dhTile),
+              SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+          Value dwTile = MatmulGradWeightOp::create(
+              b, l, wt, dl, hTile,
+              TransposeAttr::get(b.getContext(), Transpose::nt));
+          Value dw = buildMap(b, l, sizesOf(b, l, accs[1]), acc,
+                              ValueRange{accs[1], dwTile}, {},
+                              [&](OpBuilder &nb, Location bl, ValueRange a) {
+                                return arith::AddFOp::create(
+                                    nb, bl, a[0], castFloat(nb, bl, a[1], acc));
+                              });
+          scf::YieldOp::create(b, l, ValueRange{dh, dw});
         });
-    rewriter.replaceOp(op, d);
+    rewriter.replaceOp(op,
+                       {loop.getResult(0),
+                        roundTensor(rewriter, loc, loop.getResult(1), elem)});
     return success();
   }
 };
@@ -278,5 +387,6 @@ struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
 
 void mlir::tfm::populateTfmLossToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<CrossEntropyLowering, FusedLmHeadLossLowering,
-               CrossEntropyBackwardLowering>(patterns.getContext());
+               CrossEntropyBackwardLowering, FusedLmHeadLossBackwardLowering>(
+      patterns.getContext());
 }

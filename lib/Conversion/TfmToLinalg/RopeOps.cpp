@@ -268,6 +268,32 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
   }
 };
 
+struct QkvRopeLowering : OpRewritePattern<QkvRopeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QkvRopeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value qkv = op.getQkv();
+    PackedQkvHeads heads = op.getPackedHeads();
+    double theta = op.getTheta().convertToDouble();
+    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
+                            op.getResult().getType().getElementType());
+    for (PackedQkvHeads::Range range : {heads.query(), heads.key()}) {
+      Value rotated = buildRope(
+          rewriter, loc,
+          sliceAlong(rewriter, loc, qkv, 2, range.start, range.count),
+          op.getPositions(), theta, op.getRotaryDim(), op.getScalingAttr());
+      out = insertAlong(rewriter, loc, rotated, out, 2, range.start);
+    }
+    PackedQkvHeads::Range v = heads.value();
+    out = insertAlong(rewriter, loc,
+                      sliceAlong(rewriter, loc, qkv, 2, v.start, v.count), out,
+                      2, v.start);
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
 struct RopeBackwardLowering : OpRewritePattern<RopeBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RopeBackwardOp op,
@@ -284,6 +310,6 @@ struct RopeBackwardLowering : OpRewritePattern<RopeBackwardOp> {
 } // namespace
 
 void mlir::tfm::populateTfmRopeToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<RopeLowering, QkvQkNormRopeLowering, RopeBackwardLowering>(
-      patterns.getContext());
+  patterns.add<RopeLowering, QkvQkNormRopeLowering, QkvRopeLowering,
+               RopeBackwardLowering>(patterns.getContext());
 }

@@ -13,6 +13,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::detail;
@@ -370,6 +372,21 @@ LogicalResult QkvQkNormRopeOp::verify() {
                          getScalingAttr());
 }
 
+LogicalResult QkvRopeOp::verify() {
+  RankedTensorType qkv = rankedOf(getQkv());
+  int64_t hq = getNumQHeads(), hkv = getNumKvHeads();
+  if (failed(verifyAttentionAttrs(*this, hq, hkv, 1.0, std::nullopt,
+                                  std::nullopt)) ||
+      failed(verifyPackedQkv(*this, qkv, hq, hkv)))
+    return failure();
+  if (getResult().getType() != qkv)
+    return emitOpError() << "result must have the qkv type " << qkv;
+  if (failed(verifyPositions(*this, getPositions(), qkv)))
+    return failure();
+  return verifyRopeAttrs(*this, qkv.getDimSize(3), getTheta().convertToDouble(),
+                         getRotaryDim(), getScalingAttr());
+}
+
 //===----------------------------------------------------------------------===//
 // Gated linear units
 //===----------------------------------------------------------------------===//
@@ -567,18 +584,35 @@ LogicalResult CrossEntropyOp::verify() {
                    {});
 }
 
-LogicalResult FusedLmHeadLossOp::verify() {
-  RankedTensorType hidden = rankedOf(getHidden()), w = rankedOf(getWeight());
-  if (failed(verifyTokensAndLabels(*this, hidden, getLabels())))
+/// hidden [B, T, H] with labels [B, T], and a weight [vocab, H] of its type.
+static LogicalResult verifyLmHead(Operation *op, RankedTensorType hidden,
+                                  RankedTensorType w, Value labels) {
+  if (failed(verifyTokensAndLabels(op, hidden, labels)))
     return failure();
   if (w.getRank() != 2 || !w.hasStaticShape() ||
       w.getDimSize(1) != hidden.getDimSize(2))
-    return emitOpError() << "weight must be [vocab, " << hidden.getDimSize(2)
-                         << "], got " << w;
-  if (failed(checkElementType(*this, "weight", w, hidden.getElementType())))
+    return op->emitOpError() << "weight must be [vocab, "
+                             << hidden.getDimSize(2) << "], got " << w;
+  return checkElementType(op, "weight", w, hidden.getElementType());
+}
+
+static LogicalResult verifyLmHeadAttrs(Operation *op,
+                                       std::optional<APFloat> softcap,
+                                       std::optional<APFloat> scale) {
+  if (softcap &&
+      failed(checkPositive(op, "softcap", softcap->convertToDouble())))
     return failure();
-  if (getSoftcap() &&
-      failed(checkPositive(*this, "softcap", getSoftcap()->convertToDouble())))
+  if (scale && (!std::isfinite(scale->convertToDouble()) ||
+                scale->convertToDouble() == 0.0))
+    return op->emitOpError("logit_scale must be finite and nonzero");
+  return success();
+}
+
+LogicalResult FusedLmHeadLossOp::verify() {
+  RankedTensorType hidden = rankedOf(getHidden()), w = rankedOf(getWeight());
+  if (failed(verifyLmHead(*this, hidden, w, getLabels())))
+    return failure();
+  if (failed(verifyLmHeadAttrs(*this, getSoftcap(), getLogitScale())))
     return failure();
   Type elem = hidden.getElementType();
   if (failed(checkStat(*this, "loss", getLoss().getType(), elem, {})))
@@ -909,6 +943,20 @@ LogicalResult CrossEntropyBackwardOp::verify() {
                        logits.getElementType(), {})))
     return failure();
   return checkSameType(*this, "dlogits", getDlogits(), logits);
+}
+
+LogicalResult FusedLmHeadLossBackwardOp::verify() {
+  RankedTensorType hidden = rankedOf(getHidden()), w = rankedOf(getWeight());
+  if (failed(verifyLmHead(*this, hidden, w, getLabels())) ||
+      failed(verifyLmHeadAttrs(*this, getSoftcap(), getLogitScale())))
+    return failure();
+  Type elem = hidden.getElementType();
+  if (failed(checkStat(*this, "dloss", getDloss().getType(), elem, {})) ||
+      failed(checkStat(*this, "lse", getLse().getType(), elem,
+                       {hidden.getDimSize(0), hidden.getDimSize(1)})) ||
+      failed(checkSameType(*this, "dhidden", getDhidden(), hidden)))
+    return failure();
+  return checkSameType(*this, "dweight", getDweight(), w);
 }
 
 LogicalResult SoftcapBackwardOp::verify() {

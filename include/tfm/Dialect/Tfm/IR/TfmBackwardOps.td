@@ -175,6 +175,33 @@ def Tfm_CrossEntropyBackwardOp : Tfm_BackwardOp<"cross_entropy_backward"> {
   let results = (outs Tfm_FloatTensor:$dlogits);
 }
 
+def Tfm_FusedLmHeadLossBackwardOp
+    : Tfm_BackwardOp<"fused_lm_head_loss_backward"> {
+  let summary = "gradient of tfm.fused_lm_head_loss, chunk by chunk";
+  let description = [{
+    For each chunk of positions: the logits are recomputed from `hidden`
+    and `weight` (with `logit_scale` and `softcap` as in the forward),
+    `p = exp(logits − lse)` from the forward's `lse`, `dlogits =
+    dloss/count·(p − onehot(target))` at counted positions (times the
+    softcap derivative and the scale), then `dhidden = dlogits · weight` for
+    the chunk and `dweight += dlogitsᵀ · hidden`. The `[B·T, V]` logits and
+    their gradient never exist.
+
+    ```mlir
+    %dh, %dw = tfm.fused_lm_head_loss_backward %dloss, %h, %w, %labels, %lse
+        : (tensor<f32>, tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<?x?xi64>,
+           tensor<?x?xf32>) -> (tensor<?x?x64xf32>, tensor<256x64xf32>)
+    ```
+  }];
+  let arguments = (ins Tfm_StatTensor:$dloss, Tfm_FloatTensor:$hidden,
+                   Tfm_FloatTensor:$weight, Tfm_IdTensor:$labels,
+                   Tfm_StatTensor:$lse,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                   OptionalAttr<F64Attr>:$softcap,
+                   OptionalAttr<F64Attr>:$logit_scale);
+  let results = (outs Tfm_FloatTensor:$dhidden, Tfm_FloatTensor:$dweight);
+}
+
 class Tfm_ElementwiseBackwardOp<string mnemonic, string forward, string grad>
     : Tfm_Op<mnemonic, [Pure, SameOperandsAndResultType, Tfm_NotDifferentiable]> {
   let summary = "gradient of tfm." # forward;

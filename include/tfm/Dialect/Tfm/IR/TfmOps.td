@@ -242,6 +242,37 @@ def Tfm_QkvQkNormRopeOp : Tfm_PureOp<"qkv_qk_norm_rope"> {
   }];
 }
 
+def Tfm_QkvRopeOp : Tfm_PureOp<"qkv_rope"> {
+  let summary = "RoPE on the query and key heads of packed QKV";
+  let description = [{
+    `qkv` is `[B, T, Hq + 2*Hkv, D]` (query, key, value heads). The query
+    and key heads are rotated as `tfm.rope` with the same attributes; value
+    heads pass through. Fused from two `tfm.rope` on heads of one packed
+    projection (`tfm-fuse-attention`); `tfm.qkv_qk_norm_rope` is the form
+    with q/k norms.
+
+    ```mlir
+    %o = tfm.qkv_rope %qkv, %pos
+        {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, theta = 5.0e+05 : f64,
+         rotary_dim = 64 : i64}
+        : (tensor<?x?x12x64xf32>, tensor<?x?xi64>) -> tensor<?x?x12x64xf32>
+    ```
+
+    Gradient: the RoPE gradient on the q and k heads; value heads copy `dy`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$qkv, Tfm_IdTensor:$positions,
+                   I64Attr:$num_q_heads, I64Attr:$num_kv_heads,
+                   F64Attr:$theta, I64Attr:$rotary_dim,
+                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
+  let results = (outs Tfm_FloatTensor:$result);
+  let extraClassDeclaration = [{
+    ::mlir::tfm::PackedQkvHeads getPackedHeads() {
+      return {static_cast<int64_t>(getNumQHeads()),
+              static_cast<int64_t>(getNumKvHeads())};
+    }
+  }];
+}
+
 def Tfm_AttentionOp : Tfm_PureOp<"attention"> {
   let summary = "scaled dot-product attention (GQA, causal, window, softcap, sinks)";
   let description = [{
@@ -522,10 +553,13 @@ def Tfm_CrossEntropyOp : Tfm_PureOp<"cross_entropy"> {
 def Tfm_FusedLmHeadLossOp : Tfm_PureOp<"fused_lm_head_loss"> {
   let summary = "LM head and cross-entropy without materialising logits";
   let description = [{
-    `loss = cross_entropy(softcap?(hidden · weightᵀ), labels)` with the
-    convention of `tfm.cross_entropy`, computed in chunks of tokens so the
-    `[B*T, V]` logits never exist. Also returns `lse` `[B, T]` (f32) for the
-    backward. Fused from `tfm.matmul` (+ `tfm.softcap`) + `tfm.cross_entropy`.
+    `loss = cross_entropy(softcap?(scale? · (hidden · weightᵀ)), labels)`
+    with the convention of `tfm.cross_entropy`, computed in chunks of tokens
+    so the `[B*T, V]` logits never exist. `logit_scale` multiplies the
+    logits in their type as `tfm.scale` does (Granite's `1 / logits_scaling`,
+    Falcon-H1's muP `lm_head_multiplier`). Also returns `lse` `[B, T]` (f32)
+    for the backward. Fused from `tfm.matmul` (+ `tfm.scale`) (+
+    `tfm.softcap`) + `tfm.cross_entropy` (`tfm-fuse-lm-head-loss`).
 
     ```mlir
     %loss, %lse = tfm.fused_lm_head_loss %h, %w, %labels {ignore_index = -100 : i64}
@@ -533,14 +567,16 @@ def Tfm_FusedLmHeadLossOp : Tfm_PureOp<"fused_lm_head_loss"> {
         -> (tensor<f32>, tensor<?x?xf32>)
     ```
 
-    Gradient: with `p` recomputed per chunk from `lse`, `dlogits` as for
-    `tfm.cross_entropy` (times the softcap derivative), `dhidden = dlogits ·
+    Gradient (`tfm.fused_lm_head_loss_backward`, chunked the same way): with
+    `p` recomputed per chunk from `lse`, `dlogits` as for `tfm.cross_entropy`
+    (times the softcap derivative and the scale), `dhidden = dlogits ·
     weight`, `dweight = dlogitsᵀ · hidden`.
   }];
   let arguments = (ins Tfm_FloatTensor:$hidden, Tfm_FloatTensor:$weight,
                    Tfm_IdTensor:$labels,
                    DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
-                   OptionalAttr<F64Attr>:$softcap);
+                   OptionalAttr<F64Attr>:$softcap,
+                   OptionalAttr<F64Attr>:$logit_scale);
   let results = (outs Tfm_StatTensor:$loss, Tfm_StatTensor:$lse);
 }
 

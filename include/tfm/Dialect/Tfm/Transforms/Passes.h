@@ -3,6 +3,9 @@
 #ifndef TFM_DIALECT_TFM_TRANSFORMS_PASSES_H
 #define TFM_DIALECT_TFM_TRANSFORMS_PASSES_H
 
+#include "tfm/Dialect/Tfm/IR/TfmDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

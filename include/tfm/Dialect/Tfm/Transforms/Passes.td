@@ -23,4 +23,81 @@ def TfmCheckWeightMapPass : Pass<"tfm-check-weight-map", "ModuleOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Fusion (tfm-fuse runs them in this order; each matches structure, never a
+// model_type, and leaves what it does not match as it is)
+//===----------------------------------------------------------------------===//
+
+def TfmFuseGluPass : Pass<"tfm-fuse-glu", "func::FuncOp"> {
+  let summary = "act(x·Wgᵀ) * (x·Wuᵀ) -> swiglu / geglu of one packed matmul";
+  let description = [{
+    In a `tfm.repeat` layer body, `tfm.mul(tfm.silu(matmul(x, Wg)),
+    matmul(x, Wu))` (or `tfm.gelu_tanh`) where both weights are stacked
+    parameters read by that one matmul becomes `tfm.swiglu` (`tfm.geglu`)
+    of `matmul(x, [Wu | Wg])`. The two parameters become one argument with
+    `mapping = fuse` over their HF sources (up first), so checkpoints load
+    and gradients unbind unchanged. Left alone: a weight with older names,
+    a different layer set, a bias on one side only, an activation or
+    projection used elsewhere, a scale between matmul and activation (muP).
+  }];
+  let dependentDialects = ["::mlir::tfm::TfmDialect"];
+}
+
+def TfmPackProjectionsPass : Pass<"tfm-pack-projections", "func::FuncOp"> {
+  let summary = "Matmuls of one input with stacked weights -> one packed matmul + split";
+  let description = [{
+    In a `tfm.repeat` layer body, two or more `nt` matmuls of the same input
+    whose weights (and biases, all or none) are stacked parameters read only
+    there become one matmul with the concatenated weight and a `tfm.split`
+    of its result (q, k and v projections; DeltaNet's four). The weight map
+    is rewritten as by `tfm-fuse-glu` (sources in the order of the matmuls).
+    Every layer kind that reads the weights is rewritten, or none is.
+  }];
+  let dependentDialects = ["::mlir::tfm::TfmDialect"];
+}
+
+def TfmFuseAttentionPass : Pass<"tfm-fuse-attention", "func::FuncOp"> {
+  let summary = "split heads + (qk_norm) + rope + attention -> qkv_(qk_norm_)rope + flash_attention";
+  let description = [{
+    `tfm.attention(q, k, v)` whose q, k, v are the three results of a
+    `tfm.split` of one packed projection (each reshaped to heads of one
+    head size), optionally through a per-head `tfm.qk_norm` and one
+    `tfm.rope` each on q and k with equal attributes, becomes
+    `tfm.qkv_qk_norm_rope` (or `tfm.qkv_rope`) on the packed heads and
+    `tfm.flash_attention` (sinks, window, softcap and scale kept, `lse`
+    saved for the backward). Left alone: interleaved RoPE, RoPE on one side
+    only, different RoPE attributes, whole-projection q/k norms, value head
+    sizes that differ, a q, k or v used elsewhere.
+  }];
+  let dependentDialects = ["::mlir::tfm::TfmDialect"];
+}
+
+def TfmFuseResidualRmsNormPass
+    : Pass<"tfm-fuse-residual-rmsnorm", "func::FuncOp"> {
+  let summary = "residual add + RMSNorm -> fused_residual_rmsnorm, across layers too";
+  let description = [{
+    `tfm.rmsnorm(tfm.add(a, b))` becomes `tfm.fused_residual_rmsnorm(b, a)`
+    (the sum is its `residual_out`). Across the layer boundary: when every
+    layer body of a `tfm.repeat` starts by normalising its carried hidden
+    state and ends by yielding a residual add, the scan carries
+    (hidden, residual) instead, so the add that ends layer i and the norm
+    that starts layer i + 1 are one op; the first layer adds a zero
+    residual and the norm after the scan takes the last pair. Values are
+    bit-identical: the same sums are formed.
+  }];
+  let dependentDialects = ["::mlir::tfm::TfmDialect"];
+}
+
+def TfmFuseLmHeadLossPass : Pass<"tfm-fuse-lm-head-loss", "func::FuncOp"> {
+  let summary = "lm head matmul (+ scale) (+ softcap) + cross_entropy -> fused_lm_head_loss";
+  let description = [{
+    `tfm.cross_entropy(softcap?(scale?(matmul(h, W))))` whose logits are
+    used by nothing else (a forward imported with `--no-logits`) becomes
+    `tfm.fused_lm_head_loss`, which never materialises `[B·T, V]` (tied
+    heads too: `W` is whatever the matmul reads). Left alone while the
+    logits are returned or read elsewhere.
+  }];
+  let dependentDialects = ["::mlir::tfm::TfmDialect"];
+}
+
 #endif // TFM_DIALECT_TFM_TRANSFORMS_PASSES

@@ -1,0 +1,144 @@
+//===- FuseGlu.cpp - gated MLP projections -> packed matmul + GLU ---------===//
+
+#include "WeightPacking.h"
+#include "tfm/Dialect/Tfm/Transforms/Passes.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMFUSEGLUPASS
+#include "tfm/Dialect/Tfm/Transforms/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+
+/// mul(act(matmul(x, Wg)), matmul(x, Wu)) in one layer body.
+struct GluMatch {
+  MulOp mul;
+  Operation *act;
+  MatmulOp gate, up;
+};
+
+std::optional<GluMatch> matchGlu(MulOp mul) {
+  for (auto [a, b] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    Operation *act = a.getDefiningOp();
+    if (!act || !isa<SiluOp, GeluTanhOp>(act) || !a.hasOneUse())
+      continue;
+    auto gate = act->getOperand(0).getDefiningOp<MatmulOp>();
+    auto up = b.getDefiningOp<MatmulOp>();
+    if (!gate || !up || gate == up || !gate->hasOneUse() || !up->hasOneUse() ||
+        gate.getX() != up.getX() || gate.getTranspose() != Transpose::nt ||
+        up.getTranspose() != Transpose::nt ||
+        bool(gate.getBias()) != bool(up.getBias()) ||
+        gate.getType() != up.getType())
+      continue;
+    return GluMatch{mul, act, gate, up};
+  }
+  return std::nullopt;
+}
+
+/// The stacked inputs (weights, then biases) of a GLU's up and gate.
+std::optional<std::pair<SmallVector<unsigned>, SmallVector<unsigned>>>
+stackedOf(RepeatOp repeat, const GluMatch &m) {
+  SmallVector<unsigned> weights, biases;
+  for (MatmulOp mm : {m.up, m.gate}) {
+    std::optional<unsigned> w = stackedInputOf(repeat, mm.getW());
+    if (!w || soleMatmulOf(mm.getW()) != mm)
+      return std::nullopt;
+    weights.push_back(*w);
+    if (mm.getBias()) {
+      std::optional<unsigned> b = stackedInputOf(repeat, mm.getBias());
+      if (!b || soleMatmulOf(mm.getBias(), true) != mm)
+        return std::nullopt;
+      biases.push_back(*b);
+    }
+  }
+  return std::pair(weights, biases);
+}
+
+/// The GLU that reads stacked input `weight` as its up projection in the
+/// body of `kind`, if that body has one.
+std::optional<GluMatch> gluReading(RepeatOp repeat, unsigned weight,
+                                   unsigned kind) {
+  MatmulOp mm = soleMatmulOf(blockArgOf(repeat, weight, kind));
+  if (!mm || !mm->hasOneUse())
+    return std::nullopt;
+  auto mul = dyn_cast<MulOp>(*mm->getUsers().begin());
+  if (!mul)
+    return std::nullopt;
+  std::optional<GluMatch> m = matchGlu(mul);
+  if (!m || m->up != mm)
+    return std::nullopt;
+  return m;
+}
+
+/// Packs one GLU of `repeat` (and the same GLU in every other kind reading
+/// its weights); false when none is left to pack.
+bool packOneGlu(RepeatOp repeat, IRRewriter &rewriter) {
+  for (Region &region : repeat.getKinds()) {
+    for (MulOp mul : region.front().getOps<MulOp>()) {
+      std::optional<GluMatch> m = matchGlu(mul);
+      if (!m)
+        continue;
+      auto stacked = stackedOf(repeat, *m);
+      if (!stacked)
+        continue;
+      auto &[weights, biases] = *stacked;
+      if (!canPackStackedWeights(repeat, weights) ||
+          (!biases.empty() && !canPackStackedWeights(repeat, biases)))
+        continue;
+      // Every kind that reads the weights has the same GLU over them.
+      bool everywhere = true;
+      for (Region &other : repeat.getKinds()) {
+        unsigned k = other.getRegionNumber();
+        if (!repeat.weightCoversKind(weights[0], k))
+          continue;
+        std::optional<GluMatch> o = gluReading(repeat, weights[0], k);
+        auto os = o ? stackedOf(repeat, *o) : std::nullopt;
+        everywhere &= os && os->first == weights && os->second == biases &&
+                      isa<SiluOp>(o->act) == isa<SiluOp>(m->act);
+      }
+      if (!everywhere)
+        continue;
+      bool silu = isa<SiluOp>(m->act);
+      SmallVector<WeightGroup> groups{{weights, "mlp_gate_up"}};
+      if (!biases.empty())
+        groups.push_back({biases, "mlp_gate_up"});
+      packStackedWeights(
+          repeat, groups,
+          [&](unsigned kind, ArrayRef<Value> packed,
+              ArrayRef<SmallVector<Value>>) {
+            GluMatch g = *gluReading(repeat, weights[0], kind);
+            Value mm = buildPackedMatmul(
+                rewriter, g.up.getX(), packed[0],
+                packed.size() > 1 ? packed[1] : Value(), {g.up, g.gate});
+            rewriter.setInsertionPoint(g.mul);
+            Value glu = silu ? Value(SwigluOp::create(rewriter, g.mul.getLoc(),
+                                                      g.mul.getType(), mm))
+                             : Value(GegluOp::create(rewriter, g.mul.getLoc(),
+                                                     g.mul.getType(), mm));
+            rewriter.replaceOp(g.mul, glu);
+            rewriter.eraseOp(g.act);
+            rewriter.eraseOp(g.gate);
+            rewriter.eraseOp(g.up);
+          });
+      return true;
+    }
+  }
+  return false;
+}
+
+struct TfmFuseGluPass : mlir::tfm::impl::TfmFuseGluPassBase<TfmFuseGluPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<RepeatOp> repeats;
+    getOperation().walk([&](RepeatOp r) { repeats.push_back(r); });
+    for (RepeatOp r : repeats)
+      while (packOneGlu(r, rewriter)) {
+      }
+  }
+};
+
+} // namespace

@@ -1,0 +1,91 @@
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-fuse-glu))" | FileCheck %s
+
+// gate and up become one parameter (up first, mapping = fuse) read by one
+// matmul and tfm.swiglu; the old arguments are gone.
+// CHECK-LABEL: func.func @swiglu
+// CHECK-SAME: (%arg0: tensor<?x?x8xf32>, %arg1: tensor<2x8x16xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.down_proj.weight", kind = "mlp_down", stacked = true>},
+// CHECK-SAME: %arg2: tensor<2x32x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.{up,gate}_proj.weight", kind = "mlp_gate_up", mapping = fuse, sources = ["model.layers.{layer}.mlp.up_proj.weight", "model.layers.{layer}.mlp.gate_proj.weight"], stacked = true>})
+// CHECK: layers(%arg1, %arg2 : tensor<2x8x16xf32>, tensor<2x32x8xf32>)
+// CHECK: ^bb0(%[[X:.*]]: tensor<?x?x8xf32>, %[[D:.*]]: tensor<8x16xf32>, %[[GU:.*]]: tensor<32x8xf32>):
+// CHECK-NEXT: %[[P:.*]] = tfm.matmul %[[X]], %[[GU]] {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<32x8xf32>) -> tensor<?x?x32xf32>
+// CHECK-NEXT: %[[S:.*]] = tfm.swiglu %[[P]] : (tensor<?x?x32xf32>) -> tensor<?x?x16xf32>
+// CHECK-NEXT: tfm.matmul %[[S]], %[[D]]
+func.func @swiglu(%h0: tensor<?x?x8xf32>,
+    %wg: tensor<2x16x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.gate_proj.weight", kind = "mlp_gate", stacked = true>},
+    %wu: tensor<2x16x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.up_proj.weight", kind = "mlp_up", stacked = true>},
+    %wd: tensor<2x8x16xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.down_proj.weight", kind = "mlp_down", stacked = true>}) -> tensor<?x?x8xf32> {
+  %h = tfm.repeat(%h0 : tensor<?x?x8xf32>) layers(%wg, %wu, %wd : tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x8x16xf32>) {num_layers = 2 : i64} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %g: tensor<16x8xf32>, %u: tensor<16x8xf32>, %d: tensor<8x16xf32>):
+    %a = tfm.matmul %x, %g {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+    %b = tfm.matmul %x, %u {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+    %s = tfm.silu %a : tensor<?x?x16xf32>
+    %m = tfm.mul %s, %b : tensor<?x?x16xf32>
+    %o = tfm.matmul %m, %d {transpose = #tfm.transpose<nt>} : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+    tfm.yield %o : tensor<?x?x8xf32>
+  }
+  return %h : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Gemma's gelu_tanh -> geglu; two layer kinds read the same weights, and
+// both are rewritten.
+// CHECK-LABEL: func.func @geglu_two_kinds
+// CHECK-COUNT-2: tfm.geglu
+// CHECK-NOT: tfm.gelu_tanh
+func.func @geglu_two_kinds(%h0: tensor<?x?x8xf32>,
+    %wg: tensor<2x8x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.gate_proj.weight", kind = "mlp_gate", stacked = true>},
+    %wu: tensor<2x8x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.up_proj.weight", kind = "mlp_up", stacked = true>}) -> tensor<?x?x8xf32> {
+  %h = tfm.repeat(%h0 : tensor<?x?x8xf32>) layers(%wg, %wu : tensor<2x8x8xf32>, tensor<2x8x8xf32>) {num_layers = 2 : i64, schedule = array<i64: 0, 1>} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %g: tensor<8x8xf32>, %u: tensor<8x8xf32>):
+    %a = tfm.matmul %x, %g {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %b = tfm.matmul %x, %u {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %s = tfm.gelu_tanh %a : tensor<?x?x8xf32>
+    %m = tfm.mul %s, %b : tensor<?x?x8xf32>
+    tfm.yield %m : tensor<?x?x8xf32>
+  }, {
+  ^bb0(%x: tensor<?x?x8xf32>, %g: tensor<8x8xf32>, %u: tensor<8x8xf32>):
+    %a = tfm.matmul %x, %g {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %b = tfm.matmul %x, %u {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %s = tfm.gelu_tanh %a : tensor<?x?x8xf32>
+    %m = tfm.mul %b, %s : tensor<?x?x8xf32>
+    tfm.yield %m : tensor<?x?x8xf32>
+  }
+  return %h : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Left alone: a muP scale between gate and activation; and up with an
+// older checkpoint name (sources), which a fused parameter cannot carry.
+// CHECK-LABEL: func.func @mup_scaled
+// CHECK-NOT: tfm.swiglu
+// CHECK-LABEL: func.func @older_names
+// CHECK-NOT: tfm.swiglu
+func.func @mup_scaled(%h0: tensor<?x?x8xf32>,
+    %wg: tensor<2x8x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.gate_proj.weight", kind = "mlp_gate", stacked = true>},
+    %wu: tensor<2x8x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.up_proj.weight", kind = "mlp_up", stacked = true>}) -> tensor<?x?x8xf32> {
+  %h = tfm.repeat(%h0 : tensor<?x?x8xf32>) layers(%wg, %wu : tensor<2x8x8xf32>, tensor<2x8x8xf32>) {num_layers = 2 : i64} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %g: tensor<8x8xf32>, %u: tensor<8x8xf32>):
+    %a = tfm.matmul %x, %g {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %a2 = tfm.scale %a {factor = 2.0 : f64} : tensor<?x?x8xf32>
+    %b = tfm.matmul %x, %u {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %s = tfm.silu %a2 : tensor<?x?x8xf32>
+    %m = tfm.mul %s, %b : tensor<?x?x8xf32>
+    tfm.yield %m : tensor<?x?x8xf32>
+  }
+  return %h : tensor<?x?x8xf32>
+}
+func.func @older_names(%h0: tensor<?x?x8xf32>,
+    %wg: tensor<2x8x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.gate_proj.weight", kind = "mlp_gate", stacked = true>},
+    %wu: tensor<2x8x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.up_proj.weight", kind = "mlp_up", sources = ["layers.{layer}.mlp.up_proj.weight"], stacked = true>}) -> tensor<?x?x8xf32> {
+  %h = tfm.repeat(%h0 : tensor<?x?x8xf32>) layers(%wg, %wu : tensor<2x8x8xf32>, tensor<2x8x8xf32>) {num_layers = 2 : i64} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %g: tensor<8x8xf32>, %u: tensor<8x8xf32>):
+    %a = tfm.matmul %x, %g {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %b = tfm.matmul %x, %u {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %s = tfm.silu %a : tensor<?x?x8xf32>
+    %m = tfm.mul %s, %b : tensor<?x?x8xf32>
+    tfm.yield %m : tensor<?x?x8xf32>
+  }
+  return %h : tensor<?x?x8xf32>
+}
