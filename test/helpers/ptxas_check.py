@@ -34,17 +34,23 @@ def main():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--tfm-import-hf", default="tfm-import-hf")
     ap.add_argument("--tfm-opt", default="tfm-opt")
+    ap.add_argument("--no-logits", action="store_true",
+                    help="tfm-import-hf --no-logits (the fused LM-head loss step)")
+    ap.add_argument("--no-fusion", action="store_true",
+                    help="tfm-train-cuda fuse=0 (the HF-literal step)")
     ap.add_argument("--ptxas", default=shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas")
     args = ap.parse_args()
 
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     model = os.path.join(args.workdir, "model.mlir")
-    run([args.tfm_import_hf, args.config, "--dtype", args.dtype, "-o", model])
+    run([args.tfm_import_hf, args.config, "--dtype", args.dtype, "-o", model]
+        + (["--no-logits"] if args.no_logits else []))
     failed = False
     for chip in args.chips.split(","):
         out = os.path.join(args.workdir, chip)
-        run([args.tfm_opt, model, f"--tfm-train-cuda=chip={chip}",
+        fuse = " fuse=0" if args.no_fusion else ""
+        run([args.tfm_opt, model, f"--tfm-train-cuda=chip={chip}{fuse}",
              f"--tfm-dump-gpu-binaries=dir={out}", "-o", os.devnull])
         ptx_files = sorted(f for f in os.listdir(out) if f.endswith(".ptx"))
         if not ptx_files:

@@ -654,3 +654,59 @@ func.func @expand_backward_rank(%dy: tensor<?x?x4x8xf32>) {
   %dx = tfm.expand_backward %dy {dim = 2 : i64} : (tensor<?x?x4x8xf32>) -> tensor<?x1x8xf32>
   return
 }
+
+// -----
+
+func.func @qkv_rope_type(%qkv: tensor<?x?x12x64xf32>, %pos: tensor<?x?xi64>) {
+  // expected-error @+1 {{result must have the qkv type}}
+  %o = tfm.qkv_rope %qkv, %pos {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, theta = 1.0e6 : f64, rotary_dim = 64 : i64} : (tensor<?x?x12x64xf32>, tensor<?x?xi64>) -> tensor<?x?x12x32xf32>
+  return
+}
+
+// -----
+
+func.func @qkv_rope_heads(%qkv: tensor<?x?x12x64xf32>, %pos: tensor<?x?xi64>) {
+  // expected-error @+1 {{qkv has 12 heads, expected num_q_heads + 2 * num_kv_heads = 10}}
+  %o = tfm.qkv_rope %qkv, %pos {num_q_heads = 8 : i64, num_kv_heads = 1 : i64, theta = 1.0e6 : f64, rotary_dim = 64 : i64} : (tensor<?x?x12x64xf32>, tensor<?x?xi64>) -> tensor<?x?x12x64xf32>
+  return
+}
+
+// -----
+
+func.func @qkv_rope_dim(%qkv: tensor<?x?x12x64xf32>, %pos: tensor<?x?xi64>) {
+  // expected-error @+1 {{rotary_dim}}
+  %o = tfm.qkv_rope %qkv, %pos {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, theta = 1.0e6 : f64, rotary_dim = 128 : i64} : (tensor<?x?x12x64xf32>, tensor<?x?xi64>) -> tensor<?x?x12x64xf32>
+  return
+}
+
+// -----
+
+func.func @lm_head_scale(%h: tensor<?x?x64xf32>, %w: tensor<256x64xf32>, %y: tensor<?x?xi64>) {
+  // expected-error @+1 {{logit_scale must be finite and nonzero}}
+  %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {logit_scale = 0.0 : f64} : (tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<?x?xi64>) -> (tensor<f32>, tensor<?x?xf32>)
+  return
+}
+
+// -----
+
+func.func @lm_head_backward_weight(%d: tensor<f32>, %h: tensor<?x?x64xf32>, %w: tensor<256x32xf32>, %y: tensor<?x?xi64>, %lse: tensor<?x?xf32>) {
+  // expected-error @+1 {{weight must be [vocab, 64]}}
+  %dh, %dw = tfm.fused_lm_head_loss_backward %d, %h, %w, %y, %lse : (tensor<f32>, tensor<?x?x64xf32>, tensor<256x32xf32>, tensor<?x?xi64>, tensor<?x?xf32>) -> (tensor<?x?x64xf32>, tensor<256x32xf32>)
+  return
+}
+
+// -----
+
+func.func @lm_head_backward_lse(%d: tensor<f32>, %h: tensor<?x?x64xf32>, %w: tensor<256x64xf32>, %y: tensor<?x?xi64>, %lse: tensor<?xf32>) {
+  // expected-error @+1 {{lse}}
+  %dh, %dw = tfm.fused_lm_head_loss_backward %d, %h, %w, %y, %lse : (tensor<f32>, tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<?x?xi64>, tensor<?xf32>) -> (tensor<?x?x64xf32>, tensor<256x64xf32>)
+  return
+}
+
+// -----
+
+func.func @lm_head_backward_dweight(%d: tensor<f32>, %h: tensor<?x?x64xf32>, %w: tensor<256x64xf32>, %y: tensor<?x?xi64>, %lse: tensor<?x?xf32>) {
+  // expected-error @+1 {{dweight}}
+  %dh, %dw = tfm.fused_lm_head_loss_backward %d, %h, %w, %y, %lse : (tensor<f32>, tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<?x?xi64>, tensor<?x?xf32>) -> (tensor<?x?x64xf32>, tensor<64x256xf32>)
+  return
+}

@@ -104,6 +104,11 @@ func.func @attention_ops(%q: tensor<?x?x8x64xf32>, %k: tensor<?x?x2x64xf32>,
        theta = 1.0e6 : f64, rotary_dim = 64 : i64}
       : (tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<?x?xi64>)
       -> (tensor<?x?x12x64xf32>, tensor<?x?x8xf32>, tensor<?x?x2xf32>)
+  // CHECK: tfm.qkv_rope {{.*}} {num_kv_heads = 2 : i64, num_q_heads = 8 : i64, rotary_dim = 32 : i64, theta = 5.000000e+05 : f64}
+  %pr = tfm.qkv_rope %qkv, %pos
+      {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, theta = 5.0e5 : f64,
+       rotary_dim = 32 : i64}
+      : (tensor<?x?x12x64xf32>, tensor<?x?xi64>) -> tensor<?x?x12x64xf32>
   // CHECK: tfm.flash_attention {{.*}} -> (tensor<?x?x8x64xf32>, tensor<?x8x?xf32>)
   %o, %lse = tfm.flash_attention %p
       {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64}
@@ -166,6 +171,12 @@ func.func @losses(%logits: tensor<?x?x256xf32>, %labels: tensor<?x?xi64>,
   // CHECK: tfm.fused_lm_head_loss {{.*}} {ignore_index = -1 : i64, softcap = 3.000000e+01 : f64}
   %l2, %lse = tfm.fused_lm_head_loss %h, %w, %labels {ignore_index = -1 : i64, softcap = 30.0 : f64}
       : (tensor<?x?x64xbf16>, tensor<256x64xbf16>, tensor<?x?xi64>) -> (tensor<f32>, tensor<?x?xf32>)
+  // CHECK: tfm.fused_lm_head_loss {{.*}} {logit_scale = 1.250000e-01 : f64}
+  %l3, %lse3 = tfm.fused_lm_head_loss %h, %w, %labels {logit_scale = 0.125 : f64}
+      : (tensor<?x?x64xbf16>, tensor<256x64xbf16>, tensor<?x?xi64>) -> (tensor<f32>, tensor<?x?xf32>)
+  // CHECK: tfm.fused_lm_head_loss_backward {{.*}} {logit_scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64}
+  %dh, %dw = tfm.fused_lm_head_loss_backward %l3, %h, %w, %labels, %lse3 {logit_scale = 0.125 : f64, softcap = 30.0 : f64}
+      : (tensor<f32>, tensor<?x?x64xbf16>, tensor<256x64xbf16>, tensor<?x?xi64>, tensor<?x?xf32>) -> (tensor<?x?x64xbf16>, tensor<256x64xbf16>)
   return %l, %l2 : tensor<f32>, tensor<f32>
 }
 

@@ -25,10 +25,10 @@ namespace {
 
 /// One of q, k, v traced back to its slice of the packed projection.
 struct HeadChain {
-  RopeOp rope;         // may be null
-  Value normed;        // the qk_norm result, or null
-  ReshapeOp reshape;   // [B, T, H*D] -> [B, T, H, D]
-  OpResult part;       // the split result
+  RopeOp rope;       // may be null
+  Value normed;      // the qk_norm result, or null
+  ReshapeOp reshape; // [B, T, H*D] -> [B, T, H, D]
+  OpResult part;     // the split result
 };
 
 std::optional<HeadChain> trace(Value v, bool allowRotation) {
@@ -78,7 +78,8 @@ struct FuseAttention : OpRewritePattern<AttentionOp> {
     if (split.getNumResults() != 3 || q->part.getResultNumber() != 0 ||
         k->part.getOwner() != split || k->part.getResultNumber() != 1 ||
         v->part.getOwner() != split || v->part.getResultNumber() != 2 ||
-        int64_t(split.getDim()) != packedType.getRank() - 1 || packedType.getRank() != 3)
+        int64_t(split.getDim()) != packedType.getRank() - 1 ||
+        packedType.getRank() != 3)
       return rewriter.notifyMatchFailure(attn, "not one q | k | v split");
     auto qt = attn.getQ().getType(), kt = attn.getK().getType(),
          vt = attn.getV().getType();
@@ -129,7 +130,8 @@ struct FuseAttention : OpRewritePattern<AttentionOp> {
         {packedType.getDimSize(0), hq, packedType.getDimSize(1)},
         rewriter.getF32Type());
     if (packedType.getElementType().isF64())
-      lseType = RankedTensorType::get(lseType.getShape(), rewriter.getF64Type());
+      lseType =
+          RankedTensorType::get(lseType.getShape(), rewriter.getF64Type());
     auto flash = FlashAttentionOp::create(
         rewriter, loc, attn.getType(), lseType, qkv, attn.getSinks(), i64(hq),
         i64(hkv), attn.getScaleAttr(), attn.getCausalAttr(),

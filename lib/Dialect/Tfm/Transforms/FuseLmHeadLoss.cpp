@@ -43,8 +43,9 @@ struct FuseLmHeadLoss : OpRewritePattern<CrossEntropyOp> {
         cast<RankedTensorType>(mm.getX().getType()).getRank() != 3)
       return rewriter.notifyMatchFailure(ce, "no plain lm-head matmul");
     auto h = cast<RankedTensorType>(mm.getX().getType());
-    auto lseType = RankedTensorType::get(
-        {h.getDimSize(0), h.getDimSize(1)}, ce.getLoss().getType().getElementType());
+    auto lseType =
+        RankedTensorType::get({h.getDimSize(0), h.getDimSize(1)},
+                              ce.getLoss().getType().getElementType());
     auto fused = FusedLmHeadLossOp::create(
         rewriter, ce.getLoc(), ce.getLoss().getType(), lseType, mm.getX(),
         mm.getW(), ce.getLabels(), ce.getIgnoreIndexAttr(), softcap, scale);

@@ -84,8 +84,7 @@ std::optional<BodyShape> matchBody(Region &region) {
   // come after the norm.
   for (Operation *user : h.getUsers())
     if (user != shape.firstNorm.getOperation() &&
-        (user->getBlock() != &body ||
-         !shape.firstNorm->isBeforeInBlock(user)))
+        (user->getBlock() != &body || !shape.firstNorm->isBeforeInBlock(user)))
       return std::nullopt;
   return shape;
 }
@@ -122,12 +121,12 @@ LogicalResult carryResidual(RepeatOp repeat, RewriterBase &rewriter) {
   inits.insert(inits.begin() + 1, zeros);
   SmallVector<Type> types(repeat.getResultTypes());
   types.insert(types.begin() + 1, init.getType());
-  auto fused = RepeatOp::create(
-      rewriter, loc, types, inits, repeat.getWeights(),
-      repeat.getNumLayersAttr(), repeat.getScheduleAttr(),
-      repeat.getKindNamesAttr(), repeat.getReverseAttr(),
-      repeat.getWeightKindsAttr(), repeat.getStackedKindsAttr(),
-      repeat.getKinds().size());
+  auto fused =
+      RepeatOp::create(rewriter, loc, types, inits, repeat.getWeights(),
+                       repeat.getNumLayersAttr(), repeat.getScheduleAttr(),
+                       repeat.getKindNamesAttr(), repeat.getReverseAttr(),
+                       repeat.getWeightKindsAttr(),
+                       repeat.getStackedKindsAttr(), repeat.getKinds().size());
   for (auto [region, shape] : llvm::zip(repeat.getKinds(), shapes)) {
     Region &dest = fused.getKinds()[region.getRegionNumber()];
     rewriter.inlineRegionBefore(region, dest, dest.end());
@@ -156,29 +155,29 @@ LogicalResult carryResidual(RepeatOp repeat, RewriterBase &rewriter) {
   }
   rewriter.setInsertionPoint(finalNorm);
   auto last = FusedResidualRmsNormOp::create(
-      rewriter, finalNorm.getLoc(), finalNorm.getY().getType(),
-      init.getType(), finalNorm.getRstd().getType(), fused.getResult(0),
-      fused.getResult(1), finalNorm.getWeight(), finalNorm.getEpsAttr(),
+      rewriter, finalNorm.getLoc(), finalNorm.getY().getType(), init.getType(),
+      finalNorm.getRstd().getType(), fused.getResult(0), fused.getResult(1),
+      finalNorm.getWeight(), finalNorm.getEpsAttr(),
       finalNorm.getUnitOffsetAttr());
   rewriter.replaceOp(finalNorm, {last.getY(), last.getRstd()});
   SmallVector<Value> results;
   for (auto [i, r] : llvm::enumerate(repeat.getResults()))
-    results.push_back(i == 0 ? last.getResidualOut()
-                             : fused.getResult(i + 1));
+    results.push_back(i == 0 ? last.getResidualOut() : fused.getResult(i + 1));
   // Readers of the hidden state before the final norm see x + r there.
   for (OpOperand &use : llvm::make_early_inc_range(out.getUses()))
     if (!last->isBeforeInBlock(use.getOwner()) &&
         use.getOwner()->getBlock() == last->getBlock()) {
       rewriter.setInsertionPoint(use.getOwner());
-      use.set(AddOp::create(rewriter, loc, fused.getResult(0),
-                            fused.getResult(1)));
+      use.set(
+          AddOp::create(rewriter, loc, fused.getResult(0), fused.getResult(1)));
     }
   rewriter.replaceOp(repeat, results);
   return success();
 }
 
 struct TfmFuseResidualRmsNormPass
-    : mlir::tfm::impl::TfmFuseResidualRmsNormPassBase<TfmFuseResidualRmsNormPass> {
+    : mlir::tfm::impl::TfmFuseResidualRmsNormPassBase<
+          TfmFuseResidualRmsNormPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     SmallVector<RepeatOp> repeats;

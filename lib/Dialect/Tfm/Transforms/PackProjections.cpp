@@ -114,9 +114,9 @@ bool packOne(RepeatOp repeat, IRRewriter &rewriter) {
       auto func = repeat->getParentOfType<func::FuncOp>();
       for (unsigned w : weights) {
         auto arg = cast<BlockArgument>(repeat.getWeights()[w]);
-        kinds.push_back(func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
-                                                         kParamAttrName)
-                            .getKind());
+        kinds.push_back(
+            func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName)
+                .getKind());
       }
       std::string kind = llvm::join(kinds, "+");
       if (kind == "attn_q+attn_k+attn_v")
@@ -132,9 +132,9 @@ bool packOne(RepeatOp repeat, IRRewriter &rewriter) {
                 *sameProjectionsIn(repeat, weights, biases, k);
             SmallVector<MatmulOp> mms = llvm::map_to_vector(
                 here, [](const Projection &p) { return p.mm; });
-            Value all = buildPackedMatmul(
-                rewriter, mms[0].getX(), packed[0],
-                packed.size() > 1 ? packed[1] : Value(), mms);
+            Value all =
+                buildPackedMatmul(rewriter, mms[0].getX(), packed[0],
+                                  packed.size() > 1 ? packed[1] : Value(), mms);
             SmallVector<Type> types;
             for (MatmulOp m : mms)
               types.push_back(m.getType());

@@ -27,8 +27,8 @@ BlockArgument mlir::tfm::blockArgOf(RepeatOp repeat, unsigned weight,
   auto it = llvm::find(ws, weight);
   if (it == ws.end())
     return {};
-  return repeat.getKinds()[kind].front().getArgument(
-      repeat.getInits().size() + (it - ws.begin()));
+  return repeat.getKinds()[kind].front().getArgument(repeat.getInits().size() +
+                                                     (it - ws.begin()));
 }
 
 /// The function argument stacked input `weight` is, with its parameter.
@@ -38,8 +38,8 @@ static std::pair<BlockArgument, ParamAttr> paramOf(RepeatOp repeat,
   auto arg = dyn_cast<BlockArgument>(repeat.getWeights()[weight]);
   if (!func || !arg || arg.getOwner() != &func.getBody().front())
     return {};
-  return {arg, func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
-                                                kParamAttrName)};
+  return {arg,
+          func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName)};
 }
 
 bool mlir::tfm::canPackStackedWeights(RepeatOp repeat,
@@ -100,7 +100,8 @@ std::string mlir::tfm::fusedName(ArrayRef<StringRef> names) {
       out += ",";
     out += n.slice(prefix, end).str();
   }
-  return out + "}" + names[0].take_back(std::min(suffix, names[0].size() - prefix)).str();
+  return out + "}" +
+         names[0].take_back(std::min(suffix, names[0].size() - prefix)).str();
 }
 
 void mlir::tfm::packStackedWeights(
@@ -157,8 +158,8 @@ void mlir::tfm::packStackedWeights(
     SmallVector<Value> packed;
     SmallVector<SmallVector<Value>> parts;
     for (auto [i, g] : llvm::enumerate(groups)) {
-      auto t = cast<RankedTensorType>(
-          repeat.getWeights()[oldWeights + i].getType());
+      auto t =
+          cast<RankedTensorType>(repeat.getWeights()[oldWeights + i].getType());
       packed.push_back(region.front().addArgument(
           RankedTensorType::get(t.getShape().drop_front(), t.getElementType()),
           loc));
@@ -220,8 +221,7 @@ Value mlir::tfm::buildPackedMatmul(RewriterBase &rewriter, Value x,
   SmallVector<int64_t> shape(first.getShape());
   shape.back() = n;
   rewriter.setInsertionPoint(before);
-  return MatmulOp::create(
-      rewriter, head.getLoc(),
-      RankedTensorType::get(shape, first.getElementType()), x, weight, bias,
-      head.getTransposeAttr());
+  return MatmulOp::create(rewriter, head.getLoc(),
+                          RankedTensorType::get(shape, first.getElementType()),
+                          x, weight, bias, head.getTransposeAttr());
 }

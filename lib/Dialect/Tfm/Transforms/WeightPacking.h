@@ -1,4 +1,5 @@
-//===- WeightPacking.h - fuse stacked parameters of a layer scan -*- C++ -*-===//
+//===- WeightPacking.h - fuse stacked parameters of a layer scan -*- C++
+//-*-===//
 //
 // The weight-map half of the packing fusions: several stacked parameters of
 // a tfm.repeat become one argument whose #tfm.param has `mapping = fuse`
@@ -47,11 +48,10 @@ struct WeightGroup {
 /// them, `rewrite` gets the kind, the new block argument of each group and
 /// the old ones, and must leave the old ones unused; they, the repeat
 /// operands and the function arguments are then erased.
-void packStackedWeights(
-    RepeatOp repeat, ArrayRef<WeightGroup> groups,
-    function_ref<void(unsigned kind, ArrayRef<Value> packed,
-                      ArrayRef<SmallVector<Value>> parts)>
-        rewrite);
+void packStackedWeights(RepeatOp repeat, ArrayRef<WeightGroup> groups,
+                        function_ref<void(unsigned kind, ArrayRef<Value> packed,
+                                          ArrayRef<SmallVector<Value>> parts)>
+                            rewrite);
 
 /// The `nt` matmul that reads block argument `w` as its weight (or bias,
 /// with `asBias`) and is its only reader; null otherwise.
