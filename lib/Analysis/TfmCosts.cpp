@@ -364,6 +364,15 @@ OpCost cost(AttentionBackwardOp op, const DimResolver &d) {
   return streaming(
       op, d, double(b) * double(hq) * pairs * double(6 * dq + 4 * dv + 10));
 }
+OpCost cost(FlashAttentionBackwardOp op, const DimResolver &d) {
+  // As attention_backward, on the packed heads.
+  Value qkv = op.getQkv();
+  int64_t b = d.dim(qkv, 0), t = d.dim(qkv, 1), dh = d.dim(qkv, 3);
+  double pairs = visiblePairs(t, t, op.getCausal(), op.getSlidingWindow());
+  return streaming(op, d,
+                   double(b) * double(op.getNumQHeads()) * pairs *
+                       double(10 * dh + 10));
+}
 OpCost cost(CrossEntropyBackwardOp op, const DimResolver &d) {
   return streaming(op, d, 5 * d.elements(op.getLogits()));
 }

@@ -225,19 +225,14 @@ LogicalResult adjoint(QkvQkNormRopeOp op, AdjointBuilder &ab) {
   return success();
 }
 
+/// The inverse rotation of the packed heads is the gradient: no split.
 LogicalResult adjoint(QkvRopeOp op, AdjointBuilder &ab) {
-  OpBuilder &b = ab.builder;
-  Location loc = ab.getLoc();
-  PackedQkvHeads heads = op.getPackedHeads();
-  Value dy = ab.resultGrad(0);
-  auto rope = [&](PackedQkvHeads::Range range) {
-    return ropeBackward(ab, headSlice(b, loc, dy, range), ab.operand(1),
-                        op.getThetaAttr(), op.getRotaryDimAttr(),
-                        op.getScalingAttr());
-  };
-  ab.addGrad(0, concatHeads(b, loc, dy.getType(),
-                            {rope(heads.query()), rope(heads.key()),
-                             headSlice(b, loc, dy, heads.value())}));
+  ab.addGrad(0,
+             QkvRopeOp::create(
+                 ab.builder, ab.getLoc(), op.getType(), ab.resultGrad(0),
+                 ab.operand(1), op.getNumQHeadsAttr(), op.getNumKvHeadsAttr(),
+                 op.getThetaAttr(), op.getRotaryDimAttr(), op.getScalingAttr(),
+                 op.getInverse() ? UnitAttr() : ab.builder.getUnitAttr()));
   return success();
 }
 
@@ -276,28 +271,23 @@ LogicalResult adjoint(AttentionOp op, AdjointBuilder &ab) {
 LogicalResult adjoint(FlashAttentionOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 1, "lse")))
     return failure();
-  OpBuilder &b = ab.builder;
-  Location loc = ab.getLoc();
-  PackedQkvHeads heads = op.getPackedHeads();
-  Value qkv = ab.operand(0);
   Value sinks = op.getSinks() ? ab.operand(1) : Value();
-  auto bw = attentionBackward(
-      ab, ab.resultGrad(0), headSlice(b, loc, qkv, heads.query()),
-      headSlice(b, loc, qkv, heads.key()),
-      headSlice(b, loc, qkv, heads.value()), sinks, op.getScaleAttr(),
+  auto bw = FlashAttentionBackwardOp::create(
+      ab.builder, ab.getLoc(), op.getQkv().getType(),
+      sinks ? sinks.getType() : Type(), ab.resultGrad(0), ab.operand(0), sinks,
+      op.getNumQHeadsAttr(), op.getNumKvHeadsAttr(), op.getScaleAttr(),
       op.getCausalAttr(), op.getSlidingWindowAttr(), op.getSoftcapAttr());
-  ab.addGrad(0, concatHeads(b, loc, qkv.getType(),
-                            {bw.getDq(), bw.getDk(), bw.getDv()}));
+  ab.addGrad(0, bw.getDqkv());
   if (sinks)
     ab.addGrad(1, bw.getDsinks());
   return success();
 }
 
-template <typename BackwardOp>
-LogicalResult gluAdjoint(Operation *op, AdjointBuilder &ab) {
-  ab.addGrad(0, BackwardOp::create(ab.builder, ab.getLoc(),
-                                   op->getOperand(0).getType(),
-                                   ab.resultGrad(0), ab.operand(0)));
+template <typename BackwardOp, typename OpTy>
+LogicalResult gluAdjoint(OpTy op, AdjointBuilder &ab) {
+  ab.addGrad(0, BackwardOp::create(ab.builder, ab.getLoc(), op.getX().getType(),
+                                   ab.resultGrad(0), ab.operand(0),
+                                   op.getGateFirstAttr()));
   return success();
 }
 LogicalResult adjoint(SwigluOp op, AdjointBuilder &ab) {

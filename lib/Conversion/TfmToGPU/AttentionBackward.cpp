@@ -219,10 +219,73 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
   }
 };
 
+/// The packed form: the kernels of tfm.attention_backward on the head
+/// slices of qkv (a new op this conversion converts in turn), their dq, dk,
+/// dv inserted into one dqkv.
+struct DecomposeFlashAttentionBackward
+    : OpConversionPattern<FlashAttentionBackwardOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FlashAttentionBackwardOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value qkv = adaptor.getQkv();
+    auto type = cast<RankedTensorType>(qkv.getType());
+    PackedQkvHeads heads = op.getPackedHeads();
+    SmallVector<PackedQkvHeads::Range> ranges{heads.query(), heads.key(),
+                                              heads.value()};
+    auto offsets = [&](PackedQkvHeads::Range r) {
+      return SmallVector<OpFoldResult>{
+          rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
+          rewriter.getIndexAttr(r.start), rewriter.getIndexAttr(0)};
+    };
+    auto sizes = [&](PackedQkvHeads::Range r) {
+      SmallVector<OpFoldResult> s;
+      for (int64_t d = 0; d < 4; ++d)
+        s.push_back(d == 2 ? OpFoldResult(rewriter.getIndexAttr(r.count))
+                           : tensor::getMixedSize(rewriter, loc, qkv, d));
+      return s;
+    };
+    SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
+    SmallVector<Value> parts;
+    SmallVector<Type> types;
+    for (PackedQkvHeads::Range r : ranges) {
+      auto partType = RankedTensorType::get(
+          {type.getDimSize(0), type.getDimSize(1), r.count, type.getDimSize(3)},
+          type.getElementType());
+      parts.push_back(tensor::ExtractSliceOp::create(
+          rewriter, loc, partType, qkv, offsets(r), sizes(r), strides));
+      types.push_back(partType);
+    }
+    if (Value sinks = adaptor.getSinks())
+      types.push_back(sinks.getType());
+    auto bw = AttentionBackwardOp::create(
+        rewriter, loc, types, adaptor.getDout(), parts[0], parts[1], parts[2],
+        adaptor.getSinks(), op.getScaleAttr(), op.getCausalAttr(),
+        op.getSlidingWindowAttr(), op.getSoftcapAttr());
+    Value out = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, qkv),
+        type.getElementType());
+    for (auto [i, r] : llvm::enumerate(ranges))
+      out = tensor::InsertSliceOp::create(rewriter, loc, bw.getResult(i), out,
+                                          offsets(r), sizes(r), strides);
+    SmallVector<Value> results{out};
+    if (adaptor.getSinks())
+      results.push_back(bw.getResult(3));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tfm::populateAttentionBackwardToGpuPatternsAndLegality(
     RewritePatternSet &patterns, ConversionTarget &target, int64_t lanes) {
   addKernelPattern<AttentionBackwardOp, ConvertAttentionBackward>(
       patterns, target, lanes);
+  target.addDynamicallyLegalOp<FlashAttentionBackwardOp>(
+      [lanes](FlashAttentionBackwardOp op) {
+        return !getKernelParams(op, lanes);
+      });
+  patterns.add<DecomposeFlashAttentionBackward>(patterns.getContext());
 }

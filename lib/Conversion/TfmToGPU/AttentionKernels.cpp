@@ -156,9 +156,9 @@ std::optional<AttentionParams> attention::getKernelParams(AttentionOp op,
                   op.getSlidingWindow(), op.getSoftcap());
 }
 
-std::optional<AttentionParams> attention::getKernelParams(FlashAttentionOp op,
-                                                          int64_t lanes) {
-  // q, k and v are head slices of the packed operand.
+/// q, k and v are head slices of the packed operand of a flash op.
+template <typename OpTy>
+static std::optional<AttentionParams> packedParams(OpTy op, int64_t lanes) {
   auto qkv = cast<RankedTensorType>(op.getQkv().getType());
   if (qkv.getDimSize(3) % lanes)
     return std::nullopt;
@@ -172,6 +172,19 @@ std::optional<AttentionParams> attention::getKernelParams(FlashAttentionOp op,
                   sliceType(heads.value()), lanes,
                   op.getScale().convertToDouble(), op.getCausal(),
                   op.getSlidingWindow(), op.getSoftcap());
+}
+
+std::optional<AttentionParams> attention::getKernelParams(FlashAttentionOp op,
+                                                          int64_t lanes) {
+  return packedParams(op, lanes);
+}
+
+std::optional<AttentionParams>
+attention::getKernelParams(FlashAttentionBackwardOp op, int64_t lanes) {
+  if (!isa<Float32Type, BFloat16Type, Float16Type>(
+          cast<RankedTensorType>(op.getDout().getType()).getElementType()))
+    return std::nullopt;
+  return packedParams(op, lanes);
 }
 
 std::optional<AttentionParams>

@@ -156,6 +156,8 @@ std::optional<AttentionParams> getKernelParams(FlashAttentionOp op,
                                                int64_t lanes);
 std::optional<AttentionParams> getKernelParams(AttentionBackwardOp op,
                                                int64_t lanes);
+std::optional<AttentionParams> getKernelParams(FlashAttentionBackwardOp op,
+                                               int64_t lanes);
 
 /// gpukernel::launchRows with kWarpsPerBlock rows per block; `body` gets
 /// the kernel builder, the (clamped) row and whether it is in range.

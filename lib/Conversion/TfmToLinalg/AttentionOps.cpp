@@ -605,10 +605,45 @@ struct AttentionBackwardLowering : OpRewritePattern<AttentionBackwardOp> {
   }
 };
 
+/// The head slices of qkv, the backward of tfm.attention on them, and dq,
+/// dk, dv inserted into one packed dqkv.
+struct FlashAttentionBackwardLowering
+    : OpRewritePattern<FlashAttentionBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FlashAttentionBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    AttentionConfig cfg{op.getScale().convertToDouble(), op.getCausal(),
+                        op.getSlidingWindow(), optionalDouble(op.getSoftcap())};
+    Value qkv = op.getQkv();
+    auto type = cast<RankedTensorType>(qkv.getType());
+    Type st = computeType(type.getElementType());
+    PackedQkvHeads heads = op.getPackedHeads();
+    SmallVector<PackedQkvHeads::Range> ranges{heads.query(), heads.key(),
+                                              heads.value()};
+    auto slice = [&](PackedQkvHeads::Range r) {
+      return sliceAlong(rewriter, loc, qkv, 2, r.start, r.count);
+    };
+    SmallVector<Value> grads = buildAttentionBackward(
+        rewriter, loc, op.getDout(), slice(ranges[0]), slice(ranges[1]),
+        slice(ranges[2]), op.getSinks(), cfg, st);
+    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
+                            type.getElementType());
+    for (auto [g, r] : llvm::zip(ArrayRef(grads).take_front(3), ranges))
+      out = insertAlong(rewriter, loc, g, out, 2, r.start);
+    SmallVector<Value> results{out};
+    if (op.getSinks())
+      results.push_back(grads[3]);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tfm::populateTfmAttentionToLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<AttentionLowering, FlashAttentionLowering,
-               AttentionBackwardLowering>(patterns.getContext());
+               AttentionBackwardLowering, FlashAttentionBackwardLowering>(
+      patterns.getContext());
 }

@@ -116,12 +116,15 @@ struct SoftcapLowering : OpRewritePattern<SoftcapOp> {
   }
 };
 
-/// [..., 2I] -> (up = [..., :I], gate = [..., I:]).
-std::pair<Value, Value> splitGlu(OpBuilder &b, Location loc, Value x) {
+/// [..., 2I] -> (up = [..., :I], gate = [..., I:]), or with `gateFirst`
+/// (gate = [..., :I], up = [..., I:]); returns {up, gate}.
+std::pair<Value, Value> splitGlu(OpBuilder &b, Location loc, Value x,
+                                 bool gateFirst) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t last = type.getRank() - 1, half = type.getShape().back() / 2;
-  return {sliceAlong(b, loc, x, last, 0, half),
-          sliceAlong(b, loc, x, last, half, half)};
+  Value lo = sliceAlong(b, loc, x, last, 0, half),
+        hi = sliceAlong(b, loc, x, last, half, half);
+  return gateFirst ? std::pair(hi, lo) : std::pair(lo, hi);
 }
 
 /// [..., 2I] -> (up = [..., :I], gate = [..., I:]) -> up * act(gate).
@@ -132,7 +135,7 @@ template <typename OpTy> struct GluLowering : OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto [up, gate] = splitGlu(rewriter, loc, op.getX());
+    auto [up, gate] = splitGlu(rewriter, loc, op.getX(), op.getGateFirst());
     // act(gate) is rounded to the element type before the product, as HF's
     // act_fn(gate) * up forms it (a no-op for f32).
     Type elem = cast<RankedTensorType>(up.getType()).getElementType();
@@ -264,7 +267,7 @@ template <typename OpTy> struct GluBackwardLowering : OpRewritePattern<OpTy> {
     Value x = op.getX();
     auto type = cast<RankedTensorType>(x.getType());
     int64_t last = type.getRank() - 1, half = type.getShape().back() / 2;
-    auto [up, gate] = splitGlu(rewriter, loc, x);
+    auto [up, gate] = splitGlu(rewriter, loc, x, op.getGateFirst());
     Value dup = buildElementwise(
         rewriter, loc, ValueRange{op.getDy(), gate},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -279,8 +282,9 @@ template <typename OpTy> struct GluBackwardLowering : OpRewritePattern<OpTy> {
                          });
     Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, x),
                             type.getElementType());
-    out = insertAlong(rewriter, loc, dup, out, last, 0);
-    out = insertAlong(rewriter, loc, dgate, out, last, half);
+    bool gateFirst = op.getGateFirst();
+    out = insertAlong(rewriter, loc, dup, out, last, gateFirst ? half : 0);
+    out = insertAlong(rewriter, loc, dgate, out, last, gateFirst ? 0 : half);
     rewriter.replaceOp(op, out);
     return success();
   }

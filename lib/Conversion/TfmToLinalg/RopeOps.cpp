@@ -279,10 +279,11 @@ struct QkvRopeLowering : OpRewritePattern<QkvRopeOp> {
     Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
                             op.getResult().getType().getElementType());
     for (PackedQkvHeads::Range range : {heads.query(), heads.key()}) {
-      Value rotated = buildRope(
-          rewriter, loc,
-          sliceAlong(rewriter, loc, qkv, 2, range.start, range.count),
-          op.getPositions(), theta, op.getRotaryDim(), op.getScalingAttr());
+      Value rotated =
+          buildRope(rewriter, loc,
+                    sliceAlong(rewriter, loc, qkv, 2, range.start, range.count),
+                    op.getPositions(), theta, op.getRotaryDim(),
+                    op.getScalingAttr(), op.getInverse());
       out = insertAlong(rewriter, loc, rotated, out, 2, range.start);
     }
     PackedQkvHeads::Range v = heads.value();

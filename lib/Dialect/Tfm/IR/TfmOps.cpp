@@ -945,6 +945,30 @@ LogicalResult CrossEntropyBackwardOp::verify() {
   return checkSameType(*this, "dlogits", getDlogits(), logits);
 }
 
+LogicalResult FlashAttentionBackwardOp::verify() {
+  RankedTensorType qkv = rankedOf(getQkv());
+  int64_t hq = getNumQHeads(), hkv = getNumKvHeads();
+  if (failed(verifyAttentionAttrs(
+          *this, hq, hkv, getScale().convertToDouble(), getSlidingWindow(),
+          getSoftcap() ? std::optional<double>(getSoftcap()->convertToDouble())
+                       : std::nullopt)) ||
+      failed(verifyPackedQkv(*this, qkv, hq, hkv)))
+    return failure();
+  Type elem = qkv.getElementType();
+  if (failed(verifySinks(*this, getSinks(), hq, elem)) ||
+      failed(checkShape(
+          *this, "dout", getDout().getType(),
+          {qkv.getDimSize(0), qkv.getDimSize(1), hq, qkv.getDimSize(3)})) ||
+      failed(checkElementType(*this, "dout", getDout().getType(), elem)) ||
+      failed(checkSameType(*this, "dqkv", getDqkv(), qkv)))
+    return failure();
+  if (bool(getSinks()) != bool(getDsinks()))
+    return emitOpError("dsinks is returned exactly when sinks are given");
+  if (getSinks())
+    return checkSameType(*this, "dsinks", getDsinks(), getSinks().getType());
+  return success();
+}
+
 LogicalResult FusedLmHeadLossBackwardOp::verify() {
   RankedTensorType hidden = rankedOf(getHidden()), w = rankedOf(getWeight());
   if (failed(verifyLmHead(*this, hidden, w, getLabels())) ||

@@ -3,6 +3,8 @@
 #include "WeightPacking.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMFUSEGLUPASS
 #include "tfm/Dialect/Tfm/Transforms/Passes.h.inc"
@@ -12,6 +14,48 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
+
+/// swiglu (silu) or geglu of `packed` replacing `mul`.
+Value buildGlu(RewriterBase &rewriter, MulOp mul, bool silu, Value packed,
+               bool gateFirst) {
+  rewriter.setInsertionPoint(mul);
+  UnitAttr order = gateFirst ? rewriter.getUnitAttr() : UnitAttr();
+  if (silu)
+    return SwigluOp::create(rewriter, mul.getLoc(), mul.getType(), packed,
+                            order);
+  return GegluOp::create(rewriter, mul.getLoc(), mul.getType(), packed, order);
+}
+
+/// mul(act(a), b) where a and b are the two halves of one split along the
+/// last dimension (a packed gate_up projection: Phi-3's MLP, the grouped
+/// expert GEMMs of MoE layers) -> the GLU of the packed value, `gate_first`
+/// when the gate is the first half.
+struct FusePackedGlu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    for (auto [a, b] : {std::pair(mul.getLhs(), mul.getRhs()),
+                        std::pair(mul.getRhs(), mul.getLhs())}) {
+      Operation *act = a.getDefiningOp();
+      if (!act || !isa<SiluOp, GeluTanhOp>(act) || !a.hasOneUse())
+        continue;
+      auto gate = dyn_cast<OpResult>(act->getOperand(0));
+      auto up = dyn_cast<OpResult>(b);
+      auto split = gate ? dyn_cast<SplitOp>(gate.getOwner()) : SplitOp();
+      if (!split || !up || up.getOwner() != split ||
+          split.getNumResults() != 2 || gate == up || !gate.hasOneUse() ||
+          !up.hasOneUse() || gate.getType() != up.getType() ||
+          int64_t(split.getDim()) !=
+              cast<RankedTensorType>(split.getX().getType()).getRank() - 1)
+        continue;
+      Value glu = buildGlu(rewriter, mul, isa<SiluOp>(act), split.getX(),
+                           gate.getResultNumber() == 0);
+      rewriter.replaceOp(mul, glu);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(mul, "not act(half) * other half");
+  }
+};
 
 /// mul(act(matmul(x, Wg)), matmul(x, Wu)) in one layer body.
 struct GluMatch {
@@ -115,10 +159,7 @@ bool packOneGlu(RepeatOp repeat, IRRewriter &rewriter) {
                 rewriter, g.up.getX(), packed[0],
                 packed.size() > 1 ? packed[1] : Value(), {g.up, g.gate});
             rewriter.setInsertionPoint(g.mul);
-            Value glu = silu ? Value(SwigluOp::create(rewriter, g.mul.getLoc(),
-                                                      g.mul.getType(), mm))
-                             : Value(GegluOp::create(rewriter, g.mul.getLoc(),
-                                                     g.mul.getType(), mm));
+            Value glu = buildGlu(rewriter, g.mul, silu, mm, false);
             rewriter.replaceOp(g.mul, glu);
             rewriter.eraseOp(g.act);
             rewriter.eraseOp(g.gate);
@@ -138,6 +179,10 @@ struct TfmFuseGluPass : mlir::tfm::impl::TfmFuseGluPassBase<TfmFuseGluPass> {
     for (RepeatOp r : repeats)
       while (packOneGlu(r, rewriter)) {
       }
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FusePackedGlu>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
   }
 };
 

@@ -175,6 +175,36 @@ def Tfm_CrossEntropyBackwardOp : Tfm_BackwardOp<"cross_entropy_backward"> {
   let results = (outs Tfm_FloatTensor:$dlogits);
 }
 
+def Tfm_FlashAttentionBackwardOp : Tfm_BackwardOp<"flash_attention_backward"> {
+  let summary = "gradient of tfm.flash_attention, packed";
+  let description = [{
+    `dout [B, T, Hq, D]` and the forward's packed `qkv [B, T, Hq + 2Hkv, D]`
+    (, `sinks`), with the forward's attributes → `dqkv` packed like `qkv`
+    (, `dsinks`): the gradient of `tfm.attention` on the head slices of
+    `qkv`, written into one packed buffer, so no split or concat of q, k, v
+    exists between the projection and the kernels.
+
+    ```mlir
+    %dqkv = tfm.flash_attention_backward %dout, %qkv
+        {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 1.25e-01 : f64}
+        : (tensor<?x?x8x64xf32>, tensor<?x?x12x64xf32>) -> tensor<?x?x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dout, Tfm_FloatTensor:$qkv,
+                   Optional<Tfm_FloatTensor>:$sinks,
+                   I64Attr:$num_q_heads, I64Attr:$num_kv_heads,
+                   F64Attr:$scale, UnitAttr:$causal,
+                   OptionalAttr<I64Attr>:$sliding_window,
+                   OptionalAttr<F64Attr>:$softcap);
+  let results = (outs Tfm_FloatTensor:$dqkv, Optional<Tfm_FloatTensor>:$dsinks);
+  let extraClassDeclaration = [{
+    ::mlir::tfm::PackedQkvHeads getPackedHeads() {
+      return {static_cast<int64_t>(getNumQHeads()),
+              static_cast<int64_t>(getNumKvHeads())};
+    }
+  }];
+}
+
 def Tfm_FusedLmHeadLossBackwardOp
     : Tfm_BackwardOp<"fused_lm_head_loss_backward"> {
   let summary = "gradient of tfm.fused_lm_head_loss, chunk by chunk";
@@ -244,14 +274,16 @@ class Tfm_GluBackwardOp<string mnemonic, string forward> : Tfm_BackwardOp<mnemon
   let summary = "gradient of tfm." # forward # " (packed up|gate)";
   let description = [{
     `dy [..., I]`, forward input `x [..., 2I]` → `dx [..., 2I]` =
-    `[dy·act(gate) | dy·up·act'(gate)]`.
+    `[dy·act(gate) | dy·up·act'(gate)]` (the halves swapped with
+    `gate_first`, as in `x`).
 
     ```mlir
     %dx = tfm.}] # mnemonic # [{ %dy, %x
         : (tensor<?x?x128xf32>, tensor<?x?x256xf32>) -> tensor<?x?x256xf32>
     ```
   }];
-  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x);
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x,
+                   UnitAttr:$gate_first);
   let results = (outs Tfm_FloatTensor:$dx);
 }
 

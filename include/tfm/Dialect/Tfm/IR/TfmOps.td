@@ -258,12 +258,17 @@ def Tfm_QkvRopeOp : Tfm_PureOp<"qkv_rope"> {
         : (tensor<?x?x12x64xf32>, tensor<?x?xi64>) -> tensor<?x?x12x64xf32>
     ```
 
-    Gradient: the RoPE gradient on the q and k heads; value heads copy `dy`.
+    With `inverse`, the rotation is by the negative angle: that is the
+    gradient, so the op is its own adjoint with `inverse` toggled.
+
+    Gradient: the RoPE gradient on the q and k heads (`tfm.qkv_rope
+    {inverse}` of `dy`); value heads copy `dy`.
   }];
   let arguments = (ins Tfm_FloatTensor:$qkv, Tfm_IdTensor:$positions,
                    I64Attr:$num_q_heads, I64Attr:$num_kv_heads,
                    F64Attr:$theta, I64Attr:$rotary_dim,
-                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
+                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling,
+                   UnitAttr:$inverse);
   let results = (outs Tfm_FloatTensor:$result);
   let extraClassDeclaration = [{
     ::mlir::tfm::PackedQkvHeads getPackedHeads() {
@@ -317,8 +322,8 @@ def Tfm_FlashAttentionOp : Tfm_PureOp<"flash_attention"> {
         : (tensor<?x?x12x64xf32>) -> (tensor<?x?x8x64xf32>, tensor<?x8x?xf32>)
     ```
 
-    Gradient: as `tfm.attention`, with `p = exp(s - lse)`; the result is one
-    packed `dqkv`.
+    Gradient (`tfm.flash_attention_backward`): as `tfm.attention`, with
+    `p = exp(s - lse)`; the result is one packed `dqkv`.
   }];
   let arguments = (ins Tfm_FloatTensor:$qkv, Optional<Tfm_FloatTensor>:$sinks,
                    I64Attr:$num_q_heads, I64Attr:$num_kv_heads,
@@ -343,7 +348,9 @@ def Tfm_FlashAttentionOp : Tfm_PureOp<"flash_attention"> {
 class Tfm_GluOp<string mnemonic, string act, string grad> : Tfm_PureOp<mnemonic> {
   let summary = "gated linear unit over packed up|gate with " # act;
   let description = [{
-    `x` is `[..., 2I]`: `up = x[..., :I]`, `gate = x[..., I:]`;
+    `x` is `[..., 2I]`: `up = x[..., :I]`, `gate = x[..., I:]`, or with
+    `gate_first` the other way round (`[gate | up]`, the layout of HF's
+    packed `gate_up_proj`: Phi-3, transformers-5 MoE experts);
     `y = up * }] # act # [{(gate)`.
 
     ```mlir
@@ -351,9 +358,9 @@ class Tfm_GluOp<string mnemonic, string act, string grad> : Tfm_PureOp<mnemonic>
     ```
 
     Gradient: `dup = dy * act(gate)`, `dgate = dy * up * }] # grad # [{`,
-    packed back as `[dup | dgate]`.
+    packed back in the layout of `x`.
   }];
-  let arguments = (ins Tfm_FloatTensor:$x);
+  let arguments = (ins Tfm_FloatTensor:$x, UnitAttr:$gate_first);
   let results = (outs Tfm_FloatTensor:$result);
 }
 

@@ -39,6 +39,11 @@ def TfmFuseGluPass : Pass<"tfm-fuse-glu", "func::FuncOp"> {
     and gradients unbind unchanged. Left alone: a weight with older names,
     a different layer set, a bias on one side only, an activation or
     projection used elsewhere, a scale between matmul and activation (muP).
+
+    Already packed projections (Phi-3's `gate_up_proj`, the grouped expert
+    GEMMs of MoE layers): `mul(act(a), b)` with `a`, `b` the two halves of
+    one `tfm.split` along the last dimension becomes the GLU of the split's
+    input, `gate_first` when the gate is the first half.
   }];
   let dependentDialects = ["::mlir::tfm::TfmDialect"];
 }

@@ -1,0 +1,71 @@
+"""Modeled memory traffic and kernel count of whole training steps, HF-literal
+IR against tfm-fuse, from tfm-cost-report (the CostOpInterface model: each
+op's operands read and results written once; attention and the fused loss
+keep scores and logits on chip).
+
+For each real config: tfm-import-hf --no-logits --dtype bf16, then
+tfm-opt [--tfm-fuse] --tfm-autodiff --tfm-cost-report{json} at B x T, and
+the totals of @forward_vjp (the training step: forward, loss, every
+gradient) side by side.
+
+    python bench/fusion_traffic.py [--seq 4096 --batch 1] [--build build]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INPUTS = os.path.join(HERE, "..", "test", "Import", "Inputs")
+CONFIGS = [
+    ("Llama-3.1-8B", "llama-3.1-8b.json"),
+    ("Qwen3-8B", "qwen3-8b.json"),
+    ("Gemma-2-9B", "recon-gemma-2-9b-it.json"),
+    ("Mistral-7B", "mistral-7b-v0.1.json"),
+    ("Qwen2.5-7B", "qwen2.5-7b-instruct.json"),
+    ("Qwen3-30B-A3B", "qwen3-30b-a3b.json"),
+    ("Mixtral-8x7B", "mixtral-8x7b-v0.1.json"),
+    ("gpt-oss-20b", "gpt-oss-20b.json"),
+    ("DeepSeek-V3", "deepseek-v3.json"),
+    ("Mamba2-130m", "mamba2-130m.json"),
+    ("Qwen3-Next-80B", "qwen3-next-80b-a3b-thinking.json"),
+]
+
+
+def step_cost(build, config, fuse, batch, seq, tmp):
+    ir = subprocess.run([os.path.join(build, "bin", "tfm-import-hf"), config,
+                         "--no-logits", "--dtype", "bf16"],
+                        check=True, capture_output=True, text=True).stdout
+    out = os.path.join(tmp, "cost.json")
+    passes = (["--tfm-fuse"] if fuse else []) + [
+        "--tfm-autodiff",
+        f"--tfm-cost-report=func=forward_vjp batch={batch} seq={seq} json={out}"]
+    subprocess.run([os.path.join(build, "bin", "tfm-opt"), *passes, "-o", os.devnull],
+                   input=ir, check=True, capture_output=True, text=True)
+    total = json.load(open(out))["functions"][0]["total"]
+    return total["bytes_read"] + total["bytes_written"], total["kernels"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--seq", type=int, default=4096)
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    args = ap.parse_args()
+    print(f"training step (forward_vjp), bf16, B={args.batch} T={args.seq}: "
+          "modeled GB moved and kernels, HF-literal vs fused")
+    print(f"{'model':<16} {'literal GB':>11} {'fused GB':>9} {'ratio':>6}"
+          f" {'literal kernels':>16} {'fused kernels':>14} {'ratio':>6}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, file in CONFIGS:
+            cfg = os.path.join(INPUTS, file)
+            lb, lk = step_cost(args.build, cfg, False, args.batch, args.seq, tmp)
+            fb, fk = step_cost(args.build, cfg, True, args.batch, args.seq, tmp)
+            print(f"{name:<16} {lb / 1e9:>11.1f} {fb / 1e9:>9.1f} {fb / lb:>6.2f}"
+                  f" {lk:>16.0f} {fk:>14.0f} {fk / lk:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()
