@@ -6,7 +6,7 @@ the same tokens, and prints both and their ratio (fastest of --repeat runs,
 same thread count for both). With --train, both sides run the training step
 instead: loss and every parameter gradient (torch autograd vs --grads).
 
-    python bench/cpu_forward.py [--train] [--hidden 512 --layers 8 --batch 4 --seq 256]
+    python bench/cpu_forward.py [--train] [--no-fusion] [--no-logits] [--hidden 512 --layers 8 --batch 4 --seq 256]
 """
 
 import argparse
@@ -31,6 +31,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--train", action="store_true", help="time forward + backward")
     ap.add_argument("--threads", type=int, default=int(os.environ.get("THREADS", "1")))
+    ap.add_argument("--no-fusion", action="store_true",
+                    help="tfm-run --no-fusion (the HF-literal IR) for comparison")
+    ap.add_argument("--no-logits", action="store_true",
+                    help="tfm-run --no-logits (the fused LM-head loss; --train only)")
     ap.add_argument("--tfm-run", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin", "tfm-run"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -59,14 +63,18 @@ def main():
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(args.threads))
         out = subprocess.run([args.tfm_run, d, "--tokens", os.path.join(d, "tokens.json"),
                               "--output", os.path.join(d, "out.st"), "--repeat", str(args.repeat)]
-                             + (["--grads"] if args.train else []),
+                             + (["--grads"] if args.train else [])
+                             + (["--no-fusion"] if args.no_fusion else [])
+                             + (["--no-logits"] if args.no_logits else []),
                              capture_output=True, text=True, env=env, check=True).stdout
         ms = float(re.search(r"(?:run|step) ([0-9.]+) ms", out).group(1))
     print(("training step (forward + backward), " if args.train else "forward, ") +
           f"Llama-style {params / 1e6:.1f}M parameters, {args.layers} layers, hidden {args.hidden}, "
           f"{args.batch}x{args.seq} tokens, {args.threads} thread(s)")
     print(f"  torch (HF eager) {best * 1e3:9.1f} ms  {tokens / best:10.0f} tokens/s")
-    print(f"  tfm-run          {ms:9.1f} ms  {tokens / (ms / 1e3):10.0f} tokens/s")
+    mode = "unfused" if args.no_fusion else "fused"
+    mode += ", loss only" if args.no_logits else ""
+    print(f"  tfm-run ({mode}) {ms:9.1f} ms  {tokens / (ms / 1e3):10.0f} tokens/s")
     print(f"  ratio tfm/torch  {best * 1e3 / ms:9.2f}x")
 
 

@@ -99,20 +99,21 @@ OpCost cost(RopeOp op, const DimResolver &d) {
 OpCost cost(QkNormOp op, const DimResolver &d) {
   return streaming(op, d, 4 * (d.elements(op.getQ()) + d.elements(op.getK())));
 }
-OpCost cost(QkvQkNormRopeOp op, const DimResolver &d) {
+/// `norm` FLOPs per q/k element and 3 per rotated one, on packed heads.
+template <typename OpTy>
+OpCost packedQkRope(OpTy op, const DimResolver &d, double norm) {
   PackedQkvHeads heads = op.getPackedHeads();
   double qk = d.elements(op.getQkv()) * double(heads.value().start) /
               double(heads.total());
   return streaming(op, d,
-                   4 * qk + 3 * qk * double(op.getRotaryDim()) /
-                                d.dim(op.getQkv(), 3));
+                   norm * qk + 3 * qk * double(op.getRotaryDim()) /
+                                   d.dim(op.getQkv(), 3));
+}
+OpCost cost(QkvQkNormRopeOp op, const DimResolver &d) {
+  return packedQkRope(op, d, 4);
 }
 OpCost cost(QkvRopeOp op, const DimResolver &d) {
-  PackedQkvHeads heads = op.getPackedHeads();
-  double qk = d.elements(op.getQkv()) * double(heads.value().start) /
-              double(heads.total());
-  return streaming(op, d,
-                   3 * qk * double(op.getRotaryDim()) / d.dim(op.getQkv(), 3));
+  return packedQkRope(op, d, 0);
 }
 OpCost cost(AttentionOp op, const DimResolver &d) {
   return streaming(op, d,
@@ -363,6 +364,9 @@ OpCost cost(AttentionBackwardOp op, const DimResolver &d) {
                               op.getSlidingWindow());
   return streaming(
       op, d, double(b) * double(hq) * pairs * double(6 * dq + 4 * dv + 10));
+}
+OpCost cost(QkvQkNormRopeBackwardOp op, const DimResolver &d) {
+  return packedQkRope(op, d, 8);
 }
 OpCost cost(FlashAttentionBackwardOp op, const DimResolver &d) {
   // As attention_backward, on the packed heads.

@@ -200,28 +200,16 @@ LogicalResult adjoint(QkvQkNormRopeOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 1, "q_rstd")) ||
       failed(noGradThrough(ab, 2, "k_rstd")))
     return failure();
-  OpBuilder &b = ab.builder;
-  Location loc = ab.getLoc();
-  PackedQkvHeads heads = op.getPackedHeads();
-  Value dy = ab.resultGrad(0), qkv = ab.operand(0);
-  Value dq = headSlice(b, loc, dy, heads.query()),
-        dk = headSlice(b, loc, dy, heads.key()),
-        dv = headSlice(b, loc, dy, heads.value());
-  Value q = headSlice(b, loc, qkv, heads.query()),
-        k = headSlice(b, loc, qkv, heads.key());
-  auto rope = [&](Value g) {
-    return ropeBackward(ab, g, ab.operand(3), op.getThetaAttr(),
-                        op.getRotaryDimAttr(), op.getScalingAttr());
-  };
-  auto [dqIn, dwq] =
-      normBackward(ab, rope(dq), q, ab.operand(1), ab.primal(op.getQRstd()),
-                   op.getUnitOffsetAttr(), false);
-  auto [dkIn, dwk] =
-      normBackward(ab, rope(dk), k, ab.operand(2), ab.primal(op.getKRstd()),
-                   op.getUnitOffsetAttr(), false);
-  ab.addGrad(0, concatHeads(b, loc, qkv.getType(), {dqIn, dkIn, dv}));
-  ab.addGrad(1, dwq);
-  ab.addGrad(2, dwk);
+  auto bw = QkvQkNormRopeBackwardOp::create(
+      ab.builder, ab.getLoc(), op.getQkv().getType(), op.getQWeight().getType(),
+      op.getKWeight().getType(), ab.resultGrad(0), ab.operand(0), ab.operand(1),
+      ab.operand(2), ab.operand(3), ab.primal(op.getQRstd()),
+      ab.primal(op.getKRstd()), op.getNumQHeadsAttr(), op.getNumKvHeadsAttr(),
+      op.getEpsAttr(), op.getUnitOffsetAttr(), op.getThetaAttr(),
+      op.getRotaryDimAttr(), op.getScalingAttr());
+  ab.addGrad(0, bw.getDqkv());
+  ab.addGrad(1, bw.getDqWeight());
+  ab.addGrad(2, bw.getDkWeight());
   return success();
 }
 

@@ -89,3 +89,46 @@ func.func @older_names(%h0: tensor<?x?x8xf32>,
   }
   return %h : tensor<?x?x8xf32>
 }
+
+// -----
+
+// Already packed [gate | up] (transformers-5 MoE experts, Phi-3): the GLU
+// of the split's input with gate_first; [up | gate] halves without it.
+// CHECK-LABEL: func.func @packed_gate_first
+// CHECK-NEXT: %[[G:.*]] = tfm.swiglu %arg0 {gate_first} : (tensor<?x32xf32>) -> tensor<?x16xf32>
+// CHECK-NEXT: return %[[G]]
+// CHECK-LABEL: func.func @packed_up_first
+// CHECK-NEXT: %[[G:.*]] = tfm.geglu %arg0 : (tensor<?x?x32xf32>) -> tensor<?x?x16xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @packed_gate_first(%gu: tensor<?x32xf32>) -> tensor<?x16xf32> {
+  %g, %u = tfm.split %gu {dim = 1 : i64} : (tensor<?x32xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>)
+  %s = tfm.silu %g : tensor<?x16xf32>
+  %m = tfm.mul %s, %u : tensor<?x16xf32>
+  return %m : tensor<?x16xf32>
+}
+func.func @packed_up_first(%ug: tensor<?x?x32xf32>) -> tensor<?x?x16xf32> {
+  %u, %g = tfm.split %ug {dim = 2 : i64} : (tensor<?x?x32xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>)
+  %s = tfm.gelu_tanh %g : tensor<?x?x16xf32>
+  %m = tfm.mul %u, %s : tensor<?x?x16xf32>
+  return %m : tensor<?x?x16xf32>
+}
+
+// -----
+
+// Left alone: a split along a leading dimension, and a half read twice.
+// CHECK-LABEL: func.func @split_leading
+// CHECK-NOT: tfm.swiglu
+// CHECK-LABEL: func.func @half_read_twice
+// CHECK-NOT: tfm.swiglu
+func.func @split_leading(%gu: tensor<4x?x16xf32>) -> tensor<2x?x16xf32> {
+  %g, %u = tfm.split %gu {dim = 0 : i64} : (tensor<4x?x16xf32>) -> (tensor<2x?x16xf32>, tensor<2x?x16xf32>)
+  %s = tfm.silu %g : tensor<2x?x16xf32>
+  %m = tfm.mul %s, %u : tensor<2x?x16xf32>
+  return %m : tensor<2x?x16xf32>
+}
+func.func @half_read_twice(%gu: tensor<?x32xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
+  %g, %u = tfm.split %gu {dim = 1 : i64} : (tensor<?x32xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>)
+  %s = tfm.silu %g : tensor<?x16xf32>
+  %m = tfm.mul %s, %u : tensor<?x16xf32>
+  return %m, %u : tensor<?x16xf32>, tensor<?x16xf32>
+}

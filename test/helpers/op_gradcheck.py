@@ -58,9 +58,10 @@ func.func @main(%a: {ty(X)}, %b: {ty(X)}) -> {ty(X)} {{
   return %y : {ty(X)}
 }}""", r(2, 3, 6), r(2, 3, 6))
 for op in ["swiglu", "geglu"]:
-    case("elementwise", op, f"""
+  for attr in ["", " {gate_first}"]:
+    case("elementwise", op + attr.replace(" {", "_").replace("}", ""), f"""
 func.func @main(%x: {ty([None, None, 8])}) -> {ty([None, None, 4])} {{
-  %y = tfm.{op} %x : ({ty([None, None, 8])}) -> {ty([None, None, 4])}
+  %y = tfm.{op} %x{attr} : ({ty([None, None, 8])}) -> {ty([None, None, 4])}
   return %y : {ty([None, None, 4])}
 }}""", r(2, 3, 8))
 

@@ -79,6 +79,12 @@ func.func @main(%x: {ty([None, None, 24])}) -> {ty([None, None, 12])} {{
   %y = tfm.{op} %x : ({ty([None, None, 24])}) -> {ty([None, None, 12])}
   return %y : {ty([None, None, 12])}
 }}""", [packed], lambda a, act=act: [a[..., :12] * act(a[..., 12:])])
+    # HF's packed gate_up_proj: [gate | up].
+    case("elementwise", op + "_gate_first", f"""
+func.func @main(%x: {ty([None, None, 24])}) -> {ty([None, None, 12])} {{
+  %y = tfm.{op} %x {{gate_first}} : ({ty([None, None, 24])}) -> {ty([None, None, 12])}
+  return %y : {ty([None, None, 12])}
+}}""", [packed], lambda a, act=act: [act(a[..., :12]) * a[..., 12:]])
 
 # ---------------------------------------------------------------- norms
 w = randn(16, scale=0.5)

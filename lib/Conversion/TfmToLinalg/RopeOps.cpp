@@ -295,6 +295,45 @@ struct QkvRopeLowering : OpRewritePattern<QkvRopeOp> {
   }
 };
 
+/// On the q and k head slices: the inverse rotation, then the RMSNorm
+/// gradient (tfm.rmsnorm_backward, lowered by the same conversion); dq, dk
+/// and the copied dv inserted into one packed dqkv.
+struct QkvQkNormRopeBackwardLowering
+    : OpRewritePattern<QkvQkNormRopeBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QkvQkNormRopeBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value dy = op.getDy(), qkv = op.getQkv();
+    PackedQkvHeads heads = op.getPackedHeads();
+    double theta = op.getTheta().convertToDouble();
+    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
+                            op.getDqkv().getType().getElementType());
+    SmallVector<Value> dweights;
+    for (auto [range, w, rstd] :
+         {std::tuple(heads.query(), op.getQWeight(), op.getQRstd()),
+          std::tuple(heads.key(), op.getKWeight(), op.getKRstd())}) {
+      Value g = buildRope(
+          rewriter, loc,
+          sliceAlong(rewriter, loc, dy, 2, range.start, range.count),
+          op.getPositions(), theta, op.getRotaryDim(), op.getScalingAttr(),
+          /*inverse=*/true);
+      Value x = sliceAlong(rewriter, loc, qkv, 2, range.start, range.count);
+      auto bw =
+          RmsNormBackwardOp::create(rewriter, loc, x.getType(), w.getType(), g,
+                                    x, w, rstd, op.getUnitOffsetAttr());
+      out = insertAlong(rewriter, loc, bw.getDx(), out, 2, range.start);
+      dweights.push_back(bw.getDweight());
+    }
+    PackedQkvHeads::Range v = heads.value();
+    out = insertAlong(rewriter, loc,
+                      sliceAlong(rewriter, loc, dy, 2, v.start, v.count), out,
+                      2, v.start);
+    rewriter.replaceOp(op, {out, dweights[0], dweights[1]});
+    return success();
+  }
+};
+
 struct RopeBackwardLowering : OpRewritePattern<RopeBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RopeBackwardOp op,
@@ -312,5 +351,6 @@ struct RopeBackwardLowering : OpRewritePattern<RopeBackwardOp> {
 
 void mlir::tfm::populateTfmRopeToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<RopeLowering, QkvQkNormRopeLowering, QkvRopeLowering,
-               RopeBackwardLowering>(patterns.getContext());
+               QkvQkNormRopeBackwardLowering, RopeBackwardLowering>(
+      patterns.getContext());
 }

@@ -710,3 +710,35 @@ func.func @lm_head_backward_dweight(%d: tensor<f32>, %h: tensor<?x?x64xf32>, %w:
   %dh, %dw = tfm.fused_lm_head_loss_backward %d, %h, %w, %y, %lse : (tensor<f32>, tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<?x?xi64>, tensor<?x?xf32>) -> (tensor<?x?x64xf32>, tensor<64x256xf32>)
   return
 }
+
+// -----
+
+func.func @flash_backward_dsinks(%d: tensor<?x?x8x64xf32>, %qkv: tensor<?x?x12x64xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{dsinks is returned exactly when sinks are given}}
+  %dqkv = tfm.flash_attention_backward %d, %qkv, %s {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64} : (tensor<?x?x8x64xf32>, tensor<?x?x12x64xf32>, tensor<8xf32>) -> tensor<?x?x12x64xf32>
+  return
+}
+
+// -----
+
+func.func @flash_backward_dout(%d: tensor<?x?x4x64xf32>, %qkv: tensor<?x?x12x64xf32>) {
+  // expected-error @+1 {{dout}}
+  %dqkv = tfm.flash_attention_backward %d, %qkv {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64} : (tensor<?x?x4x64xf32>, tensor<?x?x12x64xf32>) -> tensor<?x?x12x64xf32>
+  return
+}
+
+// -----
+
+func.func @qkv_norm_backward_rstd(%dy: tensor<?x?x12x64xf32>, %qkv: tensor<?x?x12x64xf32>, %wq: tensor<64xf32>, %wk: tensor<64xf32>, %pos: tensor<?x?xi64>, %rq: tensor<?x?x8xf32>, %rk: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{k_rstd}}
+  %d, %a, %b = tfm.qkv_qk_norm_rope_backward %dy, %qkv, %wq, %wk, %pos, %rq, %rk {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, eps = 1.0e-06 : f64, theta = 1.0e6 : f64, rotary_dim = 64 : i64} : (tensor<?x?x12x64xf32>, tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<?x?xi64>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+func.func @qkv_norm_backward_dy(%dy: tensor<?x?x8x64xf32>, %qkv: tensor<?x?x12x64xf32>, %wq: tensor<64xf32>, %wk: tensor<64xf32>, %pos: tensor<?x?xi64>, %rq: tensor<?x?x8xf32>, %rk: tensor<?x?x2xf32>) {
+  // expected-error @+1 {{dy}}
+  %d, %a, %b = tfm.qkv_qk_norm_rope_backward %dy, %qkv, %wq, %wk, %pos, %rq, %rk {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, eps = 1.0e-06 : f64, theta = 1.0e6 : f64, rotary_dim = 64 : i64} : (tensor<?x?x8x64xf32>, tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<?x?xi64>, tensor<?x?x8xf32>, tensor<?x?x2xf32>) -> (tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return
+}

@@ -109,6 +109,17 @@ func.func @attention_ops(%q: tensor<?x?x8x64xf32>, %k: tensor<?x?x2x64xf32>,
       {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, theta = 5.0e5 : f64,
        rotary_dim = 32 : i64}
       : (tensor<?x?x12x64xf32>, tensor<?x?xi64>) -> tensor<?x?x12x64xf32>
+  // CHECK: tfm.qkv_qk_norm_rope_backward
+  %bq, %bwq, %bwk = tfm.qkv_qk_norm_rope_backward %qkv, %qkv, %wq, %wk, %pos, %prq, %prk
+      {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, eps = 1.0e-06 : f64,
+       theta = 1.0e6 : f64, rotary_dim = 64 : i64}
+      : (tensor<?x?x12x64xf32>, tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>,
+         tensor<?x?xi64>, tensor<?x?x8xf32>, tensor<?x?x2xf32>)
+      -> (tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  // CHECK: tfm.flash_attention_backward {{.*}} {causal, num_kv_heads = 2 : i64, num_q_heads = 8 : i64, scale = 1.250000e-01 : f64}
+  %dqkv = tfm.flash_attention_backward %a, %qkv
+      {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64}
+      : (tensor<?x?x8x64xf32>, tensor<?x?x12x64xf32>) -> tensor<?x?x12x64xf32>
   // CHECK: tfm.flash_attention {{.*}} -> (tensor<?x?x8x64xf32>, tensor<?x8x?xf32>)
   %o, %lse = tfm.flash_attention %p
       {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64}

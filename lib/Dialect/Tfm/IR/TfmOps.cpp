@@ -348,28 +348,36 @@ LogicalResult FlashAttentionOp::verify() {
   return checkStat(*this, "lse", getLse().getType(), elem, {b, hq, t});
 }
 
-LogicalResult QkvQkNormRopeOp::verify() {
-  RankedTensorType qkv = rankedOf(getQkv());
-  int64_t hq = getNumQHeads(), hkv = getNumKvHeads();
-  if (failed(verifyAttentionAttrs(*this, hq, hkv, 1.0, std::nullopt,
-                                  std::nullopt)) ||
-      failed(verifyPackedQkv(*this, qkv, hq, hkv)))
+/// The operands and attributes tfm.qkv_qk_norm_rope and its backward
+/// share: packed heads, per-head norm weights, positions, the f32 rstd of
+/// each q and k head, eps and the RoPE attributes.
+template <typename OpTy> static LogicalResult verifyQkvNormRope(OpTy op) {
+  RankedTensorType qkv = rankedOf(op.getQkv());
+  int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
+  if (failed(
+          verifyAttentionAttrs(op, hq, hkv, 1.0, std::nullopt, std::nullopt)) ||
+      failed(verifyPackedQkv(op, qkv, hq, hkv)))
     return failure();
-  if (getResult().getType() != qkv)
-    return emitOpError() << "result must have the qkv type " << qkv;
   Type elem = qkv.getElementType();
   int64_t b = qkv.getDimSize(0), t = qkv.getDimSize(1), d = qkv.getDimSize(3);
-  if (failed(checkNormWeight(*this, "q_weight", getQWeight(), d, elem)) ||
-      failed(checkNormWeight(*this, "k_weight", getKWeight(), d, elem)) ||
-      failed(verifyPositions(*this, getPositions(), qkv)) ||
+  if (failed(checkNormWeight(op, "q_weight", op.getQWeight(), d, elem)) ||
+      failed(checkNormWeight(op, "k_weight", op.getKWeight(), d, elem)) ||
+      failed(verifyPositions(op, op.getPositions(), qkv)) ||
       failed(
-          checkStat(*this, "q_rstd", getQRstd().getType(), elem, {b, t, hq})) ||
-      failed(checkStat(*this, "k_rstd", getKRstd().getType(), elem,
+          checkStat(op, "q_rstd", op.getQRstd().getType(), elem, {b, t, hq})) ||
+      failed(checkStat(op, "k_rstd", op.getKRstd().getType(), elem,
                        {b, t, hkv})) ||
-      failed(checkPositive(*this, "eps", getEps().convertToDouble())))
+      failed(checkPositive(op, "eps", op.getEps().convertToDouble())))
     return failure();
-  return verifyRopeAttrs(*this, d, getTheta().convertToDouble(), getRotaryDim(),
-                         getScalingAttr());
+  return verifyRopeAttrs(op, d, op.getTheta().convertToDouble(),
+                         op.getRotaryDim(), op.getScalingAttr());
+}
+
+LogicalResult QkvQkNormRopeOp::verify() {
+  if (getResult().getType() != getQkv().getType())
+    return emitOpError() << "result must have the qkv type "
+                         << getQkv().getType();
+  return verifyQkvNormRope(*this);
 }
 
 LogicalResult QkvRopeOp::verify() {
@@ -943,6 +951,17 @@ LogicalResult CrossEntropyBackwardOp::verify() {
                        logits.getElementType(), {})))
     return failure();
   return checkSameType(*this, "dlogits", getDlogits(), logits);
+}
+
+LogicalResult QkvQkNormRopeBackwardOp::verify() {
+  if (failed(verifyQkvNormRope(*this)) ||
+      failed(checkSameType(*this, "dy", getDy(), getQkv().getType())) ||
+      failed(checkSameType(*this, "dqkv", getDqkv(), getQkv().getType())) ||
+      failed(checkSameType(*this, "dq_weight", getDqWeight(),
+                           getQWeight().getType())))
+    return failure();
+  return checkSameType(*this, "dk_weight", getDkWeight(),
+                       getKWeight().getType());
 }
 
 LogicalResult FlashAttentionBackwardOp::verify() {

@@ -175,6 +175,41 @@ def Tfm_CrossEntropyBackwardOp : Tfm_BackwardOp<"cross_entropy_backward"> {
   let results = (outs Tfm_FloatTensor:$dlogits);
 }
 
+def Tfm_QkvQkNormRopeBackwardOp
+    : Tfm_BackwardOp<"qkv_qk_norm_rope_backward"> {
+  let summary = "gradient of tfm.qkv_qk_norm_rope, packed";
+  let description = [{
+    `dy` and the forward's packed `qkv`, `q_weight`, `k_weight`,
+    `positions`, `q_rstd`, `k_rstd` (attributes of the forward) → `dqkv`
+    packed like `qkv`, `dq_weight`, `dk_weight`: on the query and key heads
+    the RoPE gradient then the RMSNorm gradient, value heads copy `dy`.
+
+    ```mlir
+    %dqkv, %dwq, %dwk = tfm.qkv_qk_norm_rope_backward %dy, %qkv, %wq, %wk, %pos, %rq, %rk
+        {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, eps = 1.0e-06 : f64,
+         theta = 1.0e+06 : f64, rotary_dim = 64 : i64}
+        : (tensor<?x?x12x64xf32>, tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>,
+           tensor<?x?xi64>, tensor<?x?x8xf32>, tensor<?x?x2xf32>)
+        -> (tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$qkv,
+                   Tfm_FloatTensor:$q_weight, Tfm_FloatTensor:$k_weight,
+                   Tfm_IdTensor:$positions, Tfm_StatTensor:$q_rstd,
+                   Tfm_StatTensor:$k_rstd,
+                   I64Attr:$num_q_heads, I64Attr:$num_kv_heads, F64Attr:$eps,
+                   UnitAttr:$unit_offset, F64Attr:$theta, I64Attr:$rotary_dim,
+                   OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
+  let results = (outs Tfm_FloatTensor:$dqkv, Tfm_FloatTensor:$dq_weight,
+                      Tfm_FloatTensor:$dk_weight);
+  let extraClassDeclaration = [{
+    ::mlir::tfm::PackedQkvHeads getPackedHeads() {
+      return {static_cast<int64_t>(getNumQHeads()),
+              static_cast<int64_t>(getNumKvHeads())};
+    }
+  }];
+}
+
 def Tfm_FlashAttentionBackwardOp : Tfm_BackwardOp<"flash_attention_backward"> {
   let summary = "gradient of tfm.flash_attention, packed";
   let description = [{
