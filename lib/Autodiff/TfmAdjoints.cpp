@@ -169,33 +169,6 @@ LogicalResult adjoint(QkNormOp op, AdjointBuilder &ab) {
   return success();
 }
 
-/// Slices the heads `range` of packed [B, T, H, D].
-Value headSlice(OpBuilder &b, Location loc, Value packed,
-                PackedQkvHeads::Range range) {
-  auto [start, count] = range;
-  auto t = cast<RankedTensorType>(packed.getType());
-  int64_t total = t.getDimSize(2);
-  SmallVector<Type> types;
-  SmallVector<int64_t> sizes;
-  if (start > 0)
-    sizes.push_back(start);
-  sizes.push_back(count);
-  if (start + count < total)
-    sizes.push_back(total - start - count);
-  for (int64_t s : sizes)
-    types.push_back(RankedTensorType::get(
-        {t.getDimSize(0), t.getDimSize(1), s, t.getDimSize(3)},
-        t.getElementType()));
-  if (types.size() == 1)
-    return packed;
-  auto split = SplitOp::create(b, loc, types, packed, b.getI64IntegerAttr(2));
-  return split.getResult(start > 0 ? 1 : 0);
-}
-
-Value concatHeads(OpBuilder &b, Location loc, Type type, ValueRange parts) {
-  return ConcatOp::create(b, loc, type, parts, b.getI64IntegerAttr(2));
-}
-
 LogicalResult adjoint(QkvQkNormRopeOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 1, "q_rstd")) ||
       failed(noGradThrough(ab, 2, "k_rstd")))

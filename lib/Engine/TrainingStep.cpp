@@ -41,6 +41,12 @@ llvm::Expected<Precision> mlir::tfm::parsePrecision(llvm::StringRef name) {
   return makeError("--dtype " + name + ": expected f32 or bf16");
 }
 
+/// The parameter and activation type of `precision`.
+static Type elementTypeOf(MLIRContext &ctx, Precision precision) {
+  return precision == Precision::bf16 ? Type(BFloat16Type::get(&ctx))
+                                      : Type(Float32Type::get(&ctx));
+}
+
 /// Parameters bound from a checkpoint; shared by the steps retarget()
 /// makes, so a reference step does not copy them.
 struct BoundParameters {
@@ -80,10 +86,8 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
   registerAllTfmDialects(registry);
   step->state = std::make_unique<State>(registry);
   State &s = *step->state;
-  Type elementType = options.precision == Precision::bf16
-                         ? Type(BFloat16Type::get(&s.ctx))
-                         : Type(Float32Type::get(&s.ctx));
-  s.imported = buildModel(s.ctx, spec, elementType, options.logits);
+  s.imported = buildModel(s.ctx, spec, elementTypeOf(s.ctx, options.precision),
+                          options.logits);
   if (options.fuse) {
     DiagnosticCollector diagnostics(&s.ctx);
     PassManager pm(&s.ctx);
@@ -148,6 +152,20 @@ llvm::Error TrainingStep::bind(Checkpoint checkpoint) {
   State &s = *state;
   auto forward = s.imported->lookupSymbol<func::FuncOp>(kForwardFuncName);
   auto params = bindParameters(forward, checkpoint);
+  if (!params && options.fuse) {
+    // A fused parameter only knows its sources' total size; the unfused
+    // weight map names the tensor that does not fit and its expected shape.
+    llvm::Error fusedError = params.takeError();
+    OwningOpRef<ModuleOp> literal = buildModel(
+        s.ctx, spec, elementTypeOf(s.ctx, options.precision), options.logits);
+    auto unfused = bindParameters(
+        literal->lookupSymbol<func::FuncOp>(kForwardFuncName), checkpoint);
+    if (!unfused) {
+      llvm::consumeError(std::move(fusedError));
+      return unfused.takeError();
+    }
+    return fusedError;
+  }
   if (!params)
     return params.takeError();
   auto bound = std::make_shared<BoundParameters>(
