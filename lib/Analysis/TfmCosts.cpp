@@ -156,26 +156,26 @@ OpCost cost(ExpandBackwardOp op, const DimResolver &d) {
 OpCost cost(CrossEntropyOp op, const DimResolver &d) {
   return streaming(op, d, 4 * d.elements(op.getLogits()));
 }
-OpCost cost(FusedLmHeadLossOp op, const DimResolver &d) {
-  // Logits stay in registers / cache chunk by chunk: not in the bytes.
+/// The chunked LM head: `gemms` GEMMs of [tokens, H] x [H, V], `perLogit`
+/// FLOPs per logit (+`softcapExtra` under the softcap, +1 for the scale).
+/// Logits stay in registers / cache chunk by chunk: not in the bytes.
+template <typename OpTy>
+OpCost lmHeadCost(OpTy op, const DimResolver &d, double gemms, double perLogit,
+                  double softcapExtra) {
   double tokens = d.elements(op.getLabels());
   double v = double(d.dim(op.getWeight(), 0)),
          h = double(d.dim(op.getWeight(), 1));
-  double f = 2 * tokens * v * h + (op.getSoftcap() ? 7 : 4) * tokens * v;
-  if (op.getLogitScale())
-    f += tokens * v;
-  return streaming(op, d, f);
+  double logit = perLogit + (op.getSoftcap() ? softcapExtra : 0) +
+                 (op.getLogitScale() ? 1 : 0);
+  return streaming(op, d, 2 * gemms * tokens * v * h + logit * tokens * v);
 }
+OpCost cost(FusedLmHeadLossOp op, const DimResolver &d) {
+  return lmHeadCost(op, d, 1, 4, 3);
+}
+/// Recomputed logits, then dhidden and dweight; dlogits ~5 per logit (+5
+/// under the softcap).
 OpCost cost(FusedLmHeadLossBackwardOp op, const DimResolver &d) {
-  // Recomputed logits (2VH per token), dlogits (~5 per logit, +5 under the
-  // softcap), dhidden and dweight (2VH each); logits stay on chip.
-  double tokens = d.elements(op.getLabels());
-  double v = double(d.dim(op.getWeight(), 0)),
-         h = double(d.dim(op.getWeight(), 1));
-  double f = 6 * tokens * v * h + (op.getSoftcap() ? 10 : 5) * tokens * v;
-  if (op.getLogitScale())
-    f += tokens * v;
-  return streaming(op, d, f);
+  return lmHeadCost(op, d, 3, 5, 5);
 }
 //===----------------------------------------------------------------------===//
 // Mixture of experts: work is proportional to the routed pairs (top-k of E)

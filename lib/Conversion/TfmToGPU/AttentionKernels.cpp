@@ -179,18 +179,22 @@ std::optional<AttentionParams> attention::getKernelParams(FlashAttentionOp op,
   return packedParams(op, lanes);
 }
 
+/// The backward kernels take f32, bf16 and f16.
+static bool hasKernelType(Value dout) {
+  return isa<Float32Type, BFloat16Type, Float16Type>(
+      cast<RankedTensorType>(dout.getType()).getElementType());
+}
+
 std::optional<AttentionParams>
 attention::getKernelParams(FlashAttentionBackwardOp op, int64_t lanes) {
-  if (!isa<Float32Type, BFloat16Type, Float16Type>(
-          cast<RankedTensorType>(op.getDout().getType()).getElementType()))
+  if (!hasKernelType(op.getDout()))
     return std::nullopt;
   return packedParams(op, lanes);
 }
 
 std::optional<AttentionParams>
 attention::getKernelParams(AttentionBackwardOp op, int64_t lanes) {
-  if (!isa<Float32Type, BFloat16Type, Float16Type>(
-          cast<RankedTensorType>(op.getDout().getType()).getElementType()))
+  if (!hasKernelType(op.getDout()))
     return std::nullopt;
   return paramsOf(op.getQ().getType(), op.getK().getType(), op.getV().getType(),
                   lanes, op.getScale().convertToDouble(), op.getCausal(),

@@ -234,8 +234,26 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
   }
 };
 
-/// Slices the q, k, v heads of packed QKV, normalises and rotates q and k,
-/// and writes them back into one tensor.
+/// A packed [B, T, Hq + 2Hkv, D] tensor like `packed`: the query and key
+/// heads are `qk(range)` (their new values), the value heads are copied
+/// from `values`. The packed-QKV lowerings below differ only in `qk`.
+Value buildPackedHeads(OpBuilder &b, Location loc, Value packed, Value values,
+                       PackedQkvHeads heads, Type elem,
+                       function_ref<Value(PackedQkvHeads::Range)> qk) {
+  Value out = emptyTensor(b, loc, sizesOf(b, loc, packed), elem);
+  for (PackedQkvHeads::Range range : {heads.query(), heads.key()})
+    out = insertAlong(b, loc, qk(range), out, 2, range.start);
+  PackedQkvHeads::Range v = heads.value();
+  return insertAlong(b, loc, sliceAlong(b, loc, values, 2, v.start, v.count),
+                     out, 2, v.start);
+}
+
+Value headSlice(OpBuilder &b, Location loc, Value packed,
+                PackedQkvHeads::Range range) {
+  return sliceAlong(b, loc, packed, 2, range.start, range.count);
+}
+
+/// Normalises and rotates the q and k heads of packed QKV.
 struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(QkvQkNormRopeOp op,
@@ -243,27 +261,24 @@ struct QkvQkNormRopeLowering : OpRewritePattern<QkvQkNormRopeOp> {
     Location loc = op.getLoc();
     Value qkv = op.getQkv();
     PackedQkvHeads heads = op.getPackedHeads();
-    auto slice = [&](PackedQkvHeads::Range range) {
-      return sliceAlong(rewriter, loc, qkv, 2, range.start, range.count);
-    };
     double eps = op.getEps().convertToDouble();
-    Type st = op.getQRstd().getType().getElementType();
-    auto [qn, rq] = buildRmsNorm(rewriter, loc, slice(heads.query()),
-                                 op.getQWeight(), eps, op.getUnitOffset(), st);
-    auto [kn, rk] = buildRmsNorm(rewriter, loc, slice(heads.key()),
-                                 op.getKWeight(), eps, op.getUnitOffset(), st);
     double theta = op.getTheta().convertToDouble();
-    Value q = buildRope(rewriter, loc, qn, op.getPositions(), theta,
-                        op.getRotaryDim(), op.getScalingAttr());
-    Value k = buildRope(rewriter, loc, kn, op.getPositions(), theta,
-                        op.getRotaryDim(), op.getScalingAttr());
-    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
-                            op.getResult().getType().getElementType());
-    out = insertAlong(rewriter, loc, q, out, 2, heads.query().start);
-    out = insertAlong(rewriter, loc, k, out, 2, heads.key().start);
-    out = insertAlong(rewriter, loc, slice(heads.value()), out, 2,
-                      heads.value().start);
-    rewriter.replaceOp(op, {out, rq, rk});
+    Type st = op.getQRstd().getType().getElementType();
+    SmallVector<Value> rstds;
+    Value out = buildPackedHeads(
+        rewriter, loc, qkv, qkv, heads,
+        op.getResult().getType().getElementType(),
+        [&](PackedQkvHeads::Range range) {
+          bool isQuery = range.start == heads.query().start;
+          auto [normed, rstd] =
+              buildRmsNorm(rewriter, loc, headSlice(rewriter, loc, qkv, range),
+                           isQuery ? op.getQWeight() : op.getKWeight(), eps,
+                           op.getUnitOffset(), st);
+          rstds.push_back(rstd);
+          return buildRope(rewriter, loc, normed, op.getPositions(), theta,
+                           op.getRotaryDim(), op.getScalingAttr());
+        });
+    rewriter.replaceOp(op, {out, rstds[0], rstds[1]});
     return success();
   }
 };
@@ -274,30 +289,24 @@ struct QkvRopeLowering : OpRewritePattern<QkvRopeOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value qkv = op.getQkv();
-    PackedQkvHeads heads = op.getPackedHeads();
     double theta = op.getTheta().convertToDouble();
-    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
-                            op.getResult().getType().getElementType());
-    for (PackedQkvHeads::Range range : {heads.query(), heads.key()}) {
-      Value rotated =
-          buildRope(rewriter, loc,
-                    sliceAlong(rewriter, loc, qkv, 2, range.start, range.count),
-                    op.getPositions(), theta, op.getRotaryDim(),
-                    op.getScalingAttr(), op.getInverse());
-      out = insertAlong(rewriter, loc, rotated, out, 2, range.start);
-    }
-    PackedQkvHeads::Range v = heads.value();
-    out = insertAlong(rewriter, loc,
-                      sliceAlong(rewriter, loc, qkv, 2, v.start, v.count), out,
-                      2, v.start);
-    rewriter.replaceOp(op, out);
+    rewriter.replaceOp(
+        op, buildPackedHeads(rewriter, loc, qkv, qkv, op.getPackedHeads(),
+                             op.getType().getElementType(),
+                             [&](PackedQkvHeads::Range range) {
+                               return buildRope(
+                                   rewriter, loc,
+                                   headSlice(rewriter, loc, qkv, range),
+                                   op.getPositions(), theta, op.getRotaryDim(),
+                                   op.getScalingAttr(), op.getInverse());
+                             }));
     return success();
   }
 };
 
 /// On the q and k head slices: the inverse rotation, then the RMSNorm
 /// gradient (tfm.rmsnorm_backward, lowered by the same conversion); dq, dk
-/// and the copied dv inserted into one packed dqkv.
+/// and the copied dv in one packed dqkv.
 struct QkvQkNormRopeBackwardLowering
     : OpRewritePattern<QkvQkNormRopeBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -307,28 +316,23 @@ struct QkvQkNormRopeBackwardLowering
     Value dy = op.getDy(), qkv = op.getQkv();
     PackedQkvHeads heads = op.getPackedHeads();
     double theta = op.getTheta().convertToDouble();
-    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
-                            op.getDqkv().getType().getElementType());
     SmallVector<Value> dweights;
-    for (auto [range, w, rstd] :
-         {std::tuple(heads.query(), op.getQWeight(), op.getQRstd()),
-          std::tuple(heads.key(), op.getKWeight(), op.getKRstd())}) {
-      Value g = buildRope(
-          rewriter, loc,
-          sliceAlong(rewriter, loc, dy, 2, range.start, range.count),
-          op.getPositions(), theta, op.getRotaryDim(), op.getScalingAttr(),
-          /*inverse=*/true);
-      Value x = sliceAlong(rewriter, loc, qkv, 2, range.start, range.count);
-      auto bw =
-          RmsNormBackwardOp::create(rewriter, loc, x.getType(), w.getType(), g,
-                                    x, w, rstd, op.getUnitOffsetAttr());
-      out = insertAlong(rewriter, loc, bw.getDx(), out, 2, range.start);
-      dweights.push_back(bw.getDweight());
-    }
-    PackedQkvHeads::Range v = heads.value();
-    out = insertAlong(rewriter, loc,
-                      sliceAlong(rewriter, loc, dy, 2, v.start, v.count), out,
-                      2, v.start);
+    Value out = buildPackedHeads(
+        rewriter, loc, qkv, dy, heads, op.getDqkv().getType().getElementType(),
+        [&](PackedQkvHeads::Range range) -> Value {
+          bool isQuery = range.start == heads.query().start;
+          Value w = isQuery ? op.getQWeight() : op.getKWeight();
+          Value g =
+              buildRope(rewriter, loc, headSlice(rewriter, loc, dy, range),
+                        op.getPositions(), theta, op.getRotaryDim(),
+                        op.getScalingAttr(), /*inverse=*/true);
+          Value x = headSlice(rewriter, loc, qkv, range);
+          auto bw = RmsNormBackwardOp::create(
+              rewriter, loc, x.getType(), w.getType(), g, x, w,
+              isQuery ? op.getQRstd() : op.getKRstd(), op.getUnitOffsetAttr());
+          dweights.push_back(bw.getDweight());
+          return bw.getDx();
+        });
     rewriter.replaceOp(op, {out, dweights[0], dweights[1]});
     return success();
   }

@@ -327,14 +327,23 @@ static LogicalResult verifyPackedQkv(Operation *op, RankedTensorType qkv,
   return success();
 }
 
+/// The attributes and packed operand tfm.flash_attention and its backward
+/// share.
+template <typename OpTy> static LogicalResult verifyFlashAttention(OpTy op) {
+  int64_t hq = op.getNumQHeads(), hkv = op.getNumKvHeads();
+  std::optional<double> softcap;
+  if (op.getSoftcap())
+    softcap = op.getSoftcap()->convertToDouble();
+  if (failed(verifyAttentionAttrs(op, hq, hkv, op.getScale().convertToDouble(),
+                                  op.getSlidingWindow(), softcap)))
+    return failure();
+  return verifyPackedQkv(op, rankedOf(op.getQkv()), hq, hkv);
+}
+
 LogicalResult FlashAttentionOp::verify() {
   RankedTensorType qkv = rankedOf(getQkv());
-  int64_t hq = getNumQHeads(), hkv = getNumKvHeads();
-  if (failed(verifyAttentionAttrs(
-          *this, hq, hkv, getScale().convertToDouble(), getSlidingWindow(),
-          getSoftcap() ? std::optional<double>(getSoftcap()->convertToDouble())
-                       : std::nullopt)) ||
-      failed(verifyPackedQkv(*this, qkv, hq, hkv)))
+  int64_t hq = getNumQHeads();
+  if (failed(verifyFlashAttention(*this)))
     return failure();
   if (getSlidingWindow() && !getCausal())
     return emitOpError("sliding_window requires causal attention");
@@ -966,12 +975,8 @@ LogicalResult QkvQkNormRopeBackwardOp::verify() {
 
 LogicalResult FlashAttentionBackwardOp::verify() {
   RankedTensorType qkv = rankedOf(getQkv());
-  int64_t hq = getNumQHeads(), hkv = getNumKvHeads();
-  if (failed(verifyAttentionAttrs(
-          *this, hq, hkv, getScale().convertToDouble(), getSlidingWindow(),
-          getSoftcap() ? std::optional<double>(getSoftcap()->convertToDouble())
-                       : std::nullopt)) ||
-      failed(verifyPackedQkv(*this, qkv, hq, hkv)))
+  int64_t hq = getNumQHeads();
+  if (failed(verifyFlashAttention(*this)))
     return failure();
   Type elem = qkv.getElementType();
   if (failed(verifySinks(*this, getSinks(), hq, elem)) ||

@@ -151,9 +151,7 @@ bool packOneGlu(RepeatOp repeat, IRRewriter &rewriter) {
       if (!biases.empty())
         groups.push_back({biases, "mlp_gate_up"});
       packStackedWeights(
-          repeat, groups,
-          [&](unsigned kind, ArrayRef<Value> packed,
-              ArrayRef<SmallVector<Value>>) {
+          repeat, groups, [&](unsigned kind, ArrayRef<Value> packed) {
             GluMatch g = *gluReading(repeat, weights[0], kind);
             Value mm = buildPackedMatmul(
                 rewriter, g.up.getX(), packed[0],

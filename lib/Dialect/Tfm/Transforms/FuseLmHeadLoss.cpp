@@ -22,9 +22,9 @@ struct FuseLmHeadLoss : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CrossEntropyOp ce,
                                 PatternRewriter &rewriter) const override {
+    // Every value from the matmul to the loss is read only by the next op.
     Value v = ce.getLogits();
-    auto onlyHere = [](Value x) { return x.hasOneUse(); };
-    if (!onlyHere(v))
+    if (!v.hasOneUse())
       return rewriter.notifyMatchFailure(ce, "the logits are read elsewhere");
     FloatAttr softcap, scale;
     if (auto cap = v.getDefiningOp<SoftcapOp>()) {
@@ -32,13 +32,13 @@ struct FuseLmHeadLoss : OpRewritePattern<CrossEntropyOp> {
       v = cap.getX();
     }
     if (auto s = v.getDefiningOp<ScaleOp>(); s && !s.getRoundFactor()) {
-      if (!onlyHere(v))
+      if (!v.hasOneUse())
         return failure();
       scale = s.getFactorAttr();
       v = s.getX();
     }
     auto mm = v.getDefiningOp<MatmulOp>();
-    if (!mm || !onlyHere(v) || mm.getBias() ||
+    if (!mm || !v.hasOneUse() || mm.getBias() ||
         mm.getTranspose() != Transpose::nt ||
         cast<RankedTensorType>(mm.getX().getType()).getRank() != 3)
       return rewriter.notifyMatchFailure(ce, "no plain lm-head matmul");

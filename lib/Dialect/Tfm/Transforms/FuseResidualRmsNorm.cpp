@@ -25,6 +25,19 @@ using namespace mlir::tfm;
 
 namespace {
 
+/// Replaces `norm` of x + residual by fused_residual_rmsnorm(x, residual)
+/// (y and rstd; the caller decides who reads residual_out).
+FusedResidualRmsNormOp fuseNorm(RewriterBase &rewriter, RmsNormOp norm, Value x,
+                                Value residual) {
+  rewriter.setInsertionPoint(norm);
+  auto fused = FusedResidualRmsNormOp::create(
+      rewriter, norm.getLoc(), norm.getY().getType(), x.getType(),
+      norm.getRstd().getType(), x, residual, norm.getWeight(),
+      norm.getEpsAttr(), norm.getUnitOffsetAttr());
+  rewriter.replaceOp(norm, {fused.getY(), fused.getRstd()});
+  return fused;
+}
+
 /// rmsnorm(add(a, b)) -> fused_residual_rmsnorm(b, a); the add's other uses
 /// read residual_out (the same sum).
 struct FuseAddNorm : OpRewritePattern<RmsNormOp> {
@@ -34,12 +47,7 @@ struct FuseAddNorm : OpRewritePattern<RmsNormOp> {
     auto add = norm.getX().getDefiningOp<AddOp>();
     if (!add)
       return rewriter.notifyMatchFailure(norm, "input is not a tfm.add");
-    rewriter.setInsertionPoint(norm);
-    auto fused = FusedResidualRmsNormOp::create(
-        rewriter, norm.getLoc(), norm.getY().getType(), add.getType(),
-        norm.getRstd().getType(), add.getRhs(), add.getLhs(), norm.getWeight(),
-        norm.getEpsAttr(), norm.getUnitOffsetAttr());
-    rewriter.replaceOp(norm, {fused.getY(), fused.getRstd()});
+    auto fused = fuseNorm(rewriter, norm, add.getRhs(), add.getLhs());
     // Every other reader of the sum (the residual stream) takes the fused
     // op's copy; the add is then dead. Readers before the norm keep it.
     rewriter.replaceUsesWithIf(add, fused.getResidualOut(), [&](OpOperand &u) {
@@ -94,9 +102,6 @@ LogicalResult carryResidual(RepeatOp repeat, RewriterBase &rewriter) {
   if (repeat.getReverse() || repeat.getInits().empty())
     return failure();
   Value init = repeat.getInits()[0];
-  auto initType = dyn_cast<RankedTensorType>(init.getType());
-  if (!initType)
-    return failure();
   SmallVector<BodyShape> shapes;
   for (Region &region : repeat.getKinds()) {
     std::optional<BodyShape> s = matchBody(region);
@@ -134,13 +139,7 @@ LogicalResult carryResidual(RepeatOp repeat, RewriterBase &rewriter) {
     // (hidden = x, residual = r): the layer's input is x + r.
     BlockArgument x = body.getArgument(0);
     BlockArgument r = body.insertArgument(1u, init.getType(), loc);
-    rewriter.setInsertionPoint(shape.firstNorm);
-    auto norm = FusedResidualRmsNormOp::create(
-        rewriter, shape.firstNorm.getLoc(), shape.firstNorm.getY().getType(),
-        init.getType(), shape.firstNorm.getRstd().getType(), x, r,
-        shape.firstNorm.getWeight(), shape.firstNorm.getEpsAttr(),
-        shape.firstNorm.getUnitOffsetAttr());
-    rewriter.replaceOp(shape.firstNorm, {norm.getY(), norm.getRstd()});
+    auto norm = fuseNorm(rewriter, shape.firstNorm, x, r);
     rewriter.replaceUsesWithIf(x, norm.getResidualOut(), [&](OpOperand &u) {
       return u.getOwner() != norm.getOperation();
     });
@@ -153,13 +152,8 @@ LogicalResult carryResidual(RepeatOp repeat, RewriterBase &rewriter) {
     rewriter.replaceOpWithNewOp<YieldOp>(yield, values);
     rewriter.eraseOp(shape.lastAdd);
   }
-  rewriter.setInsertionPoint(finalNorm);
-  auto last = FusedResidualRmsNormOp::create(
-      rewriter, finalNorm.getLoc(), finalNorm.getY().getType(), init.getType(),
-      finalNorm.getRstd().getType(), fused.getResult(0), fused.getResult(1),
-      finalNorm.getWeight(), finalNorm.getEpsAttr(),
-      finalNorm.getUnitOffsetAttr());
-  rewriter.replaceOp(finalNorm, {last.getY(), last.getRstd()});
+  auto last =
+      fuseNorm(rewriter, finalNorm, fused.getResult(0), fused.getResult(1));
   SmallVector<Value> results;
   for (auto [i, r] : llvm::enumerate(repeat.getResults()))
     results.push_back(i == 0 ? last.getResidualOut() : fused.getResult(i + 1));

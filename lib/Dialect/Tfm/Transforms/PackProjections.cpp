@@ -125,9 +125,7 @@ bool packOne(RepeatOp repeat, IRRewriter &rewriter) {
       if (!biases.empty())
         groups.push_back({biases, kind});
       packStackedWeights(
-          repeat, groups,
-          [&](unsigned k, ArrayRef<Value> packed,
-              ArrayRef<SmallVector<Value>>) {
+          repeat, groups, [&](unsigned k, ArrayRef<Value> packed) {
             SmallVector<Projection> here =
                 *sameProjectionsIn(repeat, weights, biases, k);
             SmallVector<MatmulOp> mms = llvm::map_to_vector(

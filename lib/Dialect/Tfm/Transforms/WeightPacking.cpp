@@ -106,8 +106,7 @@ std::string mlir::tfm::fusedName(ArrayRef<StringRef> names) {
 
 void mlir::tfm::packStackedWeights(
     RepeatOp repeat, ArrayRef<WeightGroup> groups,
-    function_ref<void(unsigned, ArrayRef<Value>, ArrayRef<SmallVector<Value>>)>
-        rewrite) {
+    function_ref<void(unsigned, ArrayRef<Value>)> rewrite) {
   auto func = repeat->getParentOfType<func::FuncOp>();
   MLIRContext *ctx = repeat.getContext();
   Builder b(ctx);
@@ -156,19 +155,14 @@ void mlir::tfm::packStackedWeights(
     if (!repeat.weightCoversKind(groups[0].weights[0], kind))
       continue;
     SmallVector<Value> packed;
-    SmallVector<SmallVector<Value>> parts;
-    for (auto [i, g] : llvm::enumerate(groups)) {
+    for (unsigned i = 0; i < groups.size(); ++i) {
       auto t =
           cast<RankedTensorType>(repeat.getWeights()[oldWeights + i].getType());
       packed.push_back(region.front().addArgument(
           RankedTensorType::get(t.getShape().drop_front(), t.getElementType()),
           loc));
-      SmallVector<Value> old;
-      for (unsigned w : g.weights)
-        old.push_back(blockArgOf(repeat, w, kind));
-      parts.push_back(std::move(old));
     }
-    rewrite(kind, packed, parts);
+    rewrite(kind, packed);
   }
 
   // Erase the old weights: block arguments, operands, kind sets, arguments.

@@ -45,13 +45,12 @@ struct WeightGroup {
 /// Replaces each group of stacked inputs by one new parameter named after
 /// them (`model.layers.{layer}.self_attn.{q,k,v}_proj.weight`) with
 /// `mapping = fuse` over their HF names. For each layer kind that reads
-/// them, `rewrite` gets the kind, the new block argument of each group and
-/// the old ones, and must leave the old ones unused; they, the repeat
+/// them, `rewrite` gets the kind and the new block argument of each group,
+/// and must leave the old ones (blockArgOf) unused; they, the repeat
 /// operands and the function arguments are then erased.
-void packStackedWeights(RepeatOp repeat, ArrayRef<WeightGroup> groups,
-                        function_ref<void(unsigned kind, ArrayRef<Value> packed,
-                                          ArrayRef<SmallVector<Value>> parts)>
-                            rewrite);
+void packStackedWeights(
+    RepeatOp repeat, ArrayRef<WeightGroup> groups,
+    function_ref<void(unsigned kind, ArrayRef<Value> packed)> rewrite);
 
 /// The `nt` matmul that reads block argument `w` as its weight (or bias,
 /// with `asBias`) and is its only reader; null otherwise.
