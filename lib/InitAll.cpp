@@ -11,6 +11,7 @@
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 #include "tfm/GPU/Passes.h"
 #include "tfm/Pipelines/Pipelines.h"
+#include "tfm/Recompute/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -34,5 +35,6 @@ void mlir::tfm::registerAllTfmPasses() {
   registerTfmGPUPasses();
   registerTfmAutodiffPasses();
   registerTfmAnalysisPasses();
+  registerTfmRecomputePasses();
   registerTfmPipelines();
 }

@@ -14,5 +14,6 @@ $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Conversion/Passes.td" -o "$
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/GPU/Passes.td" -o "$out/TfmGPUPasses.md"
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Autodiff/Passes.td" -o "$out/TfmAutodiffPasses.md"
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Analysis/Passes.td" -o "$out/TfmAnalysisPasses.md"
+$tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Recompute/Passes.td" -o "$out/TfmRecomputePasses.md"
 $tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Interfaces/DifferentiableOpInterface.td" -o "$out/DifferentiableOpInterface.md"
 $tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Interfaces/CostOpInterface.td" -o "$out/CostOpInterface.md"

@@ -11,7 +11,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # --- System packages ----------------------------------------------------------
 packages=(cmake ninja-build ccache g++ llvm-22-dev libmlir-22-dev mlir-22-tools
           llvm-22-tools nlohmann-json3-dev libgtest-dev libopenblas-dev
-          python3-numpy python3-venv clang-format-14 git)
+          python3-numpy python3-venv clang-format-14 git coinor-libcbc-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -17,6 +17,7 @@
 
 #include "RepeatAdjoint.h"
 #include "tfm/Autodiff/BlockDifferentiator.h"
+#include "tfm/Dialect/Tfm/IR/StackedValues.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -24,13 +25,6 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 namespace {
-
-RankedTensorType prependLayers(Type t, int64_t layers) {
-  auto r = cast<RankedTensorType>(t);
-  SmallVector<int64_t> shape{layers};
-  shape.append(r.getShape().begin(), r.getShape().end());
-  return RankedTensorType::get(shape, r.getElementType());
-}
 
 /// The backward body of one layer kind, before its saved slots are block
 /// arguments.
@@ -40,19 +34,6 @@ struct KindBackward {
   llvm::MapVector<Value, unsigned> saved;
   llvm::DenseMap<unsigned, Operation *> placeholders;
 };
-
-/// weight_kinds / stacked_kinds from per-value sets: absent when every
-/// value covers every kind, else each null entry spelled out.
-ArrayAttr kindSetsAttr(MLIRContext *ctx, ArrayRef<DenseI64ArrayAttr> sets,
-                       unsigned numKinds) {
-  if (llvm::all_of(sets, [](DenseI64ArrayAttr s) { return !s; }))
-    return ArrayAttr();
-  auto all = DenseI64ArrayAttr::get(
-      ctx, llvm::to_vector(llvm::seq<int64_t>(0, numKinds)));
-  return ArrayAttr::get(ctx, llvm::map_to_vector(sets, [&](auto s) {
-                          return Attribute(s ? s : all);
-                        }));
-}
 
 } // namespace
 

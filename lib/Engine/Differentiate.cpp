@@ -2,6 +2,7 @@
 
 #include "tfm/Engine/Differentiate.h"
 #include "tfm/Autodiff/Passes.h"
+#include "tfm/Recompute/Passes.h"
 #include "tfm/Support/Error.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -21,4 +22,16 @@ llvm::Expected<std::string> mlir::tfm::differentiate(ModuleOp module,
   if (failed(pm.run(module)))
     return diagnostics.takeError("tfm-autodiff failed: ");
   return getVjpFuncName(func);
+}
+
+llvm::Error mlir::tfm::planRecompute(ModuleOp module, llvm::StringRef budget) {
+  DiagnosticCollector diagnostics(module.getContext());
+  PassManager pm(module.getContext());
+  TfmPlanRecomputePassOptions options;
+  options.budget = budget.str();
+  options.frontier = false; // nobody reads the memory report here
+  pm.addPass(createTfmPlanRecomputePass(options));
+  if (failed(pm.run(module)))
+    return diagnostics.takeError("");
+  return llvm::Error::success();
 }

@@ -130,6 +130,9 @@ llvm::Error TrainingStep::compile() {
     if (!vjp)
       return vjp.takeError();
     entry = *vjp;
+    if (options.recompute != "save-all")
+      if (llvm::Error e = planRecompute(*module, options.recompute))
+        return e;
     auto vjpFunc = module->lookupSymbol<func::FuncOp>(entry);
     for (unsigned r = 0; r < vjpFunc.getNumResults(); ++r)
       if (auto of =

@@ -44,7 +44,7 @@ void tfm::buildTfmTrainCpuPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options) {
   if (options.fuse)
     buildTfmFusePipeline(pm);
-  addAutodiff(pm, options.autodiffFunc);
+  addAutodiff(pm, options.autodiffFunc, options.recompute);
   buildTfmLowerToLinalgPipeline(pm);
   buildTfmBufferizeCpuPipeline(pm, options);
   buildTfmLowerCpuToLlvmPipeline(pm);

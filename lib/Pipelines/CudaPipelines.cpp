@@ -174,7 +174,7 @@ void mlir::tfm::buildTfmTrainCudaPipeline(OpPassManager &pm,
                                           const CudaPipelineOptions &options) {
   if (options.fuse)
     buildTfmFusePipeline(pm);
-  addAutodiff(pm, options.autodiffFunc);
+  addAutodiff(pm, options.autodiffFunc, options.recompute);
   buildTfmLowerToLinalgCudaPipeline(pm);
   buildTfmBufferizeCudaPipeline(pm);
   buildTfmMapToGpuPipeline(pm);

@@ -16,6 +16,11 @@ struct TrainPipelineCLOptions
     : public PassPipelineOptions<TrainPipelineCLOptions> {
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("Run tfm-fuse first"),
                     llvm::cl::init(true)};
+  Option<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("tfm-plan-recompute budget after tfm-autodiff "
+                     "(save-all: none)"),
+      llvm::cl::init("save-all")};
 };
 
 struct CudaPipelineCLOptions
@@ -44,6 +49,11 @@ struct CudaPipelineCLOptions
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Run tfm-fuse first (tfm-train-cuda)"),
                     llvm::cl::init(true)};
+  Option<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("tfm-plan-recompute budget after tfm-autodiff "
+                     "(tfm-train-cuda; save-all: none)"),
+      llvm::cl::init("save-all")};
 
   tfm::CudaPipelineOptions get() const {
     tfm::CudaPipelineOptions o;
@@ -53,6 +63,7 @@ struct CudaPipelineCLOptions
     o.toolkit = toolkit;
     o.autodiffFunc = func;
     o.fuse = fuse;
+    o.recompute = recompute;
     return o;
   }
 };
@@ -83,6 +94,7 @@ void tfm::registerTfmPipelines() {
         CpuPipelineOptions options;
         options.autodiffFunc = "forward";
         options.fuse = o.fuse;
+        options.recompute = o.recompute;
         buildTfmTrainCpuPipeline(pm, options);
       });
   PassPipelineRegistration<>(

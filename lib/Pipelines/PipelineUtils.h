@@ -13,7 +13,10 @@
 namespace mlir::tfm::detail {
 
 /// Adds tfm-autodiff{func=<func>} unless `func` is empty.
-void addAutodiff(OpPassManager &pm, const std::string &func);
+/// tfm-autodiff{func} (nothing when `func` is empty), then
+/// tfm-plan-recompute{budget=recompute} unless it is save-all.
+void addAutodiff(OpPassManager &pm, const std::string &func,
+                 const std::string &recompute = "save-all");
 
 /// C wrappers for the entry points, then one-shot bufferization of the
 /// whole module with identity-layout function boundaries:

@@ -12,6 +12,7 @@
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 #include "tfm/Pipelines/Pipelines.h"
+#include "tfm/Recompute/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -22,12 +23,19 @@
 
 using namespace mlir;
 
-void tfm::detail::addAutodiff(OpPassManager &pm, const std::string &func) {
+void tfm::detail::addAutodiff(OpPassManager &pm, const std::string &func,
+                              const std::string &recompute) {
   if (func.empty())
     return;
   TfmAutodiffPassOptions autodiff;
   autodiff.funcName = func;
   pm.addPass(createTfmAutodiffPass(autodiff));
+  if (recompute == "save-all")
+    return;
+  TfmPlanRecomputePassOptions plan;
+  plan.budget = recompute;
+  plan.frontier = false;
+  pm.addPass(createTfmPlanRecomputePass(plan));
 }
 
 void tfm::detail::addBufferization(OpPassManager &pm) {

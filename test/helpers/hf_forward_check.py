@@ -453,6 +453,9 @@ def main():
     ap.add_argument("--no-logits", dest="no_logits", action="store_true",
                     help="tfm-run --no-logits: the loss-only step (fused LM-head "
                          "loss); checks loss and gradients")
+    ap.add_argument("--recompute", action="append",
+                    help="tfm-run --recompute=BUDGET (repeatable: every plan is "
+                         "checked against HF and must match the first bit for bit)")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     if args.list:
@@ -515,21 +518,46 @@ def main():
         with torch.no_grad():
             ref = model(input_ids=ids, labels=labels, **kw)
 
-    out = os.path.join(args.workdir, "out.safetensors")
+    # Each recompute plan must give HF's numbers, and bit-identical ones
+    # (rebuilding runs the same ops on the same operands).
+    first = None
+    for budget in args.recompute or [None]:
+        got = run_and_check(args, ckpt, tok, model, ids, labels, ref, budget)
+        if got is None:
+            return 1
+        if first is None:
+            first = (budget, got)
+            continue
+        for k in sorted(set(first[1]) | set(got)):
+            if k not in got or k not in first[1] or not torch.equal(got[k], first[1][k]):
+                print(f"FAIL --recompute={budget}: {k} differs from --recompute={first[0]}")
+                return 1
+        print(f"--recompute={budget}: {len(got)} tensors bit-identical to --recompute={first[0]}")
+    return 0
+
+
+def run_and_check(args, ckpt, tok, model, ids, labels, ref, budget):
+    """Runs tfm-run (with --recompute=budget when given) and compares with
+    HF; the tensors written, or None on a failure."""
+    suffix = "" if budget is None else "-" + budget.replace("%", "pct")
+    out = os.path.join(args.workdir, f"out{suffix}.safetensors")
     cmd = [args.tfm_run, ckpt, "--tokens", tok, "--output", out, "--device", args.device,
            "--dtype", args.dtype]
     cmd += ["--grads"] if args.grads else []
     cmd += [f"--moe-aux-loss={args.moe_aux_loss}"] if args.moe_aux_loss else []
     cmd += ["--no-fusion"] if args.no_fusion else []
     cmd += ["--no-logits"] if args.no_logits else []
+    cmd += [f"--recompute={budget}"] if budget is not None else []
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         print(run.stdout, run.stderr)
         print(f"FAIL {args.family}/{args.variant}: tfm-run exited {run.returncode}")
-        return 1
+        return None
     got = load_file(out)
+    if budget is not None:
+        print(f"--recompute={budget}:")
     if args.dtype == "bf16":
-        return check_bf16(args, model, ids, labels, ref, got)
+        return got if check_bf16(args, model, ids, labels, ref, got) == 0 else None
     ok = True
     if args.no_logits:
         if "logits" in got:
@@ -594,8 +622,7 @@ def main():
         if (args.family, args.variant) in STARVED and not starved:
             print("FAIL this variant must leave some expert without a token")
             ok = False
-    return 0 if ok else 1
-
+    return got if ok else None
 
 if __name__ == "__main__":
     sys.exit(main())

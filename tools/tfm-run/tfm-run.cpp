@@ -12,6 +12,7 @@
 #include "tfm/Engine/TrainingStep.h"
 #include "tfm/Import/HFConfig.h"
 #include "tfm/InitAll.h"
+#include "tfm/Recompute/RecomputePlanner.h"
 #include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Support/CommandLine.h"
 
@@ -102,6 +103,12 @@ static cl::opt<bool> noLogits(
     cl::desc("The loss-only step: write loss (and gradients), not logits; "
              "the fused LM-head loss never forms [B*T, V] (needs labels)"),
     cl::cat(toolOptions));
+
+static cl::opt<std::string> recompute(
+    "recompute", cl::init("save-all"), cl::cat(toolOptions),
+    cl::desc("With --grads: what the backward rebuilds instead of saving: "
+             "save-all, selective, full, a fraction of save-all (0.5) or a "
+             "size per token and layer (68KiB); results are the same"));
 
 static int fail(const llvm::Twine &message) {
   return reportToolError("tfm-run", message);
@@ -200,6 +207,13 @@ static int runCheckpoint(StepOptions options) {
   options.gradients = withGrads;
   options.fuse = !noFusion;
   options.logits = !noLogits;
+  options.recompute = recompute;
+  if (recompute != "save-all") {
+    if (!withGrads)
+      return fail("--recompute plans the backward: it needs --grads");
+    if (auto budget = RecomputeBudget::parse(recompute); !budget)
+      return fail("--recompute: " + llvm::toString(budget.takeError()));
+  }
 
   auto step = TrainingStep::create(*spec, options);
   if (!step)
@@ -250,9 +264,11 @@ int main(int argc, char **argv) {
   options.compile = {*device, /*useBlas=*/!noBlas, cudaChip};
   if (!mlirPath.empty()) {
     if (checkAgainstCpu || withGrads || dtypeFlag != "f32" ||
-        !checkpointDir.empty() || noFusion || noLogits)
+        !checkpointDir.empty() || noFusion || noLogits ||
+        recompute != "save-all")
       return fail("--mlir (kernel mode) takes no checkpoint, --grads, "
-                  "--dtype, --check-against-cpu, --no-fusion or --no-logits");
+                  "--dtype, --check-against-cpu, --no-fusion, --no-logits or "
+                  "--recompute");
     return runKernel(options.compile);
   }
   if (checkpointDir.empty() || tokensPath.empty())

@@ -18,6 +18,12 @@ namespace mlir::tfm {
 llvm::Expected<std::string> differentiate(ModuleOp module, llvm::StringRef func,
                                           bool seedAllResults);
 
+/// Runs tfm-plan-recompute{budget=`budget`} on `module` (after
+/// differentiate): the backward rebuilds what the plan does not save.
+/// `budget` as RecomputeBudget::parse takes it; errors name the option, or
+/// the least budget that fits.
+llvm::Error planRecompute(ModuleOp module, llvm::StringRef budget);
+
 } // namespace mlir::tfm
 
 #endif // TFM_ENGINE_DIFFERENTIATE_H

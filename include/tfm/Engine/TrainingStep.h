@@ -52,7 +52,11 @@ struct StepOptions {
   /// Return the logits; without, the step is the loss (and gradients) only,
   /// and tfm-fuse never forms the [B*T, V] logits.
   bool logits = true;
-  // The recompute and optimizer issues add their options here.
+  /// The recompute budget of the backward (tfm-plan-recompute's `budget`:
+  /// save-all, selective, full, a fraction or a size per token and layer).
+  /// Any plan gives the same numbers; it trades memory for FLOPs.
+  std::string recompute = "save-all";
+  // The optimizer issue adds its options here.
 };
 
 /// What one step returns.

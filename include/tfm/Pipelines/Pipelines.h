@@ -29,6 +29,9 @@ struct CpuPipelineOptions {
   std::string autodiffFunc;
   /// Run tfm-fuse first (before autodiff).
   bool fuse = true;
+  /// After autodiff, tfm-plan-recompute{budget=recompute} (save-all: not
+  /// run).
+  std::string recompute = "save-all";
 };
 
 void buildTfmLowerToLinalgPipeline(OpPassManager &pm);
@@ -52,6 +55,9 @@ struct CudaPipelineOptions {
   std::string autodiffFunc;
   /// Run tfm-fuse first (before autodiff).
   bool fuse = true;
+  /// After autodiff, tfm-plan-recompute{budget=recompute} (save-all: not
+  /// run).
+  std::string recompute = "save-all";
 };
 
 void buildTfmLowerToLinalgCudaPipeline(OpPassManager &pm,

@@ -103,6 +103,20 @@ LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
              << "' must be an array of non-empty strings (name prefixes)";
     return success();
   }
+  // tfm-plan-recompute's marks (kRecomputePlanAttrName, kRecomputedAttrName
+  // in tfm/Recompute/Passes.h, which this library sits below): the plan on
+  // a backward scan, and the ops a backward body runs again.
+  if (attr.getName() == "tfm.recompute_plan") {
+    if (!isa<RepeatOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
+      return op->emitError(
+          "'tfm.recompute_plan' must be a dictionary on a tfm.repeat");
+    return success();
+  }
+  if (attr.getName() == "tfm.recomputed") {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError("'tfm.recomputed' must be a unit attribute");
+    return success();
+  }
   return op->emitError() << "unknown tfm attribute '"
                          << attr.getName().getValue() << "'";
 }
