@@ -1,4 +1,4 @@
-//===- StackedValues.h - types and kind sets of tfm.repeat stacks -*- C++ -*-===//
+//===- StackedValues.h - tfm.repeat stack types and kind sets -*- C++ -*-===//
 //
 // What code that builds tfm.repeat ops with new stacked inputs or outputs
 // (tfm-autodiff's saved slots, tfm-plan-recompute's plan) needs.
