@@ -402,6 +402,28 @@ OpCost cost(GegluBackwardOp op, const DimResolver &d) {
   return elementwise(op, d, 12);
 }
 
+//===----------------------------------------------------------------------===//
+// Optimizer ops
+//===----------------------------------------------------------------------===//
+
+/// Per parameter element: decay 1, lerp 3, second moment 4, sqrt, divide
+/// and epsilon 3, the step 3, the gradient scale 1.
+OpCost cost(AdamwUpdateOp op, const DimResolver &d) {
+  return streaming(op, d, 15 * d.elements(op.getParam()));
+}
+/// Scale, decay 2, momentum 3 (+2 with nesterov), the step 2.
+OpCost cost(SgdUpdateOp op, const DimResolver &d) {
+  return streaming(op, d,
+                   (op.getNesterov() ? 10 : 8) * d.elements(op.getParam()));
+}
+/// A multiply-add per element.
+OpCost cost(GlobalGradNormOp op, const DimResolver &d) {
+  double n = 0;
+  for (Value g : op.getGrads())
+    n += d.elements(g);
+  return streaming(op, d, 2 * n);
+}
+
 /// A scan: each body once per layer that runs it.
 OpCost cost(RepeatOp op, const DimResolver &d) {
   OpCost total;

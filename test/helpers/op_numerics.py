@@ -703,6 +703,79 @@ func.func @main(%x: {QX}) -> {QX} {{
 }}""", [randn(B, T, QH * QD, scale=3.0)], lambda x: [torch.sigmoid(x)])
 
 
+# ------------------------------------------------------------------- optimizer
+# One update of one parameter against torch.optim (single-tensor path) from
+# the same state; lr (f64), step (i64) and grad_scale (f32) are 0-d inputs.
+OP = [4, 8]
+OPT = ty(OP)
+
+
+def torch_step(make, param, grad, state, t, scale):
+    """`make([p])` builds the optimizer; `state` its state for p before
+    step t (t - 1 steps done); the gradient is grad * scale."""
+    p = param.clone().requires_grad_(True)
+    opt = make([p])
+    p.grad = grad * scale
+    if state:
+        opt.state[p] = dict(state, step=torch.tensor(float(t - 1)))
+    opt.step()
+    return p.detach(), opt.state[p]
+
+
+for t, wd in [(1, 0.0), (3, 0.01)]:
+    m0, v0 = randn(*OP, scale=0.1), randn(*OP, scale=0.01).abs()
+    def ref_adamw(p, g, m, v, lr, step, scale, wd=wd):
+        state = {} if int(step) == 1 else {"exp_avg": m.clone(), "exp_avg_sq": v.clone()}
+        q, st = torch_step(lambda ps: torch.optim.AdamW(
+            ps, lr=float(lr), betas=(0.9, 0.95), eps=1e-8, weight_decay=wd, foreach=False),
+            p, g, state, int(step), scale)
+        return [q, st["exp_avg"], st["exp_avg_sq"]]
+    case("optimizer", f"adamw_step{t}", f"""
+func.func @main(%p: {OPT}, %g: {OPT}, %m: {OPT}, %v: {OPT}, %lr: tensor<f64>, %t: tensor<i64>, %s: tensor<f32>) -> ({OPT}, {OPT}, {OPT}) {{
+  %p1, %m1, %v1 = tfm.adamw_update %p, %g, %m, %v, %lr, %t, %s {{beta1 = 0.9 : f64, beta2 = 0.95 : f64, eps = 1.0e-08 : f64, weight_decay = {wd} : f64}} : {OPT}, {OPT}, {OPT}
+  return %p1, %m1, %v1 : {OPT}, {OPT}, {OPT}
+}}""", [randn(*OP), randn(*OP), m0 if t > 1 else torch.zeros(OP), v0 if t > 1 else torch.zeros(OP),
+       torch.tensor(3e-3, dtype=torch.float64), torch.tensor(t, dtype=torch.int64),
+       torch.tensor(0.5)], ref_adamw)
+
+for name, t, attrs, kw in [
+        ("sgd_plain", 2, "momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64", {}),
+        ("sgd_momentum_first", 1, "momentum = 0.9 : f64, dampening = 0.1 : f64, weight_decay = 0.01 : f64",
+         dict(momentum=0.9, dampening=0.1, weight_decay=0.01)),
+        ("sgd_momentum", 4, "momentum = 0.9 : f64, dampening = 0.1 : f64, weight_decay = 0.01 : f64",
+         dict(momentum=0.9, dampening=0.1, weight_decay=0.01)),
+        ("sgd_nesterov", 4, "momentum = 0.9 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov",
+         dict(momentum=0.9, nesterov=True))]:
+    def ref_sgd(p, g, b, lr, step, scale, kw=kw):
+        state = {"momentum_buffer": b.clone()} if kw.get("momentum") and int(step) > 1 else {}
+        q, st = torch_step(lambda ps: torch.optim.SGD(ps, lr=float(lr), foreach=False, **kw),
+                           p, g, state, int(step), scale)
+        return [q, st.get("momentum_buffer", b)]
+    case("optimizer", name, f"""
+func.func @main(%p: {OPT}, %g: {OPT}, %b: {OPT}, %lr: tensor<f64>, %t: tensor<i64>, %s: tensor<f32>) -> ({OPT}, {OPT}) {{
+  %p1, %b1 = tfm.sgd_update %p, %g, %b, %lr, %t, %s {{{attrs}}} : {OPT}, {OPT}, {OPT}
+  return %p1, %b1 : {OPT}, {OPT}
+}}""", [randn(*OP), randn(*OP), randn(*OP, scale=0.1), torch.tensor(0.05, dtype=torch.float64),
+       torch.tensor(t, dtype=torch.int64), torch.tensor(0.75)], ref_sgd)
+
+for max_norm in [0.5, 100.0, 0.0]:
+    def ref_norm(a, b, max_norm=max_norm):
+        ps = [torch.zeros_like(a, requires_grad=True), torch.zeros_like(b, requires_grad=True)]
+        ps[0].grad, ps[1].grad = a.clone(), b.clone()
+        if max_norm > 0:
+            norm = torch.nn.utils.clip_grad_norm_(ps, max_norm, foreach=False)
+            coef = torch.clamp(max_norm / (norm + 1e-6), max=1.0)
+        else:
+            norm = torch.nn.utils.get_total_norm([a, b], foreach=False)
+            coef = torch.tensor(1.0)
+        return [norm, coef]
+    case("optimizer", f"global_grad_norm_{max_norm:g}", f"""
+func.func @main(%a: {OPT}, %b: tensor<8xf32>) -> (tensor<f32>, tensor<f32>) {{
+  %n, %s = tfm.global_grad_norm %a, %b {{max_norm = {max_norm} : f64}} : {OPT}, tensor<8xf32>
+  return %n, %s : tensor<f32>, tensor<f32>
+}}""", [randn(*OP), randn(8, scale=3.0)], ref_norm)
+
+
 def run_case(tfm_run, workdir, group, name, mlir, inputs, ref):
     base = os.path.join(workdir, f"{group}-{name}")
     with open(base + ".mlir", "w") as f:

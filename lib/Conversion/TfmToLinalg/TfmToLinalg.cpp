@@ -26,6 +26,7 @@ void mlir::tfm::populateTfmToLinalgPatterns(RewritePatternSet &patterns) {
   populateTfmMoeToLinalgPatterns(patterns);
   populateTfmMambaToLinalgPatterns(patterns);
   populateTfmDeltaNetToLinalgPatterns(patterns);
+  populateTfmOptimizerToLinalgPatterns(patterns);
   populateTfmRepeatToScfPatterns(patterns);
 }
 

@@ -22,6 +22,7 @@ void populateTfmShapeToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmMoeToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmMambaToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmDeltaNetToLinalgPatterns(RewritePatternSet &patterns);
+void populateTfmOptimizerToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmRepeatToScfPatterns(RewritePatternSet &patterns);
 
 /// All of the above.

@@ -692,5 +692,6 @@ include "tfm/Dialect/Tfm/IR/TfmBackwardOps.td"
 include "tfm/Dialect/Tfm/IR/TfmMoeOps.td"
 include "tfm/Dialect/Tfm/IR/TfmMambaOps.td"
 include "tfm/Dialect/Tfm/IR/TfmDeltaNetOps.td"
+include "tfm/Dialect/Tfm/IR/TfmOptimizerOps.td"
 
 #endif // TFM_OPS

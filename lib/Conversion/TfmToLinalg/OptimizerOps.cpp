@@ -1,0 +1,259 @@
+//===- OptimizerOps.cpp - the optimizer step ops to linalg ----------------===//
+//
+// Each update is one element-wise linalg.generic over the parameter, its
+// gradient and its state, writing the new parameter and state: one pass
+// over memory per parameter. The 0-d run-time scalars (lr, step,
+// grad_scale) are inputs of that generic, broadcast to every element, so
+// that the scalar factors (decay, bias corrections, step size) are formed
+// inside the kernel — the GPU path never reads device memory on the host;
+// on the CPU, LLVM hoists them out of the loop. They are formed in f64 as
+// torch forms them in Python and rounded to f32 where torch hands them to
+// an f32 kernel; the element arithmetic follows torch's CPU kernels
+// operation by operation (lerp_, mul_ + addcmul_, sqrt / + eps, addcdiv_).
+// The gradient norm is one row reduction per gradient and a 0-d generic
+// combining them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::lowering;
+
+namespace {
+
+Value f64Const(OpBuilder &b, Location loc, double v) {
+  return constFloat(b, loc, b.getF64Type(), v);
+}
+
+Value toF32(OpBuilder &b, Location loc, Value v) {
+  return castFloat(b, loc, v, b.getF32Type());
+}
+
+/// 1 - base^t in f64, `t` the step (i64).
+Value biasCorrection(OpBuilder &b, Location loc, double base, Value t) {
+  Value tf = arith::SIToFPOp::create(b, loc, b.getF64Type(), t);
+  Value pow = math::PowFOp::create(b, loc, f64Const(b, loc, base), tf);
+  return arith::SubFOp::create(b, loc, f64Const(b, loc, 1.0), pow);
+}
+
+/// f32 arithmetic of an update body, spelled as torch's kernels are.
+struct F32Math {
+  OpBuilder &b;
+  Location l;
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, l, x, y); }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, l, x, y); }
+  Value c(double v) { return constFloat(b, l, b.getF32Type(), v); }
+};
+
+/// An element-wise generic over same-shaped `tensors` and 0-d `scalars`
+/// (broadcast), writing tensors like `outputsLike`; `body` gets the tensor
+/// elements then the scalars, and returns the output elements.
+SmallVector<Value> buildUpdate(
+    OpBuilder &b, Location loc, ValueRange tensors, ValueRange scalars,
+    ValueRange outputsLike,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Value> inits;
+  SmallVector<Type> types;
+  for (Value like : outputsLike) {
+    auto t = cast<RankedTensorType>(like.getType());
+    inits.push_back(
+        emptyTensor(b, loc, sizesOf(b, loc, like), t.getElementType()));
+    types.push_back(t);
+  }
+  unsigned rank = cast<RankedTensorType>(tensors[0].getType()).getRank();
+  SmallVector<Value> inputs(tensors);
+  inputs.append(scalars.begin(), scalars.end());
+  SmallVector<AffineMap> maps(tensors.size(), identityMap(ctx, rank));
+  maps.append(scalars.size(), AffineMap::get(rank, 0, {}, ctx));
+  maps.append(inits.size(), identityMap(ctx, rank));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, types, inputs, inits, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        yieldValues(nb, nloc, body(nb, nloc, args.take_front(inputs.size())));
+      });
+  return SmallVector<Value>(generic.getResults());
+}
+
+struct AdamwUpdateLowering : OpRewritePattern<AdamwUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AdamwUpdateOp op,
+                                PatternRewriter &rewriter) const override {
+    double beta1 = op.getBeta1().convertToDouble(),
+           beta2 = op.getBeta2().convertToDouble(),
+           eps = op.getEps().convertToDouble(),
+           wd = op.getWeightDecay().convertToDouble();
+    Type f32 = rewriter.getF32Type();
+    Type paramElem = op.getParam().getType().getElementType();
+    SmallVector<Value> results = buildUpdate(
+        rewriter, op.getLoc(),
+        ValueRange{op.getParam(), op.getGrad(), op.getExpAvg(),
+                   op.getExpAvgSq()},
+        ValueRange{op.getLr(), op.getStep(), op.getGradScale()},
+        ValueRange{op.getParam(), op.getExpAvg(), op.getExpAvgSq()},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
+          F32Math f{nb, l};
+          Value lr = a[4], step = a[5], gradScale = a[6];
+          // The factors torch forms in Python (f64), rounded to f32:
+          // 1 - lr * weight_decay; step_size = lr / (1 - beta1^t);
+          // sqrt(1 - beta2^t).
+          Value decay =
+              toF32(nb, l,
+                    arith::SubFOp::create(
+                        nb, l, f64Const(nb, l, 1.0),
+                        arith::MulFOp::create(nb, l, lr, f64Const(nb, l, wd))));
+          Value negStepSize =
+              toF32(nb, l,
+                    arith::NegFOp::create(
+                        nb, l,
+                        arith::DivFOp::create(
+                            nb, l, lr, biasCorrection(nb, l, beta1, step))));
+          Value bc2Sqrt = toF32(
+              nb, l,
+              math::SqrtOp::create(nb, l, biasCorrection(nb, l, beta2, step)));
+          Value p = f.mul(castFloat(nb, l, a[0], f32), decay);
+          Value g = f.mul(castFloat(nb, l, a[1], f32), gradScale);
+          Value m = a[2], v = a[3];
+          // exp_avg.lerp_(grad, 1 - beta1): weight < 0.5 takes
+          // m + w * (g - m).
+          Value m1 = f.add(
+              m, f.mul(f.c(1 - beta1), arith::SubFOp::create(nb, l, g, m)));
+          // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+          Value v1 =
+              f.add(f.mul(v, f.c(beta2)), f.mul(f.mul(f.c(1 - beta2), g), g));
+          Value denom =
+              f.add(arith::DivFOp::create(
+                        nb, l, math::SqrtOp::create(nb, l, v1), bc2Sqrt),
+                    f.c(eps));
+          // param.addcdiv_(exp_avg, denom, value=-step_size)
+          Value p1 = f.add(
+              p, f.mul(negStepSize, arith::DivFOp::create(nb, l, m1, denom)));
+          return {castFloat(nb, l, p1, paramElem), m1, v1};
+        });
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct SgdUpdateLowering : OpRewritePattern<SgdUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SgdUpdateOp op,
+                                PatternRewriter &rewriter) const override {
+    double momentum = op.getMomentum().convertToDouble(),
+           dampening = op.getDampening().convertToDouble(),
+           wd = op.getWeightDecay().convertToDouble();
+    bool nesterov = op.getNesterov();
+    Type f32 = rewriter.getF32Type();
+    Type paramElem = op.getParam().getType().getElementType();
+    SmallVector<Value> results = buildUpdate(
+        rewriter, op.getLoc(),
+        ValueRange{op.getParam(), op.getGrad(), op.getMomentumBuffer()},
+        ValueRange{op.getLr(), op.getStep(), op.getGradScale()},
+        ValueRange{op.getParam(), op.getMomentumBuffer()},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
+          F32Math f{nb, l};
+          Value negLr = toF32(nb, l, arith::NegFOp::create(nb, l, a[3]));
+          Value p = castFloat(nb, l, a[0], f32);
+          Value g = f.mul(castFloat(nb, l, a[1], f32), a[5]);
+          Value buf = a[2];
+          if (wd != 0) // grad = grad.add(param, alpha=weight_decay)
+            g = f.add(g, f.mul(f.c(wd), p));
+          Value d = g;
+          if (momentum != 0) {
+            // buf = clone(grad) on the first step, else
+            // buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            Value first = arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::eq, a[4],
+                arith::ConstantIntOp::create(nb, l, nb.getI64Type(), 1));
+            Value later =
+                f.add(f.mul(buf, f.c(momentum)), f.mul(f.c(1 - dampening), g));
+            buf = arith::SelectOp::create(nb, l, first, g, later);
+            d = nesterov ? f.add(g, f.mul(f.c(momentum), buf)) : buf;
+          }
+          // param.add_(grad, alpha=-lr)
+          Value p1 = f.add(p, f.mul(negLr, d));
+          return {castFloat(nb, l, p1, paramElem), buf};
+        });
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct GlobalGradNormLowering : OpRewritePattern<GlobalGradNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GlobalGradNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Type f64 = b.getF64Type(), f32 = b.getF32Type();
+    MLIRContext *ctx = b.getContext();
+    // Each gradient's sum of squares in f64: one reduction over its
+    // elements, collapsed to [N].
+    SmallVector<Value> sums;
+    for (Value g : op.getGrads()) {
+      auto t = cast<RankedTensorType>(g.getType());
+      Value row = g;
+      if (t.getRank() == 0) {
+        row = tensor::ExpandShapeOp::create(
+            b, loc, RankedTensorType::get({1}, t.getElementType()), g,
+            SmallVector<ReassociationIndices>{});
+      } else if (t.getRank() > 1) {
+        ReassociationIndices all;
+        for (int64_t d = 0; d < t.getRank(); ++d)
+          all.push_back(d);
+        row = tensor::CollapseShapeOp::create(
+            b, loc, g, SmallVector<ReassociationIndices>{all});
+      }
+      sums.push_back(buildReduction(
+          b, loc, {}, f64, 0.0, ValueRange{row}, {identityMap(ctx, 1)},
+          AffineMap::get(1, 0, {}, ctx), {true},
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value x = castFloat(nb, l, a[0], f64);
+            return arith::AddFOp::create(nb, l, a[1],
+                                         arith::MulFOp::create(nb, l, x, x))
+                .getResult();
+          }));
+    }
+    // Their total, the norm and the coefficient, in a 0-d generic (on the
+    // device for the GPU path): clip_coef = max_norm / (norm + 1e-6),
+    // clamped to 1, in f32 as torch computes it.
+    double maxNorm = op.getMaxNorm().convertToDouble();
+    auto scalar = RankedTensorType::get({}, f32);
+    SmallVector<Value> inits = {emptyTensor(b, loc, {}, f32),
+                                emptyTensor(b, loc, {}, f32)};
+    SmallVector<AffineMap> maps(sums.size() + 2, AffineMap::get(ctx));
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{scalar, scalar}, sums, inits, maps,
+        ArrayRef<utils::IteratorType>{},
+        [&](OpBuilder &nb, Location l, ValueRange a) {
+          Value total = f64Const(nb, l, 0.0);
+          for (Value s : a.take_front(sums.size()))
+            total = arith::AddFOp::create(nb, l, total, s);
+          Value norm = toF32(nb, l, math::SqrtOp::create(nb, l, total));
+          Value scale = constFloat(nb, l, f32, 1.0);
+          if (maxNorm > 0) {
+            Value coef = arith::DivFOp::create(
+                nb, l, constFloat(nb, l, f32, maxNorm),
+                arith::AddFOp::create(nb, l, norm,
+                                      constFloat(nb, l, f32, 1e-6)));
+            scale = arith::MinimumFOp::create(nb, l, coef, scale);
+          }
+          yieldValues(nb, l, {norm, scale});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfm::populateTfmOptimizerToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<AdamwUpdateLowering, SgdUpdateLowering, GlobalGradNormLowering>(
+      patterns.getContext());
+}
