@@ -1,6 +1,7 @@
 //===- CostReport.cpp - the tfm-cost-report pass --------------------------===//
 
 #include "tfm/Analysis/Passes.h"
+#include "tfm/Analysis/TfmCosts.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -127,10 +128,7 @@ struct TfmCostReportPass
     }
     llvm::json::Array functions;
     for (func::FuncOp func : funcs) {
-      // MoE layers share one top-k; it sizes their expert-grouped rows.
-      int64_t topK = 1;
-      func.walk([&](MoeRouterOp router) { topK = router.getTopK(); });
-      FunctionReport r = report(func, DimResolver(batch, seq, topK));
+      FunctionReport r = report(func, DimResolver(batch, seq, moeTopKOf(func)));
       print(llvm::outs(), r, batch, seq);
       functions.push_back(toJson(r));
     }

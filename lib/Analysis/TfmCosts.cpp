@@ -455,6 +455,12 @@ template <typename... OpTys> void attachToAllOps(MLIRContext *ctx) {
 
 } // namespace
 
+int64_t mlir::tfm::moeTopKOf(Operation *scope) {
+  int64_t topK = 1;
+  scope->walk([&](MoeRouterOp router) { topK = router.getTopK(); });
+  return topK;
+}
+
 void mlir::tfm::registerTfmCostModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, TfmDialect *) {
     attachToAllOps<

@@ -1,5 +1,6 @@
 //===- MemoryReport.cpp - the tfm-memory-report pass ----------------------===//
 
+#include "tfm/Analysis/TfmCosts.h"
 #include "tfm/Recompute/MemoryTimeline.h"
 #include "tfm/Recompute/Passes.h"
 #include "tfm/Recompute/SavedValues.h"
@@ -229,10 +230,9 @@ OutsideValues outsideValues(func::FuncOp vjp, const DimResolver &dims) {
       backward.insert(r);
   }
   double tokens = double(dims.batch) * double(dims.seq);
-  llvm::StringMap<unsigned> seen;
+  ValueNamer namer;
   for (Operation &op : block) {
-    std::string mnemonic = op.getName().stripDialect().str();
-    std::string base = mnemonic + "#" + std::to_string(seen[mnemonic]++);
+    std::string base = namer.next(op);
     if (backwardOps.contains(&op))
       continue;
     // A forward scan's stacked slots are its layer kinds' business; its
@@ -246,10 +246,7 @@ OutsideValues outsideValues(func::FuncOp vjp, const DimResolver &dims) {
           }))
         continue;
       out.bytesPerToken += dims.bytes(r) / tokens;
-      out.names.push_back(op.getNumResults() == 1
-                              ? base
-                              : base + ":" +
-                                    std::to_string(r.getResultNumber()));
+      out.names.push_back(ValueNamer::of(r, base));
     }
   }
   return out;
@@ -293,7 +290,7 @@ struct TfmMemoryReportPass
       SmallVector<SavedScan> scans = findSavedScans(func);
       if (scans.empty())
         continue;
-      DimResolver dims(batch, seq, topKOf(func));
+      DimResolver dims(batch, seq, moeTopKOf(func));
       // The plans: as tfm-plan-recompute recorded them, or save-all.
       SmallVector<DictionaryAttr> kinds;
       std::string budget = "save-all";

@@ -38,9 +38,8 @@ DictionaryAttr mlir::tfm::describePlan(Builder &b, const LayerKindGraph &g,
     recomputedValues[v] =
         value.def >= 0 && plan.recomputed[value.def] && !plan.saved[v];
   SmallVector<Attribute> frontier;
-  for (double f : kFrontierFractions) {
-    if (!withFrontier)
-      break;
+  for (double f : withFrontier ? llvm::ArrayRef(kFrontierFractions)
+                               : llvm::ArrayRef<double>()) {
     RecomputeBudget budget;
     budget.kind = RecomputeBudget::Kind::Fraction;
     budget.value = f;

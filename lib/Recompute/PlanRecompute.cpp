@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfm/Analysis/TfmCosts.h"
 #include "tfm/Dialect/Tfm/IR/StackedValues.h"
 #include "tfm/Recompute/Passes.h"
 #include "tfm/Recompute/SavedValues.h"
@@ -61,6 +62,15 @@ struct NewSlots {
         ofKind[k][value.value] = s;
       }
     }
+  }
+  /// Kind `k`'s (slot, forward value) pairs in slot order: the order of the
+  /// new stacked outputs and inputs.
+  SmallVector<std::pair<unsigned, Value>> inSlotOrder(unsigned k) const {
+    SmallVector<std::pair<unsigned, Value>> bySlot;
+    for (auto [v, s] : ofKind[k])
+      bySlot.push_back({s, v});
+    llvm::sort(bySlot, llvm::less_first());
+    return bySlot;
   }
   DenseI64ArrayAttr kindSet(MLIRContext *ctx, unsigned s,
                             unsigned numKinds) const {
@@ -133,12 +143,7 @@ LogicalResult materialise(SavedScan &scan, ArrayRef<LayerKindGraph> graphs,
   for (unsigned k = 0; k < numKinds; ++k) {
     Block &body = bwd.getKinds()[k].front();
     Rebuilder rebuild(scan, k);
-    // In slot order: the order of the backward scan's new stacked inputs.
-    SmallVector<std::pair<unsigned, Value>> bySlot;
-    for (auto [v, s] : slots.ofKind[k])
-      bySlot.push_back({s, v});
-    llvm::sort(bySlot, llvm::less_first());
-    for (auto [s, v] : bySlot)
+    for (auto [s, v] : slots.inSlotOrder(k))
       rebuild.map.map(v, body.addArgument(slots.types[s], loc));
     // Old slot arguments in the order of their first reader, so that what
     // several rebuilds share is cloned before the earliest.
@@ -202,11 +207,7 @@ LogicalResult materialise(SavedScan &scan, ArrayRef<LayerKindGraph> graphs,
     for (auto [pos, i] : llvm::enumerate(stacked))
       if (!oldResults.count(fwdCarried + i))
         values.push_back(yield->getOperand(fwdCarried + pos));
-    SmallVector<std::pair<unsigned, Value>> bySlot;
-    for (auto [v, s] : slots.ofKind[k])
-      bySlot.push_back({s, v});
-    llvm::sort(bySlot, llvm::less_first());
-    for (auto [s, v] : bySlot)
+    for (auto [s, v] : slots.inSlotOrder(k))
       values.push_back(v);
     yield->setOperands(values);
   }
@@ -274,7 +275,7 @@ struct TfmPlanRecomputePass
     options.deviceFlopsPerSecond = deviceTflops * 1e12;
     Builder b(module.getContext());
     for (auto func : module.getOps<func::FuncOp>()) {
-      DimResolver dims(batch, seq, topKOf(func));
+      DimResolver dims(batch, seq, moeTopKOf(func));
       for (SavedScan &scan : findSavedScans(func)) {
         SmallVector<LayerKindGraph> graphs;
         SmallVector<RecomputePlan> plans;

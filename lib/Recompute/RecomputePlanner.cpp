@@ -168,19 +168,6 @@ public:
       }
   }
 
-  /// sum bytes_v x_v (x = s, or s and o) as a row.
-  Row bytesRow(bool withOffloaded, char sense, double rhs) const {
-    Row row{{}, {}, sense, rhs};
-    for (unsigned v = 0; v < numValues; ++v) {
-      row.cols.push_back(s(v));
-      row.coefs.push_back(g.values[v].bytesPerToken);
-      if (withOffloaded) {
-        row.cols.push_back(o(v));
-        row.coefs.push_back(g.values[v].bytesPerToken);
-      }
-    }
-    return row;
-  }
   /// What a plan costs per token: per op (rebuilt) or per value (kept).
   std::vector<double> objective(Goal goal, bool withOffloaded) const {
     std::vector<double> c(numCols(), 0);
@@ -385,7 +372,7 @@ mlir::tfm::planLayerKind(const LayerKindGraph &g, const RecomputeBudget &budget,
     double bytes = budget.kind == Kind::Fraction
                        ? budget.value * g.saveAllBytesPerToken()
                        : budget.value;
-    extra.push_back(prog.bytesRow(false, 'L', bytes + slack(bytes)));
+    extra.push_back(prog.atMost(Goal::Bytes, false, bytes + slack(bytes)));
   }
 
   // Selective: fewest bytes, then FLOPs, then traffic. Otherwise FLOPs,

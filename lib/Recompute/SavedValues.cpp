@@ -3,7 +3,6 @@
 #include "tfm/Recompute/SavedValues.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -35,6 +34,20 @@ bool isCheapToRecompute(Operation *op) {
 }
 
 } // namespace
+
+std::string ValueNamer::next(Operation &op) {
+  std::string mnemonic = op.getName().stripDialect().str();
+  if (op.getDialect() &&
+      op.getDialect() != op.getContext()->getLoadedDialect<TfmDialect>())
+    mnemonic = op.getName().getStringRef().str();
+  return mnemonic + "#" + std::to_string(seen[mnemonic]++);
+}
+
+std::string ValueNamer::of(OpResult r, llvm::StringRef base) {
+  if (r.getOwner()->getNumResults() == 1)
+    return base.str();
+  return (base + ":" + llvm::Twine(r.getResultNumber())).str();
+}
 
 Value SavedScan::savedValue(const Slot &slot, unsigned kind) {
   unsigned numCarried = forward.getInits().size();
@@ -99,12 +112,6 @@ SmallVector<SavedScan> mlir::tfm::findSavedScans(func::FuncOp func) {
   return scans;
 }
 
-int64_t mlir::tfm::topKOf(func::FuncOp func) {
-  int64_t topK = 1;
-  func.walk([&](MoeRouterOp router) { topK = router.getTopK(); });
-  return topK;
-}
-
 LayerKindGraph mlir::tfm::buildLayerKindGraph(SavedScan &scan, unsigned kind,
                                               const DimResolver &dims) {
   RepeatOp fwd = scan.forward;
@@ -129,7 +136,7 @@ LayerKindGraph mlir::tfm::buildLayerKindGraph(SavedScan &scan, unsigned kind,
   };
   for (unsigned i = 0; i < fwd.getInits().size(); ++i)
     addValue(body.getArgument(i), "input#" + std::to_string(i), -1);
-  llvm::StringMap<unsigned> seen;
+  ValueNamer namer;
   for (Operation &op : body.without_terminator()) {
     int p = g.ops.size();
     PlanOp planOp;
@@ -156,17 +163,9 @@ LayerKindGraph mlir::tfm::buildLayerKindGraph(SavedScan &scan, unsigned kind,
     planOp.recomputable = available;
     g.ops.push_back(std::move(planOp));
     g.forwardFlopsPerToken += g.ops.back().flopsPerToken;
-    std::string mnemonic = op.getName().stripDialect().str();
-    if (op.getDialect() &&
-        op.getDialect() != op.getContext()->getLoadedDialect<TfmDialect>())
-      mnemonic = op.getName().getStringRef().str();
-    std::string name = mnemonic + "#" + std::to_string(seen[mnemonic]++);
+    std::string base = namer.next(op);
     for (OpResult r : op.getResults())
-      addValue(r,
-               op.getNumResults() == 1
-                   ? name
-                   : name + ":" + std::to_string(r.getResultNumber()),
-               p);
+      addValue(r, ValueNamer::of(r, base), p);
   }
   for (const SavedScan::Slot &slot : scan.slots) {
     Value v = scan.savedValue(slot, kind);

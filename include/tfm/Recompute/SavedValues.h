@@ -18,6 +18,7 @@
 #include "tfm/Recompute/RecomputePlanner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <optional>
 
@@ -61,9 +62,20 @@ DictionaryAttr describePlan(Builder &b, const LayerKindGraph &g,
                             const RecomputePlan &plan,
                             const PlannerOptions &options, bool withFrontier);
 
-/// The MoE top-k `func`'s expert-grouped rows are sized with (1 when
-/// dense).
-int64_t topKOf(func::FuncOp func);
+/// Names the values of one block as reports list them: "matmul#2" (the op
+/// mnemonic, tfm's without its dialect, and its rank among the block's ops of
+/// that name), "rmsnorm#0:1" for a result of an op with several. Call
+/// `next` on every op of the block, in order.
+class ValueNamer {
+public:
+  /// The base name of `op` (counting it).
+  std::string next(Operation &op);
+  /// The name of result `r` of an op whose base name is `base`.
+  static std::string of(OpResult r, llvm::StringRef base);
+
+private:
+  llvm::StringMap<unsigned> seen;
+};
 
 } // namespace mlir::tfm
 
