@@ -12,6 +12,7 @@
 #include "tfm/GPU/Passes.h"
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Recompute/Passes.h"
+#include "tfm/Training/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -36,5 +37,6 @@ void mlir::tfm::registerAllTfmPasses() {
   registerTfmAutodiffPasses();
   registerTfmAnalysisPasses();
   registerTfmRecomputePasses();
+  registerTfmTrainingPasses();
   registerTfmPipelines();
 }

@@ -15,5 +15,6 @@ $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/GPU/Passes.td" -o "$out/Tfm
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Autodiff/Passes.td" -o "$out/TfmAutodiffPasses.md"
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Analysis/Passes.td" -o "$out/TfmAnalysisPasses.md"
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Recompute/Passes.td" -o "$out/TfmRecomputePasses.md"
+$tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Training/Passes.td" -o "$out/TfmTrainingPasses.md"
 $tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Interfaces/DifferentiableOpInterface.td" -o "$out/DifferentiableOpInterface.md"
 $tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Interfaces/CostOpInterface.td" -o "$out/CostOpInterface.md"

@@ -19,7 +19,7 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["tfm-opt", "tfm-import-hf", "tfm-run"]
+tools = ["tfm-opt", "tfm-import-hf", "tfm-run", "tfm-train"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools],
     [config.tfm_tools_dir, config.llvm_tools_dir])

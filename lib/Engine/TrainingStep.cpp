@@ -23,6 +23,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -70,7 +71,9 @@ struct TrainingStep::State {
   std::unique_ptr<CompiledFunction> compiled;
   /// Gradient results of @forward_vjp: (result index, argument index).
   std::vector<std::pair<unsigned, unsigned>> gradResults;
-  std::shared_ptr<const BoundParameters> bound;
+  std::vector<unsigned> gradArguments;
+  /// Shared with the steps retarget() made (setParameter updates them all).
+  std::shared_ptr<BoundParameters> bound;
 
   explicit State(DialectRegistry &registry) : ctx(registry) {}
 };
@@ -78,6 +81,77 @@ struct TrainingStep::State {
 TrainingStep::TrainingStep(const ModelSpec &spec, const StepOptions &options)
     : spec(spec), options(options) {}
 TrainingStep::~TrainingStep() = default;
+
+/// Every HF tensor name argument `param` binds (each layer of a stacked
+/// parameter, each source of a fused or stacked-experts one, tied names
+/// last).
+static std::vector<std::string> boundNames(ParamAttr param, int64_t layers) {
+  // A fused or split parameter's name is tfm's own; its sources are HF's.
+  bool packed = param.getMapping() == ParamMapping::fuse ||
+                param.getMapping() == ParamMapping::split;
+  std::vector<std::string> templates;
+  if (!packed)
+    templates.push_back(param.getName().str());
+  if (param.getMapping() != ParamMapping::direct)
+    if (ArrayAttr sources = param.getSources())
+      for (Attribute a : sources)
+        templates.push_back(cast<StringAttr>(a).str());
+  std::vector<std::string> names;
+  for (const std::string &t : templates)
+    for (int64_t l = 0; l < (param.getStacked() ? layers : 1); ++l)
+      names.push_back(param.getStacked() ? substituteLayer(t, param.hfLayer(l))
+                                         : t);
+  if (ArrayAttr tied = param.getTied())
+    for (Attribute a : tied)
+      names.push_back(cast<StringAttr>(a).str());
+  return names;
+}
+
+/// Marks the parameters whose tensors all match `pattern` frozen; one that
+/// matches only some of them is an error (a compiled parameter is frozen
+/// as a whole).
+static llvm::Error freezeParameters(func::FuncOp forward,
+                                    llvm::StringRef pattern) {
+  llvm::Regex regex(pattern);
+  std::string why;
+  if (!regex.isValid(why))
+    return makeError("--freeze '" + pattern + "': " + why);
+  bool any = false;
+  for (BlockArgument arg : forward.getArguments()) {
+    auto param =
+        forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
+    if (!param || param.getBuffer())
+      continue;
+    int64_t layers = cast<RankedTensorType>(arg.getType()).getDimSize(0);
+    std::vector<std::string> names = boundNames(param, layers);
+    // Tied names are other names of the same tensor: they follow it.
+    unsigned matched = 0, own = names.size();
+    if (ArrayAttr tied = param.getTied())
+      own -= tied.size();
+    for (unsigned i = 0; i < own; ++i)
+      matched += regex.match(names[i]);
+    if (matched == 0)
+      continue;
+    if (matched != own)
+      return makeError(
+          "--freeze '" + pattern + "' matches some but not all of the " +
+          llvm::Twine(own) + " tensors of the compiled parameter '" +
+          param.getName() + "' (e.g. '" + names.front() +
+          "'): freeze all of them, or run without fusion (--no-fusion) "
+          "when it packs tensors you freeze apart");
+    any = true;
+    forward.setArgAttr(
+        arg.getArgNumber(), kParamAttrName,
+        ParamAttr::get(param.getContext(), param.getName(), param.getKind(),
+                       param.getMapping(), param.getSources(), param.getDim(),
+                       param.getOffset(), param.getStacked(), param.getTied(),
+                       /*frozen=*/true, param.getLayers(), param.getBuffer()));
+  }
+  if (!any)
+    return makeError("--freeze '" + pattern +
+                     "' matches no parameter of the model");
+  return llvm::Error::success();
+}
 
 llvm::Expected<std::unique_ptr<TrainingStep>>
 TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
@@ -96,6 +170,9 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
       return makeError("tfm-fuse failed: " + diagnostics.str());
   }
   auto forward = s.imported->lookupSymbol<func::FuncOp>(kForwardFuncName);
+  if (!options.freeze.empty())
+    if (llvm::Error e = freezeParameters(forward, options.freeze))
+      return std::move(e);
   for (BlockArgument arg : forward.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
     s.argShapes.emplace_back(type.getShape());
@@ -148,6 +225,11 @@ llvm::Error TrainingStep::compile() {
                   .count();
   s.compiled = std::move(*compiled);
   s.gradResults = std::move(gradResults);
+  s.gradArguments.clear();
+  for (auto [r, a] : s.gradResults) {
+    (void)r;
+    s.gradArguments.push_back(a);
+  }
   return llvm::Error::success();
 }
 
@@ -197,7 +279,8 @@ static llvm::Error checkTokens(const TokenBatch &batch, int64_t vocab) {
   return llvm::Error::success();
 }
 
-llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
+llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch,
+                                             float lossWeight) {
   State &s = *state;
   if (!s.bound)
     return makeError("the step has no parameters: bind a checkpoint first");
@@ -224,7 +307,8 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
   if (!hasLabels)
     noLabels.assign(B * T, -100);
   const int64_t *labels = hasLabels ? batch.labels.data() : noLabels.data();
-  float seed = 1.0f; // d loss / d loss (the loss is f32 in every precision)
+  // d (lossWeight * loss) / d loss (the loss is f32 in every precision).
+  float seed = lossWeight;
   std::vector<CompiledFunction::Arg> args(kNumForwardInputs);
   args[kInputIdsArgument] = {batch.inputIds.data(), {B, T}};
   args[kPositionsArgument] = {positions.data(), {B, T}};
@@ -252,19 +336,65 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch) {
     out.loss = (*results)[lossResult].f32[0];
   if (!options.gradients)
     return out;
-  std::vector<const float *> byArg(s.argShapes.size(), nullptr);
-  for (auto [r, a] : s.gradResults)
-    byArg[a] = (*results)[r].f32.data();
-  auto named =
-      unbindGradients(s.argParams, s.argShapes, byArg, bound.checkpoint);
-  if (!named)
-    return named.takeError();
-  out.gradients = std::move(*named);
+  if (options.nameGradients) {
+    std::vector<const float *> byArg(s.argShapes.size(), nullptr);
+    for (auto [r, a] : s.gradResults)
+      byArg[a] = (*results)[r].f32.data();
+    auto named =
+        unbindGradients(s.argParams, s.argShapes, byArg, bound.checkpoint);
+    if (!named)
+      return named.takeError();
+    out.gradients = std::move(*named);
+  }
   for (auto [r, a] : s.gradResults) {
     (void)a;
     out.parameterGradients.push_back(std::move((*results)[r]));
   }
   return out;
+}
+
+ModuleOp TrainingStep::getModel() const { return *state->imported; }
+
+unsigned TrainingStep::getNumArguments() const {
+  return state->argShapes.size();
+}
+
+ParamAttr TrainingStep::getParam(unsigned arg) const {
+  return state->argParams[arg];
+}
+
+llvm::ArrayRef<int64_t> TrainingStep::getArgumentShape(unsigned arg) const {
+  return state->argShapes[arg];
+}
+
+llvm::ArrayRef<unsigned> TrainingStep::getGradientArguments() const {
+  return state->gradArguments;
+}
+
+llvm::ArrayRef<float> TrainingStep::getParameter(unsigned arg) const {
+  return state->bound->f32[arg];
+}
+
+void TrainingStep::setParameter(unsigned arg, std::vector<float> value) {
+  BoundParameters &bound = *state->bound;
+  if (state->argIsBF16[arg])
+    bound.bf16[arg] = roundToBF16(value);
+  bound.f32[arg] = std::move(value);
+}
+
+llvm::Expected<std::vector<NamedGradient>>
+TrainingStep::namedParameters() const {
+  const State &s = *state;
+  if (!s.bound)
+    return makeError("the step has no parameters: bind a checkpoint first");
+  std::vector<const float *> byArg(s.argShapes.size(), nullptr);
+  for (size_t i = kNumForwardInputs; i < s.bound->f32.size(); ++i)
+    byArg[i] = s.bound->f32[i].data();
+  return unbindGradients(s.argParams, s.argShapes, byArg, s.bound->checkpoint);
+}
+
+const Checkpoint &TrainingStep::getCheckpoint() const {
+  return state->bound->checkpoint;
 }
 
 std::string mlir::tfm::describeStep(const TrainingStep &step,

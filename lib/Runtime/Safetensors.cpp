@@ -295,9 +295,12 @@ std::vector<std::string> Checkpoint::names() const {
   return out;
 }
 
-llvm::Error mlir::tfm::writeSafetensors(llvm::StringRef path,
-                                        const std::vector<TensorOut> &tensors) {
+llvm::Error mlir::tfm::writeSafetensors(
+    llvm::StringRef path, const std::vector<TensorOut> &tensors,
+    const std::map<std::string, std::string> &metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty())
+    header["__metadata__"] = metadata;
   uint64_t offset = 0;
   std::vector<uint64_t> sizes;
   for (const TensorOut &t : tensors) {

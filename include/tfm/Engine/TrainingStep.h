@@ -56,7 +56,14 @@ struct StepOptions {
   /// save-all, selective, full, a fraction or a size per token and layer).
   /// Any plan gives the same numbers; it trades memory for FLOPs.
   std::string recompute = "save-all";
-  // The optimizer issue adds its options here.
+  /// Parameters to freeze (no gradient, no update): a regular expression
+  /// matched against HF tensor names. It must match every tensor a compiled
+  /// parameter holds (each layer of a stacked one, each source of a fused
+  /// one) or none. Empty: nothing frozen.
+  std::string freeze;
+  /// Return gradients under checkpoint names too (StepResult::gradients);
+  /// a training loop needs only the compiled ones.
+  bool nameGradients = true;
 };
 
 /// What one step returns.
@@ -96,7 +103,34 @@ public:
 
   /// Runs the step on `batch` (ids and labels checked against the
   /// vocabulary). Needs bind() first, and labels when gradients are on.
-  llvm::Expected<StepResult> run(const TokenBatch &batch);
+  /// `lossWeight` is the cotangent of the loss (gradients are those of
+  /// lossWeight x loss): a micro-batch's share of the tokens of its step.
+  llvm::Expected<StepResult> run(const TokenBatch &batch,
+                                 float lossWeight = 1.0f);
+
+  /// The imported module, unlowered: @forward and its weight map. Training
+  /// builds its optimizer step from it (in the step's MLIRContext).
+  ModuleOp getModel() const;
+  /// @forward's argument count, and argument `arg`'s weight map (null for
+  /// the token inputs) and shape.
+  unsigned getNumArguments() const;
+  ParamAttr getParam(unsigned arg) const;
+  llvm::ArrayRef<int64_t> getArgumentShape(unsigned arg) const;
+  /// The @forward argument of each entry of StepResult::parameterGradients
+  /// (valid once compiled).
+  llvm::ArrayRef<unsigned> getGradientArguments() const;
+  /// The bound value of argument `arg` as f32 (the master weight of a bf16
+  /// step). Needs bind().
+  llvm::ArrayRef<float> getParameter(unsigned arg) const;
+  /// Replaces argument `arg`'s value (rounded again for a bf16 step); steps
+  /// retarget() made share the change.
+  void setParameter(unsigned arg, std::vector<float> value);
+  /// Every bound parameter and buffer under its checkpoint names, as
+  /// bind() read them (split per layer, unfused, tied ones under every
+  /// stored name), in name order.
+  llvm::Expected<std::vector<NamedGradient>> namedParameters() const;
+  /// The checkpoint bind() read.
+  const Checkpoint &getCheckpoint() const;
 
   /// The same model and options for another device, sharing this step's
   /// bound parameters (a reference run costs no second copy of them).

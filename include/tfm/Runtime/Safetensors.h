@@ -66,7 +66,7 @@ private:
   std::map<std::string, const TensorView *> index;
 };
 
-/// A tensor to write (f32 or i64 data owned elsewhere).
+/// A tensor to write (data of `dtype`, owned elsewhere).
 struct TensorOut {
   std::string name;
   DType dtype;
@@ -75,9 +75,11 @@ struct TensorOut {
 };
 
 /// Writes a .safetensors file atomically (temporary file, then rename), so a
-/// failure leaves no partial output.
-llvm::Error writeSafetensors(llvm::StringRef path,
-                             const std::vector<TensorOut> &tensors);
+/// failure leaves no partial output. `metadata` goes to `__metadata__`
+/// (transformers checks `{"format": "pt"}` in model files).
+llvm::Error
+writeSafetensors(llvm::StringRef path, const std::vector<TensorOut> &tensors,
+                 const std::map<std::string, std::string> &metadata = {});
 
 } // namespace mlir::tfm
 

@@ -32,12 +32,13 @@ struct NamedGradient {
   std::vector<float> data;
 };
 
-/// The inverse of bindParameters for gradients: `grads[i]` is the gradient
-/// of argument i, whose weight map is `params[i]` (null: not a parameter)
-/// and shape `shapes[i]` (taken before compilation rewrote the function).
-/// Stacked parameters are split per layer, fused ones split back into their
-/// sources, split ones summed into their source, and tied ones written under
-/// every name the checkpoint stores. Returned in checkpoint-name order.
+/// The inverse of bindParameters, for gradients and for trained parameters
+/// alike: `grads[i]` is the gradient (or value) of argument i, whose weight map
+/// is `params[i]` (null: not a parameter) and shape `shapes[i]` (taken before
+/// compilation rewrote the function). Stacked parameters are split per layer,
+/// fused ones split back into their sources, split ones summed into their
+/// source, and tied ones written under every name the checkpoint stores.
+/// Returned in checkpoint-name order.
 llvm::Expected<std::vector<NamedGradient>>
 unbindGradients(llvm::ArrayRef<ParamAttr> params,
                 llvm::ArrayRef<std::vector<int64_t>> shapes,

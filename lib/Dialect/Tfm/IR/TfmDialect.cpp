@@ -117,6 +117,28 @@ LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
       return op->emitError("'tfm.recomputed' must be a unit attribute");
     return success();
   }
+  // tfm-add-optimizer-step's marks on @F_optimizer_step
+  // (kTrainedArgumentsAttrName, kOptimizerStateAttrName in
+  // tfm/Training/Passes.h): the model argument of each parameter, and the
+  // state kinds in order.
+  if (attr.getName() == "tfm.trained_arguments") {
+    auto args = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!args ||
+        !llvm::all_of(args.asArrayRef(), [](int64_t a) { return a >= 0; }))
+      return op->emitError("'tfm.trained_arguments' must be an array<i64> "
+                           "of argument indices");
+    return success();
+  }
+  if (attr.getName() == "tfm.optimizer_state") {
+    auto kinds = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!kinds || !llvm::all_of(kinds, [](Attribute a) {
+          auto s = dyn_cast<StringAttr>(a);
+          return s && !s.getValue().empty();
+        }))
+      return op->emitError("'tfm.optimizer_state' must be an array of "
+                           "non-empty strings (state kinds)");
+    return success();
+  }
   return op->emitError() << "unknown tfm attribute '"
                          << attr.getName().getValue() << "'";
 }

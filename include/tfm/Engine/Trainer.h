@@ -1,0 +1,112 @@
+//===- Trainer.h - the optimizer loop over a compiled training step -*- C++
+//-*-===//
+//
+// A Trainer owns the optimizer side of training: the compiled
+// @forward_optimizer_step (tfm-add-optimizer-step), the f32 optimizer
+// state, and the update count. Each update runs the step's forward and
+// backward on every micro-batch (each one's loss weighted by its share of
+// the update's counted tokens, as HF's Trainer does with
+// num_items_in_batch), sums the gradients, and runs the optimizer step,
+// which clips, updates and returns the gradient norm:
+//
+//   auto trainer = Trainer::create(*step, optimizerOptions, schedule);
+//   llvm::Expected<UpdateLog> log = (*trainer)->update(microBatches);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_ENGINE_TRAINER_H
+#define TFM_ENGINE_TRAINER_H
+
+#include "tfm/Engine/LearningRate.h"
+#include "tfm/Engine/TrainingStep.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::tfm {
+
+/// tfm-add-optimizer-step's options (torch's defaults).
+struct OptimizerOptions {
+  std::string optimizer = "adamw"; // or "sgd"
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weightDecay = 0.01;
+  std::string decay = "all"; // or "hf"
+  double momentum = 0, dampening = 0;
+  bool nesterov = false;
+  /// Global-norm clipping (0: none).
+  double maxGradNorm = 0;
+};
+
+/// What one update did.
+struct UpdateLog {
+  /// 1-based: the number of updates done after this one.
+  int64_t step = 0;
+  /// The loss of the update's batch before it (the mean over all counted
+  /// tokens of its micro-batches).
+  double loss = 0;
+  /// The global gradient norm before clipping.
+  double gradNorm = 0;
+  double lr = 0;
+  /// Tokens the update ran (input ids of every micro-batch) and those the
+  /// loss counted.
+  int64_t tokens = 0, countedTokens = 0;
+  double ms = 0;
+};
+
+class Trainer {
+public:
+  /// Builds and compiles the optimizer step of `step` (compiled with
+  /// gradients, for the same device). `step` must outlive the trainer.
+  static llvm::Expected<std::unique_ptr<Trainer>>
+  create(TrainingStep &step, const OptimizerOptions &options,
+         const LearningRateSchedule &schedule);
+  ~Trainer();
+
+  /// One update over `microBatches` (all with labels; at least one counted
+  /// token in all).
+  llvm::Expected<UpdateLog> update(llvm::ArrayRef<TokenBatch> microBatches);
+
+  /// Updates done so far (the next one uses schedule.at(getStep())).
+  int64_t getStep() const { return step; }
+
+  /// The optimizer state, one tensor per trained parameter and state kind,
+  /// named `<kind>/<argument>/<parameter name>`, for checkpoints.
+  struct StateTensor {
+    std::string name;
+    std::vector<int64_t> shape;
+    const std::vector<float> *data;
+  };
+  std::vector<StateTensor> getState() const;
+  /// Restores the state saved by getState() after `steps` updates. `lookup`
+  /// returns a saved tensor by name (null if absent); errors name a missing
+  /// or mis-shaped one.
+  llvm::Error setState(int64_t steps,
+                       llvm::function_ref<llvm::Expected<std::vector<float>>(
+                           llvm::StringRef name, llvm::ArrayRef<int64_t> shape)>
+                           lookup);
+
+  /// The @forward arguments the optimizer updates.
+  llvm::ArrayRef<unsigned> getTrainedArguments() const { return trained; }
+
+private:
+  Trainer(TrainingStep &step, const LearningRateSchedule &schedule);
+  struct Compiled;
+
+  TrainingStep &trainingStep;
+  LearningRateSchedule schedule;
+  std::vector<unsigned> trained;
+  std::vector<std::string> stateKinds;
+  /// stateValues[kind * trained.size() + i].
+  std::vector<std::vector<float>> stateValues;
+  int64_t step = 0;
+  std::unique_ptr<Compiled> compiled;
+};
+
+/// The targets a batch's loss counts: labels after the causal shift
+/// (labels[:, 1:]) that are not -100.
+int64_t countedTokens(const TokenBatch &batch);
+
+} // namespace mlir::tfm
+
+#endif // TFM_ENGINE_TRAINER_H

@@ -1,0 +1,364 @@
+//===- TrainCheckpoint.cpp - saving and resuming a training run -----------===//
+
+#include "tfm/Engine/TrainCheckpoint.h"
+#include "tfm/Support/BFloat16.h"
+#include "tfm/Support/Error.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::tfm;
+using json = nlohmann::ordered_json;
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+static constexpr llvm::StringLiteral kCheckpointPrefix = "checkpoint-";
+static constexpr llvm::StringLiteral kIndexFile =
+    "model.safetensors.index.json";
+static constexpr llvm::StringLiteral kOptimizerFile = "optimizer.safetensors";
+static constexpr llvm::StringLiteral kStateFile = "trainer_state.json";
+
+static std::string childPath(llvm::StringRef a, llvm::StringRef b) {
+  llvm::SmallString<256> p(a);
+  path::append(p, b);
+  return p.str().str();
+}
+
+llvm::Error mlir::tfm::writeFileAtomically(llvm::StringRef file,
+                                           llvm::StringRef text) {
+  std::string tmp = (file + ".tmp").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec, fs::OF_None);
+    if (ec)
+      return makeError(file + ": cannot write: " + ec.message());
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      fs::remove(tmp);
+      return makeError(file + ": write failed");
+    }
+  }
+  if (std::error_code ec = fs::rename(tmp, file)) {
+    fs::remove(tmp);
+    return makeError(file + ": cannot rename into place: " + ec.message());
+  }
+  return llvm::Error::success();
+}
+
+/// f32 values as `dtype` bytes (the checkpoint's own dtype).
+static std::vector<char> encode(const std::vector<float> &values, DType dtype) {
+  std::vector<char> out(values.size() * dtypeSize(dtype));
+  for (size_t i = 0; i < values.size(); ++i) {
+    char *p = out.data() + i * dtypeSize(dtype);
+    switch (dtype) {
+    case DType::F64: {
+      double d = values[i];
+      std::memcpy(p, &d, 8);
+      break;
+    }
+    case DType::BF16: {
+      uint16_t b = floatToBF16Bits(values[i]);
+      std::memcpy(p, &b, 2);
+      break;
+    }
+    case DType::F16: {
+      llvm::APFloat f(values[i]);
+      bool lost;
+      f.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
+                &lost);
+      uint16_t b = uint16_t(f.bitcastToAPInt().getZExtValue());
+      std::memcpy(p, &b, 2);
+      break;
+    }
+    default:
+      std::memcpy(p, &values[i], 4);
+    }
+  }
+  return out;
+}
+
+static json logEntry(const UpdateLog &l) {
+  return {{"step", l.step},
+          {"loss", l.loss},
+          {"grad_norm", l.gradNorm},
+          {"lr", l.lr},
+          {"tokens_per_s", l.ms > 0 ? double(l.tokens) / (l.ms / 1000.0) : 0.0},
+          {"tokens", l.tokens},
+          {"counted_tokens", l.countedTokens},
+          {"ms", l.ms}};
+}
+
+llvm::Error mlir::tfm::writeTrainLog(llvm::StringRef file,
+                                     llvm::ArrayRef<UpdateLog> log) {
+  json steps = json::array();
+  for (const UpdateLog &l : log)
+    steps.push_back(logEntry(l));
+  return writeFileAtomically(file, json{{"steps", steps}}.dump(1) + "\n");
+}
+
+/// Copies the files of `inputDir` a model folder carries besides its
+/// weights (config.json, generation_config.json, tokenizer files).
+static llvm::Error copyModelFiles(llvm::StringRef inputDir,
+                                  llvm::StringRef dest) {
+  std::error_code ec;
+  for (fs::directory_iterator it(inputDir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef name = path::filename(it->path());
+    if (it->type() != fs::file_type::regular_file ||
+        name.ends_with(".safetensors") || name == kIndexFile ||
+        name == kStateFile || name == "train_log.json")
+      continue;
+    if (std::error_code cec = fs::copy_file(it->path(), childPath(dest, name)))
+      return makeError(childPath(dest, name) +
+                       ": cannot copy: " + cec.message());
+  }
+  if (ec)
+    return makeError(inputDir + ": cannot list: " + ec.message());
+  return llvm::Error::success();
+}
+
+/// The model's tensors into `dir` in the layout of `step`'s checkpoint.
+static llvm::Error writeWeights(llvm::StringRef dir, bool sharded,
+                                const TrainingStep &step,
+                                std::vector<NamedGradient> &tensors) {
+  const Checkpoint &input = step.getCheckpoint();
+  std::map<std::string, std::vector<TensorOut>> files;
+  std::vector<std::vector<char>> storage;
+  storage.reserve(tensors.size());
+  json weightMap = json::object();
+  uint64_t total = 0;
+  for (const NamedGradient &t : tensors) {
+    const TensorView *view = input.find(t.name);
+    DType dtype = view ? view->dtype : DType::F32;
+    std::string file = sharded && view ? path::filename(view->file).str()
+                                       : "model.safetensors";
+    storage.push_back(encode(t.data, dtype));
+    total += storage.back().size();
+    files[file].push_back({t.name, dtype, t.shape, storage.back().data()});
+    weightMap[t.name] = file;
+  }
+  for (auto &[file, list] : files)
+    if (auto e =
+            writeSafetensors(childPath(dir, file), list, {{"format", "pt"}}))
+      return e;
+  if (!sharded)
+    return llvm::Error::success();
+  json index = {{"metadata", {{"total_size", total}}},
+                {"weight_map", weightMap}};
+  return writeFileAtomically(childPath(dir, kIndexFile), index.dump(2) + "\n");
+}
+
+/// Whether any tensor of the checkpoint is stored narrower than f32 (then a
+/// save keeps the f32 master weights in optimizer.safetensors).
+static bool storedNarrow(const Checkpoint &checkpoint) {
+  for (const std::string &n : checkpoint.names()) {
+    DType d = checkpoint.find(n)->dtype;
+    if (d == DType::BF16 || d == DType::F16)
+      return true;
+  }
+  return false;
+}
+
+static std::string masterName(const TrainingStep &step, unsigned arg) {
+  return "master/" + std::to_string(arg) + "/" +
+         step.getParam(arg).getName().str();
+}
+
+llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
+                                              llvm::StringRef inputDir,
+                                              const TrainingStep &step,
+                                              const Trainer &trainer,
+                                              const SavedRun &run) {
+  std::string name = (kCheckpointPrefix + llvm::Twine(run.step)).str();
+  std::string final = childPath(outDir, name);
+  std::string partial = childPath(outDir, "." + name + ".partial");
+  fs::remove_directories(partial);
+  if (std::error_code ec = fs::create_directories(partial))
+    return makeError(partial + ": cannot create: " + ec.message());
+  auto body = [&]() -> llvm::Error {
+    if (auto e = copyModelFiles(inputDir, partial))
+      return e;
+    llvm::Expected<std::vector<NamedGradient>> tensors = step.namedParameters();
+    if (!tensors)
+      return tensors.takeError();
+    bool sharded = fs::exists(childPath(inputDir, kIndexFile));
+    if (auto e = writeWeights(partial, sharded, step, *tensors))
+      return e;
+    std::vector<TensorOut> optimizer;
+    std::vector<std::string> names;
+    std::vector<Trainer::StateTensor> state = trainer.getState();
+    names.reserve(state.size() + trainer.getTrainedArguments().size());
+    for (const Trainer::StateTensor &t : state)
+      optimizer.push_back({t.name, DType::F32, t.shape, t.data->data()});
+    if (storedNarrow(step.getCheckpoint()))
+      for (unsigned a : trainer.getTrainedArguments()) {
+        names.push_back(masterName(step, a));
+        optimizer.push_back({names.back(), DType::F32,
+                             step.getArgumentShape(a).vec(),
+                             step.getParameter(a).data()});
+      }
+    if (auto e =
+            writeSafetensors(childPath(partial, kOptimizerFile), optimizer))
+      return e;
+    json log = json::array();
+    for (const UpdateLog &l : run.log)
+      log.push_back(logEntry(l));
+    json state_ = {{"step", run.step},
+                   {"data_position", run.dataPosition},
+                   {"settings", json::parse(run.settings, nullptr, false)},
+                   {"log", log}};
+    return writeFileAtomically(childPath(partial, kStateFile),
+                               state_.dump(1) + "\n");
+  };
+  if (llvm::Error e = body()) {
+    fs::remove_directories(partial);
+    return e;
+  }
+  fs::remove_directories(final);
+  if (std::error_code ec = fs::rename(partial, final)) {
+    fs::remove_directories(partial);
+    return makeError(final + ": cannot rename into place: " + ec.message());
+  }
+  // The new save is whole: drop the older ones.
+  std::error_code ec;
+  for (fs::directory_iterator it(outDir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef n = path::filename(it->path());
+    int64_t k;
+    if (n.starts_with(kCheckpointPrefix) &&
+        !n.drop_front(kCheckpointPrefix.size()).getAsInteger(10, k) &&
+        k != run.step)
+      fs::remove_directories(it->path());
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error mlir::tfm::publishCheckpoint(llvm::StringRef checkpointDir,
+                                         llvm::StringRef outDir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(checkpointDir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef n = path::filename(it->path());
+    if (n == kStateFile || n == kOptimizerFile)
+      continue; // the save keeps them; OUT is the model
+    std::string dest = childPath(outDir, n), tmp = dest + ".tmp";
+    fs::remove(tmp);
+    if (std::error_code lec = fs::create_hard_link(it->path(), tmp))
+      if (std::error_code cec = fs::copy_file(it->path(), tmp))
+        return makeError(dest + ": cannot write: " + cec.message());
+    if (std::error_code rec = fs::rename(tmp, dest)) {
+      fs::remove(tmp);
+      return makeError(dest + ": cannot rename into place: " + rec.message());
+    }
+  }
+  if (ec)
+    return makeError(checkpointDir + ": cannot list: " + ec.message());
+  return llvm::Error::success();
+}
+
+std::string mlir::tfm::findLatestCheckpoint(llvm::StringRef outDir) {
+  std::string best;
+  int64_t bestStep = -1;
+  std::error_code ec;
+  for (fs::directory_iterator it(outDir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef n = path::filename(it->path());
+    int64_t k;
+    if (it->type() == fs::file_type::directory_file &&
+        n.starts_with(kCheckpointPrefix) &&
+        !n.drop_front(kCheckpointPrefix.size()).getAsInteger(10, k) &&
+        k > bestStep && fs::exists(childPath(it->path(), kStateFile))) {
+      bestStep = k;
+      best = it->path();
+    }
+  }
+  return best;
+}
+
+llvm::Expected<SavedRun> mlir::tfm::readSavedRun(llvm::StringRef dir) {
+  std::string file = childPath(dir, kStateFile);
+  auto buf = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
+  if (!buf)
+    return makeError(file + ": cannot read: " + buf.getError().message());
+  json root = json::parse((*buf)->getBuffer(), nullptr,
+                          /*allow_exceptions=*/false);
+  if (!root.is_object() || !root["step"].is_number_integer() ||
+      !root["data_position"].is_number_integer() ||
+      !root["settings"].is_object() || !root["log"].is_array())
+    return makeError(file + ": not a tfm-train state (fields step, "
+                            "data_position, settings, log)");
+  SavedRun run;
+  run.step = root["step"].get<int64_t>();
+  run.dataPosition = root["data_position"].get<int64_t>();
+  run.settings = root["settings"].dump();
+  for (const json &e : root["log"]) {
+    if (!e.is_object() || !e["step"].is_number_integer() ||
+        !e["loss"].is_number() || !e["grad_norm"].is_number() ||
+        !e["lr"].is_number())
+      return makeError(file + ": field 'log': malformed entry " + e.dump());
+    UpdateLog l;
+    l.step = e["step"].get<int64_t>();
+    l.loss = e["loss"].get<double>();
+    l.gradNorm = e["grad_norm"].get<double>();
+    l.lr = e["lr"].get<double>();
+    l.tokens = e.value("tokens", int64_t(0));
+    l.countedTokens = e.value("counted_tokens", int64_t(0));
+    l.ms = e.value("ms", 0.0);
+    run.log.push_back(l);
+  }
+  return run;
+}
+
+llvm::Error mlir::tfm::restoreOptimizer(llvm::StringRef dir, int64_t steps,
+                                        TrainingStep &step, Trainer &trainer) {
+  std::string file = childPath(dir, kOptimizerFile);
+  auto opened = SafetensorsFile::open(file);
+  if (!opened)
+    return opened.takeError();
+  const auto &tensors = (*opened)->tensors();
+  auto lookup =
+      [&](llvm::StringRef name,
+          llvm::ArrayRef<int64_t> shape) -> llvm::Expected<std::vector<float>> {
+    auto it = tensors.find(name.str());
+    if (it == tensors.end())
+      return makeError(file + ": tensor '" + name +
+                       "' is missing (a save of another model or optimizer?)");
+    if (it->second.shape != shape.vec() || it->second.dtype != DType::F32)
+      return makeError(file + ": tensor '" + name +
+                       "' has another shape or dtype than this model's");
+    std::vector<float> v(it->second.numElements());
+    if (auto e = it->second.readAsF32(v.data()))
+      return std::move(e);
+    return v;
+  };
+  if (auto e = trainer.setState(steps, lookup))
+    return e;
+  size_t expected = trainer.getState().size();
+  for (unsigned a : trainer.getTrainedArguments()) {
+    std::string name = masterName(step, a);
+    if (!tensors.count(name))
+      continue;
+    ++expected;
+    llvm::Expected<std::vector<float>> master =
+        lookup(name, step.getArgumentShape(a));
+    if (!master)
+      return master.takeError();
+    step.setParameter(a, std::move(*master));
+  }
+  if (tensors.size() != expected)
+    return makeError(file + ": holds " + llvm::Twine(tensors.size()) +
+                     " tensors, this model's optimizer " +
+                     llvm::Twine(expected) +
+                     " (a save of another model or optimizer?)");
+  return llvm::Error::success();
+}
