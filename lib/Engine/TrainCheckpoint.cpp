@@ -106,17 +106,24 @@ llvm::Error mlir::tfm::writeTrainLog(llvm::StringRef file,
   return writeFileAtomically(file, json{{"steps", steps}}.dump(1) + "\n");
 }
 
-/// Copies the files of `inputDir` a model folder carries besides its
-/// weights (config.json, generation_config.json, tokenizer files).
+/// Whether `name` is one of the files an HF model folder carries besides
+/// its weights: the configs and the tokenizer's (not data or logs).
+static bool isModelFile(llvm::StringRef name) {
+  return name == "config.json" || name == "generation_config.json" ||
+         name.starts_with("tokenizer") || name.starts_with("vocab.") ||
+         name.starts_with("chat_template") || name.ends_with(".tiktoken") ||
+         name == "merges.txt" || name == "special_tokens_map.json" ||
+         name == "added_tokens.json";
+}
+
+/// Copies the model files of `inputDir` (isModelFile) into `dest`.
 static llvm::Error copyModelFiles(llvm::StringRef inputDir,
                                   llvm::StringRef dest) {
   std::error_code ec;
   for (fs::directory_iterator it(inputDir, ec), end; it != end && !ec;
        it.increment(ec)) {
     llvm::StringRef name = path::filename(it->path());
-    if (it->type() != fs::file_type::regular_file ||
-        name.ends_with(".safetensors") || name == kIndexFile ||
-        name == kStateFile || name == "train_log.json")
+    if (it->type() != fs::file_type::regular_file || !isModelFile(name))
       continue;
     if (std::error_code cec = fs::copy_file(it->path(), childPath(dest, name)))
       return makeError(childPath(dest, name) +

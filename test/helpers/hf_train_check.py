@@ -44,7 +44,8 @@ from transformers.optimization import (get_constant_schedule_with_warmup,
 
 transformers.utils.logging.disable_progress_bar()
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_forward_check import MOE_FAMILIES, VARIANTS, build_model, tokens  # noqa: E402
+from hf_forward_check import (HUB_PREFIX, MOE_FAMILIES, VARIANTS, build_model,  # noqa: E402
+                              tokens)
 
 SCHEDULES = {"constant": lambda o, w, n: get_constant_schedule_with_warmup(o, w),
              "linear": get_linear_schedule_with_warmup,
@@ -134,6 +135,7 @@ def compare(args, tag, got_log, ref_log, initial, got_dir, ref_model):
                                                   dtype=torch.float32, **kw)
     got = dict(loaded.named_parameters())
     worst, worst_name = 0.0, ""
+    all_diff = all_ref = 0.0
     frozen = re.compile(args.freeze) if args.freeze else None
     for n, ref in ref_model.named_parameters():
         d_ref = (ref.detach() - initial[n]).double()
@@ -143,17 +145,27 @@ def compare(args, tag, got_log, ref_log, initial, got_dir, ref_model):
                 print(f"FAIL {tag}: frozen {n} changed")
                 ok = False
             continue
+        all_diff += float((d_got - d_ref).pow(2).sum())
+        all_ref += float(d_ref.pow(2).sum())
         if d_ref.norm() == 0:
             rel = 0.0 if d_got.norm() == 0 else float("inf")
         else:
             rel = ((d_got - d_ref).norm() / d_ref.norm()).item()
         if rel > worst:
             worst, worst_name = rel, n
-    limit = 0.2 if args.dtype == "bf16" else 0.05
-    print(f"{tag}: {len(got)} tensors loaded by transformers; worst update "
-          f"|dW_tfm - dW_ref| / |dW_ref| = {worst:.2e} ({worst_name})")
-    if worst > limit:
-        print(f"FAIL {tag}: an update is more than {limit:.0%} from torch's")
+    overall = (all_diff / all_ref) ** 0.5 if all_ref > 0 else 0.0
+    print(f"{tag}: {len(got)} tensors loaded by transformers; update |dW_tfm - dW_ref| / "
+          f"|dW_ref|: worst tensor {worst:.2e} ({worst_name}), all tensors {overall:.2e}")
+    if "bf16" in (args.dtype, args.storage):
+        # bf16 rounds gradients by ~0.4%; Adam turns the near-zero gradients
+        # of some tensors (e.g. k_proj biases, which softmax nearly cancels)
+        # into full-size steps of noisy sign, so only the whole update is
+        # held to a bf16 tolerance.
+        if overall > 0.1:
+            print(f"FAIL {tag}: the update is more than 10% from torch's")
+            ok = False
+    elif worst > 0.05:
+        print(f"FAIL {tag}: an update is more than 5% from torch's")
         ok = False
     return ok
 
@@ -174,6 +186,9 @@ def main():
     ap.add_argument("--schedule", default="constant", choices=sorted(SCHEDULES))
     ap.add_argument("--warmup", type=int, default=0)
     ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"])
+    ap.add_argument("--storage", default="f32", choices=["f32", "bf16"],
+                    help="checkpoint dtype: bf16 saves must keep f32 master weights "
+                         "and write bf16 tensors back")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--freeze")
     ap.add_argument("--accum", action="store_true",
@@ -189,13 +204,24 @@ def main():
     os.makedirs(args.workdir)
     ckpt = os.path.join(args.workdir, "ckpt")
     model = build_model(args.family, args.variant, args.seed)
-    if args.dtype == "bf16":
+    if args.dtype == "bf16" or args.storage == "bf16":
         # tfm keeps f32 masters of the bf16 model; torch trains f32 weights
         # that start from the same rounded values.
         with torch.no_grad():
             for p in model.parameters():
                 p.copy_(p.to(torch.bfloat16).float())
-    model.save_pretrained(ckpt)
+    if args.storage == "bf16":
+        copy.deepcopy(model).to(torch.bfloat16).save_pretrained(ckpt)
+    else:
+        model.save_pretrained(ckpt)
+    if args.family in HUB_PREFIX:
+        # Store the text model as the hub's multimodal checkpoints do (the
+        # layout tfm reads per-expert tensors in); transformers loads it back.
+        from safetensors.torch import save_file
+        path = os.path.join(ckpt, "model.safetensors")
+        old, new = HUB_PREFIX[args.family]
+        save_file({(new + n[len(old):] if n.startswith(old) else n): t
+                   for n, t in load_file(path).items()}, path, metadata={"format": "pt"})
     initial = {n: p.detach().clone() for n, p in model.named_parameters()}
     ids, labels = tokens(model.config.vocab_size, args.seed,
                          VARIANTS[args.family][args.variant].get("_seq", 9))
@@ -226,6 +252,12 @@ def main():
     got_log = train(args, ckpt, tok, out, args.steps, extra)
     tag = f"{args.family}/{args.variant}/{args.optimizer}/{args.dtype}"
     ok = compare(args, tag, got_log, ref_log, initial, out, ref_model)
+    # The trained folder keeps the checkpoint's dtypes.
+    stored = {n: t.dtype for n, t in load_file(os.path.join(ckpt, "model.safetensors")).items()}
+    written = {n: t.dtype for n, t in load_file(os.path.join(out, "model.safetensors")).items()}
+    if stored != written:
+        print(f"FAIL the trained checkpoint's tensors or dtypes differ from the input's")
+        ok = False
 
     if args.accum:
         # HF's reference for the same update in two micro-batches (row 0 and

@@ -333,10 +333,11 @@ static int train() {
   if (!quiet)
     llvm::outs() << "tfm-train: " << spec->architecture << ", "
                  << (*trainer)->getTrainedArguments().size()
-                 << " trained parameters, " << optimizerFlag << " lr " << lr
-                 << " (" << schedule << ", warm-up " << warmupSteps
-                 << "), data " << (*data)->describe() << ", on "
-                 << deviceName(*device) << " (compile "
+                 << " trained parameters, " << optimizerFlag << " lr "
+                 << llvm::format("%g", lr.getValue()) << " (" << schedule
+                 << ", warm-up " << warmupSteps << "), data "
+                 << (*data)->describe() << ", on " << deviceName(*device)
+                 << " (compile "
                  << llvm::format("%.0f", (*step)->getCompileMs()) << " ms)"
                  << (resume ? ", resumed from " + latest : std::string())
                  << "\n";
