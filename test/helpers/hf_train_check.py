@@ -93,6 +93,18 @@ def reference(args, model, batches, steps):
     return log, model
 
 
+def layout(folder):
+    """{tensor: (file, dtype)} of a checkpoint folder (sharded or not)."""
+    index = os.path.join(folder, "model.safetensors.index.json")
+    if os.path.exists(index):
+        with open(index) as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+    else:
+        files = ["model.safetensors"]
+    return {n: (name, t.dtype) for name in files
+            for n, t in load_file(os.path.join(folder, name)).items()}
+
+
 def train(args, ckpt, tok, out, steps, extra=()):
     cmd = [args.tfm_train, ckpt, "--tokens", tok, "--output-dir", out, "--steps", str(steps),
            "--lr", str(args.lr), "--optimizer", args.optimizer, "--weight-decay",
@@ -186,7 +198,7 @@ def main():
     ap.add_argument("--schedule", default="constant", choices=sorted(SCHEDULES))
     ap.add_argument("--warmup", type=int, default=0)
     ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"])
-    ap.add_argument("--storage", default="f32", choices=["f32", "bf16"],
+    ap.add_argument("--storage", default="f32", choices=["f32", "bf16", "sharded"],
                     help="checkpoint dtype: bf16 saves must keep f32 master weights "
                          "and write bf16 tensors back")
     ap.add_argument("--device", default="cpu")
@@ -212,6 +224,8 @@ def main():
                 p.copy_(p.to(torch.bfloat16).float())
     if args.storage == "bf16":
         copy.deepcopy(model).to(torch.bfloat16).save_pretrained(ckpt)
+    elif args.storage == "sharded":
+        model.save_pretrained(ckpt, max_shard_size="20KB")
     else:
         model.save_pretrained(ckpt)
     if args.family in HUB_PREFIX:
@@ -252,12 +266,14 @@ def main():
     got_log = train(args, ckpt, tok, out, args.steps, extra)
     tag = f"{args.family}/{args.variant}/{args.optimizer}/{args.dtype}"
     ok = compare(args, tag, got_log, ref_log, initial, out, ref_model)
-    # The trained folder keeps the checkpoint's dtypes.
-    stored = {n: t.dtype for n, t in load_file(os.path.join(ckpt, "model.safetensors")).items()}
-    written = {n: t.dtype for n, t in load_file(os.path.join(out, "model.safetensors")).items()}
+    # The trained folder keeps the checkpoint's names, dtypes and shards.
+    stored, written = layout(ckpt), layout(out)
     if stored != written:
-        print(f"FAIL the trained checkpoint's tensors or dtypes differ from the input's")
+        print("FAIL the trained checkpoint's files, tensors or dtypes differ from the input's")
         ok = False
+    else:
+        print(f"{tag}: the trained folder keeps the input's layout ({len(stored)} tensors in "
+              f"{len(set(f for f, _ in stored.values()))} file(s))")
 
     if args.accum:
         # HF's reference for the same update in two micro-batches (row 0 and
@@ -280,8 +296,8 @@ def main():
         got3 = train(args, ckpt, tok, res, args.steps, extra + ["--resume"])
         same = [a["loss"] == b["loss"] and a["grad_norm"] == b["grad_norm"]
                 for a, b in zip(got_log, got3)]
-        w_straight = load_file(os.path.join(out, "model.safetensors"))
-        w_resumed = load_file(os.path.join(res, "model.safetensors"))
+        w_straight = {n: t for n, t in AutoModelForCausalLM.from_pretrained(out).state_dict().items()}
+        w_resumed = {n: t for n, t in AutoModelForCausalLM.from_pretrained(res).state_dict().items()}
         diff = [n for n in w_straight if not torch.equal(w_straight[n], w_resumed[n])]
         if len(got3) != args.steps or not all(same) or diff:
             print(f"FAIL resume: log equal {same}, tensors that differ {diff[:5]}")
