@@ -18,19 +18,16 @@ import tempfile
 import time
 
 import torch
-from transformers import LlamaConfig, AutoModelForCausalLM
+from transformers import AutoModelForCausalLM
+
+from bench_model import add_model_args, llama_config
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hidden", type=int, default=512)
-    ap.add_argument("--layers", type=int, default=8)
-    ap.add_argument("--vocab", type=int, default=8192)
-    ap.add_argument("--batch", type=int, default=4)
-    ap.add_argument("--seq", type=int, default=256)
+    add_model_args(ap)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--train", action="store_true", help="time forward + backward")
-    ap.add_argument("--threads", type=int, default=int(os.environ.get("THREADS", "1")))
     ap.add_argument("--no-fusion", action="store_true",
                     help="tfm-run --no-fusion (the HF-literal IR) for comparison")
     ap.add_argument("--no-logits", action="store_true",
@@ -38,10 +35,7 @@ def main():
     ap.add_argument("--tfm-run", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin", "tfm-run"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    cfg = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
-                      intermediate_size=args.hidden * 8 // 3 // 64 * 64,
-                      num_hidden_layers=args.layers, num_attention_heads=args.hidden // 64,
-                      num_key_value_heads=max(1, args.hidden // 256), max_position_embeddings=4096)
+    cfg = llama_config(args)
     model = AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").float().eval()
     params = sum(p.numel() for p in model.parameters())
     ids = torch.randint(0, args.vocab, (args.batch, args.seq))

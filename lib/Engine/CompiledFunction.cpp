@@ -3,8 +3,8 @@
 // The compiled entry is `_mlir_ciface_<func>(results*, memref descriptor*...)`
 // (requested by tfm-bufferize-cpu). Descriptors are built here as words:
 // {allocated, aligned, offset, sizes[r], strides[r]}; result buffers were
-// allocated by the compiled code (malloc, or the CUDA arena) and are copied
-// out and freed.
+// allocated by the compiled code (malloc, or the CUDA arena): run() copies
+// them out and frees them, runResident() hands them over as DeviceTensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +25,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <set>
+#include <map>
 
 extern "C" void _mlir_ciface_tfm_rt_sgemm(void *a, void *b, void *c,
                                           int32_t transA, int32_t transB);
@@ -178,61 +178,64 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
   return llvm::Error::success();
 }
 
-llvm::Expected<std::vector<HostArray>>
-CompiledFunction::run(llvm::ArrayRef<Arg> args) {
+llvm::Expected<std::vector<DeviceTensor>>
+CompiledFunction::runResident(llvm::ArrayRef<Arg> args) {
   auto start = std::chrono::steady_clock::now();
   llvm::scope_exit timeRun([&] {
     lastRunMs = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
   });
+  lastStagedBytes = 0;
   if (args.size() != argTypes.size())
     return makeError("expected " + llvm::Twine(argTypes.size()) +
                      " arguments, got " + llvm::Twine(args.size()));
-  // Descriptors: one vector of words per argument.
+  // Descriptors: one vector of words per argument. Every argument's tensor
+  // (resident, or staged into the arena) by its data pointer, so that a
+  // result which is an argument shares its storage.
   std::vector<std::vector<int64_t>> descriptors;
-  std::vector<void *> stagedArgs;
-  llvm::scope_exit releaseArgs([&] {
-    for (void *p : stagedArgs)
-      cuda::arenaFree(p);
-  });
+  std::vector<DeviceTensor> staged;
+  std::map<const void *, DeviceTensor> argTensors;
   for (size_t i = 0; i < args.size(); ++i) {
     RankedTensorType t = argTypes[i];
     const Arg &a = args[i];
-    if (int64_t(a.shape.size()) != t.getRank())
+    llvm::ArrayRef<int64_t> shape =
+        a.resident ? a.resident->getShape() : llvm::ArrayRef(a.shape);
+    if (int64_t(shape.size()) != t.getRank())
       return makeError("argument #" + llvm::Twine(i) + " has rank " +
-                       llvm::Twine(a.shape.size()) + ", expected " +
+                       llvm::Twine(shape.size()) + ", expected " +
                        llvm::Twine(t.getRank()));
     for (int64_t d = 0; d < t.getRank(); ++d)
-      if (!t.isDynamicDim(d) && t.getDimSize(d) != a.shape[d])
+      if (!t.isDynamicDim(d) && t.getDimSize(d) != shape[d])
         return makeError("argument #" + llvm::Twine(i) + " dimension " +
-                         llvm::Twine(d) + " is " + llvm::Twine(a.shape[d]) +
+                         llvm::Twine(d) + " is " + llvm::Twine(shape[d]) +
                          ", expected " + llvm::Twine(t.getDimSize(d)));
-    std::vector<int64_t> desc;
     const void *data = a.data;
-    if (gpu) {
-      // Arguments are copied into the arena, where kernels can read them.
-      size_t bytes = t.getElementTypeBitWidth() / 8;
-      for (int64_t s : a.shape)
-        bytes *= size_t(s);
-      void *staged = cuda::arenaAllocate(bytes);
-      if (!staged)
+    if (a.resident) {
+      if (a.resident->onGpu() != gpu)
+        return makeError("argument #" + llvm::Twine(i) +
+                         " is resident on another device");
+      data = a.resident->data();
+      argTensors[data] = *a.resident;
+    } else if (gpu) {
+      // Host arguments are copied into the arena, where kernels read them.
+      DeviceTensor copy =
+          DeviceTensor::upload(a.data, shape, t.getElementType(), true);
+      if (!copy)
         return cuda::takeError();
-      std::memcpy(staged, a.data, bytes);
-      stagedArgs.push_back(staged);
-      data = staged;
+      lastStagedBytes += copy.getNumBytes();
+      data = copy.data();
+      argTensors[data] = copy;
+      staged.push_back(std::move(copy));
     }
     auto ptr = reinterpret_cast<int64_t>(data);
-    desc.push_back(ptr);
-    desc.push_back(ptr);
-    desc.push_back(0);
-    for (int64_t s : a.shape)
-      desc.push_back(s);
+    std::vector<int64_t> desc = {ptr, ptr, 0};
+    desc.insert(desc.end(), shape.begin(), shape.end());
     int64_t stride = 1;
-    std::vector<int64_t> strides(a.shape.size());
-    for (int64_t d = int64_t(a.shape.size()) - 1; d >= 0; --d) {
+    std::vector<int64_t> strides(shape.size());
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
       strides[d] = stride;
-      stride *= a.shape[d];
+      stride *= shape[d];
     }
     desc.insert(desc.end(), strides.begin(), strides.end());
     descriptors.push_back(std::move(desc));
@@ -256,58 +259,91 @@ CompiledFunction::run(llvm::ArrayRef<Arg> args) {
     if (llvm::Error e = cuda::synchronize())
       return std::move(e);
 
-  std::vector<HostArray> out;
-  // Every returned buffer is owned by the caller; several results may share
-  // one (a value returned twice), so free each once, after all are read.
-  std::set<void *> owned;
-  size_t word = 0;
-  for (RankedTensorType t : resultTypes) {
-    owned.insert(reinterpret_cast<void *>(results[word]));
-    word += 3 + 2 * t.getRank();
-  }
-  llvm::scope_exit release([&] {
-    for (void *p : owned)
-      gpu ? cuda::arenaFree(p) : std::free(p);
-  });
+  // Each returned buffer is owned by the caller; several results may share
+  // one (a value returned twice): one owner per allocation.
+  bool onGpu = gpu;
+  std::map<void *, std::shared_ptr<char>> owners;
+  auto ownerOf = [&](void *allocated) -> std::shared_ptr<char> {
+    auto arg = argTensors.find(allocated);
+    if (arg != argTensors.end()) {
+      DeviceTensor keep = arg->second;
+      return std::shared_ptr<char>(static_cast<char *>(allocated),
+                                   [keep](char *) {});
+    }
+    std::shared_ptr<char> &o = owners[allocated];
+    if (!o)
+      o = std::shared_ptr<char>(
+          static_cast<char *>(allocated),
+          [onGpu](char *p) { onGpu ? cuda::arenaFree(p) : std::free(p); });
+    return o;
+  };
+  std::vector<std::shared_ptr<char>> all;
   size_t w = 0;
   for (RankedTensorType t : resultTypes) {
+    all.push_back(ownerOf(reinterpret_cast<void *>(results[w])));
+    w += 3 + 2 * t.getRank();
+  }
+  std::vector<DeviceTensor> out;
+  w = 0;
+  for (auto [r, t] : llvm::enumerate(resultTypes)) {
     int64_t rank = t.getRank();
+    Type elem = t.getElementType();
+    size_t bytes = (elem.getIntOrFloatBitWidth() + 7) / 8;
     auto *aligned = reinterpret_cast<char *>(results[w + 1]);
     int64_t offset = results[w + 2];
-    HostArray arr;
-    int64_t n = 1;
-    for (int64_t d = 0; d < rank; ++d) {
-      arr.shape.push_back(results[w + 3 + d]);
-      n *= results[w + 3 + d];
-    }
+    std::vector<int64_t> shape(results.begin() + w + 3,
+                               results.begin() + w + 3 + rank);
     std::vector<int64_t> strides(results.begin() + w + 3 + rank,
                                  results.begin() + w + 3 + 2 * rank);
-    Type elem = t.getElementType();
-    bool isF64 = elem.isF64();
-    if (!isF64 && !elem.isF32() && !elem.isBF16())
-      return makeError(
-          "only f32, f64 and bf16 (returned as f32) results are supported");
-    if (isF64)
-      arr.f64.resize(n);
-    else
-      arr.f32.resize(n);
+    w += 3 + 2 * rank;
+    bool contiguous = true;
+    int64_t expect = 1, n = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      contiguous &= shape[d] == 1 || strides[d] == expect;
+      expect *= shape[d];
+    }
+    n = expect;
+    if (contiguous) {
+      out.push_back(DeviceTensor::adopt(all[r], aligned + offset * bytes, shape,
+                                        elem, gpu));
+      continue;
+    }
+    // A strided view: compact it (the host reads the arena after the
+    // synchronisation above).
+    DeviceTensor compact = DeviceTensor::upload(nullptr, shape, elem, gpu);
+    if (!compact)
+      return gpu ? cuda::takeError() : makeError("out of memory");
     for (int64_t i = 0; i < n; ++i) {
       int64_t rem = i, off = offset;
       for (int64_t d = rank - 1; d >= 0; --d) {
-        off += (rem % arr.shape[d]) * strides[d];
-        rem /= arr.shape[d];
+        off += (rem % shape[d]) * strides[d];
+        rem /= shape[d];
       }
-      if (isF64) {
-        arr.f64[i] = reinterpret_cast<const double *>(aligned)[off];
-      } else if (elem.isBF16()) {
-        arr.f32[i] =
-            bf16BitsToFloat(reinterpret_cast<const uint16_t *>(aligned)[off]);
-      } else {
-        arr.f32[i] = reinterpret_cast<const float *>(aligned)[off];
-      }
+      std::memcpy(static_cast<char *>(compact.data()) + i * bytes,
+                  aligned + off * bytes, bytes);
     }
-    out.push_back(std::move(arr));
-    w += 3 + 2 * rank;
+    out.push_back(std::move(compact));
   }
+  return out;
+}
+
+llvm::Expected<std::vector<HostArray>>
+CompiledFunction::run(llvm::ArrayRef<Arg> args) {
+  auto start = std::chrono::steady_clock::now();
+  for (RankedTensorType t : resultTypes) {
+    Type elem = t.getElementType();
+    if (!elem.isF64() && !elem.isF32() && !elem.isBF16())
+      return makeError(
+          "only f32, f64 and bf16 (returned as f32) results are supported");
+  }
+  llvm::Expected<std::vector<DeviceTensor>> results = runResident(args);
+  if (!results)
+    return results.takeError();
+  std::vector<HostArray> out;
+  for (const DeviceTensor &r : *results)
+    out.push_back(r.toHost());
+  lastRunMs = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
   return out;
 }

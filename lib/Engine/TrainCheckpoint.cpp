@@ -95,7 +95,9 @@ static json logEntry(const UpdateLog &l) {
           {"tokens_per_s", l.ms > 0 ? double(l.tokens) / (l.ms / 1000.0) : 0.0},
           {"tokens", l.tokens},
           {"counted_tokens", l.countedTokens},
-          {"ms", l.ms}};
+          {"ms", l.ms},
+          {"optimizer_ms", l.optimizerMs},
+          {"staged_bytes", l.stagedBytes}};
 }
 
 llvm::Error mlir::tfm::writeTrainLog(llvm::StringRef file,
@@ -184,8 +186,11 @@ static std::string masterName(const TrainingStep &step, unsigned arg) {
 llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
                                               llvm::StringRef inputDir,
                                               const TrainingStep &step,
-                                              const Trainer &trainer,
+                                              Trainer &trainer,
                                               const SavedRun &run) {
+  // The trained values are on the device: bring them to the step's host
+  // copies, which namedParameters() and getParameter() read.
+  trainer.syncParametersToHost();
   std::string name = (kCheckpointPrefix + llvm::Twine(run.step)).str();
   std::string final = childPath(outDir, name);
   std::string partial = childPath(outDir, "." + name + ".partial");
@@ -206,7 +211,7 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
     std::vector<Trainer::StateTensor> state = trainer.getState();
     names.reserve(state.size() + trainer.getTrainedArguments().size());
     for (const Trainer::StateTensor &t : state)
-      optimizer.push_back({t.name, DType::F32, t.shape, t.data->data()});
+      optimizer.push_back({t.name, DType::F32, t.shape, t.data.data()});
     if (storedNarrow(step.getCheckpoint()))
       for (unsigned a : trainer.getTrainedArguments()) {
         names.push_back(masterName(step, a));
@@ -321,6 +326,8 @@ llvm::Expected<SavedRun> mlir::tfm::readSavedRun(llvm::StringRef dir) {
     l.tokens = e.value("tokens", int64_t(0));
     l.countedTokens = e.value("counted_tokens", int64_t(0));
     l.ms = e.value("ms", 0.0);
+    l.optimizerMs = e.value("optimizer_ms", 0.0);
+    l.stagedBytes = e.value("staged_bytes", size_t(0));
     run.log.push_back(l);
   }
   return run;
@@ -351,16 +358,17 @@ llvm::Error mlir::tfm::restoreOptimizer(llvm::StringRef dir, int64_t steps,
   if (auto e = trainer.setState(steps, lookup))
     return e;
   size_t expected = trainer.getState().size();
-  for (unsigned a : trainer.getTrainedArguments()) {
-    std::string name = masterName(step, a);
+  llvm::ArrayRef<unsigned> trained = trainer.getTrainedArguments();
+  for (size_t i = 0; i < trained.size(); ++i) {
+    std::string name = masterName(step, trained[i]);
     if (!tensors.count(name))
       continue;
     ++expected;
     llvm::Expected<std::vector<float>> master =
-        lookup(name, step.getArgumentShape(a));
+        lookup(name, step.getArgumentShape(trained[i]));
     if (!master)
       return master.takeError();
-    step.setParameter(a, std::move(*master));
+    trainer.setMaster(i, std::move(*master));
   }
   if (tensors.size() != expected)
     return makeError(file + ": holds " + llvm::Twine(tensors.size()) +

@@ -1,7 +1,9 @@
 //===- Trainer.cpp - the optimizer loop over a compiled training step -----===//
 //
 // The optimizer step is compiled from a clone of the step's imported module
-// that keeps only @forward_optimizer_step, for the step's own device.
+// that keeps only @forward_optimizer_step, for the step's own device; the
+// f32 sum of micro-batch gradients (and the widening of a bf16 step's
+// gradients) are two small functions compiled the same way on first use.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +11,10 @@
 #include "tfm/Support/Error.h"
 #include "tfm/Training/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <chrono>
@@ -26,20 +31,24 @@ int64_t mlir::tfm::countedTokens(const TokenBatch &batch) {
 }
 
 struct Trainer::Compiled {
-  OwningOpRef<ModuleOp> module;
-  std::unique_ptr<CompiledFunction> function;
+  OwningOpRef<ModuleOp> module, accumulateModule, widenModule;
+  std::unique_ptr<CompiledFunction> function, accumulate, widen;
 };
 
 Trainer::Trainer(TrainingStep &step, const LearningRateSchedule &schedule)
     : trainingStep(step), schedule(schedule) {}
 Trainer::~Trainer() = default;
 
+bool Trainer::masterIsModelTensor(size_t i) const {
+  return trainingStep.getResidentParameter(trained[i]).getElementType().isF32();
+}
+
 llvm::Expected<std::unique_ptr<Trainer>>
 Trainer::create(TrainingStep &step, const OptimizerOptions &options,
                 const LearningRateSchedule &schedule) {
   if (!step.getOptions().gradients)
     return makeError("training needs a step compiled with gradients");
-  if (llvm::Error e = step.compile())
+  if (llvm::Error e = step.makeParametersResident())
     return std::move(e);
   std::unique_ptr<Trainer> trainer(new Trainer(step, schedule));
   auto compiled = std::make_unique<Compiled>();
@@ -59,6 +68,7 @@ Trainer::create(TrainingStep &step, const OptimizerOptions &options,
     pass.dampening = options.dampening;
     pass.nesterov = options.nesterov;
     pass.maxGradNorm = options.maxGradNorm;
+    pass.modelCopies = true; // bf16 copies made on the device
     pm.addPass(createTfmAddOptimizerStepPass(pass));
     if (failed(pm.run(module)))
       return diagnostics.takeError("");
@@ -73,6 +83,10 @@ Trainer::create(TrainingStep &step, const OptimizerOptions &options,
   for (Attribute kind :
        optimizerStep->getAttrOfType<ArrayAttr>(kOptimizerStateAttrName))
     trainer->stateKinds.push_back(cast<StringAttr>(kind).str());
+  for (int64_t i :
+       optimizerStep->getAttrOfType<DenseI64ArrayAttr>(kModelCopiesAttrName)
+           .asArrayRef())
+    trainer->modelCopies.push_back(size_t(i));
   if (trainer->trained.empty())
     return makeError("nothing to train: every parameter is frozen");
   // Only the update is compiled here; the step compiled the model.
@@ -91,13 +105,116 @@ Trainer::create(TrainingStep &step, const OptimizerOptions &options,
     if (!llvm::is_contained(withGradients, a))
       return makeError("parameter '" + step.getParam(a).getName() +
                        "' is trained but the step gives it no gradient");
-  // stateValues[kind * n + i]: zeros before the first update.
+  // f32 masters: an f32 parameter's is the step's own tensor, a bf16 one's
+  // a copy of the f32 value it was bound from.
   size_t n = trainer->trained.size();
-  trainer->stateValues.resize(trainer->stateKinds.size() * n);
-  for (size_t s = 0; s < trainer->stateValues.size(); ++s)
-    trainer->stateValues[s].assign(
-        step.getParameter(trainer->trained[s % n]).size(), 0.0f);
+  bool gpu = step.getResidentParameter(trainer->trained[0]).onGpu();
+  Type f32 = Float32Type::get(step.getModel().getContext());
+  for (size_t i = 0; i < n; ++i) {
+    unsigned a = trainer->trained[i];
+    if (trainer->masterIsModelTensor(i))
+      trainer->masters.push_back(step.getResidentParameter(a));
+    else
+      trainer->masters.push_back(DeviceTensor::upload(
+          step.getParameter(a).data(), step.getArgumentShape(a), f32, gpu));
+  }
+  // stateValues[kind * n + i]: zeros before the first update.
+  for (size_t s = 0; s < trainer->stateKinds.size() * n; ++s) {
+    unsigned a = trainer->trained[s % n];
+    std::vector<float> zeros(step.getParameter(a).size(), 0.0f);
+    trainer->stateValues.push_back(
+        DeviceTensor::upload(zeros.data(), step.getArgumentShape(a), f32, gpu));
+  }
+  for (const auto &t :
+       llvm::concat<DeviceTensor>(trainer->masters, trainer->stateValues))
+    if (!t)
+      return makeError("out of memory for the optimizer state");
   return trainer;
+}
+
+/// Builds @name(acc_i : f32 ..., g_i ...) -> (acc_i + g_i : f32 ...) (or,
+/// without accumulators, @name(g_i ...) -> (g_i : f32 ...)), one
+/// linalg.generic per tensor widening bf16 gradients to f32.
+static OwningOpRef<ModuleOp> buildGradientSum(MLIRContext *ctx,
+                                              llvm::ArrayRef<DeviceTensor> g,
+                                              bool withAccumulators) {
+  OpBuilder b(ctx);
+  Location loc = UnknownLoc::get(ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  Type f32 = b.getF32Type();
+  SmallVector<Type> gradTypes, sumTypes, argTypes;
+  for (const DeviceTensor &t : g) {
+    gradTypes.push_back(
+        RankedTensorType::get(t.getShape(), t.getElementType()));
+    sumTypes.push_back(RankedTensorType::get(t.getShape(), f32));
+  }
+  if (withAccumulators)
+    argTypes.append(sumTypes);
+  argTypes.append(gradTypes);
+  auto f = func::FuncOp::create(b, loc, "sum_gradients",
+                                b.getFunctionType(argTypes, sumTypes));
+  Block *body = f.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  SmallVector<Value> sums;
+  size_t n = g.size();
+  for (size_t i = 0; i < n; ++i) {
+    auto type = cast<RankedTensorType>(sumTypes[i]);
+    SmallVector<Value> ins;
+    if (withAccumulators)
+      ins.push_back(body->getArgument(i));
+    ins.push_back(body->getArgument((withAccumulators ? n : 0) + i));
+    Value init = tensor::EmptyOp::create(b, loc, type.getShape(), f32);
+    SmallVector<AffineMap> maps(ins.size() + 1,
+                                b.getMultiDimIdentityMap(type.getRank()));
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ins, ValueRange{init}, maps, iterators,
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value grad = args[ins.size() - 1];
+          if (!grad.getType().isF32())
+            grad = arith::ExtFOp::create(nb, nl, f32, grad);
+          if (withAccumulators)
+            grad = arith::AddFOp::create(nb, nl, args[0], grad);
+          linalg::YieldOp::create(nb, nl, grad);
+        });
+    sums.push_back(generic.getResult(0));
+  }
+  func::ReturnOp::create(b, loc, sums);
+  return module;
+}
+
+llvm::Expected<std::vector<DeviceTensor>>
+Trainer::addGradients(const std::vector<DeviceTensor> *sums,
+                      std::vector<DeviceTensor> grads) {
+  bool allF32 = llvm::all_of(
+      grads, [](const DeviceTensor &t) { return t.getElementType().isF32(); });
+  if (!sums && allF32)
+    return grads; // the optimizer's f32 gradients as they are
+  std::unique_ptr<CompiledFunction> &fn =
+      sums ? compiled->accumulate : compiled->widen;
+  OwningOpRef<ModuleOp> &module =
+      sums ? compiled->accumulateModule : compiled->widenModule;
+  if (!fn) {
+    module = buildGradientSum(trainingStep.getModel().getContext(), grads,
+                              /*withAccumulators=*/sums != nullptr);
+    auto compiledFn = CompiledFunction::compile(
+        *module, "sum_gradients", trainingStep.getOptions().compile);
+    if (!compiledFn)
+      return compiledFn.takeError();
+    fn = std::move(*compiledFn);
+  }
+  std::vector<CompiledFunction::Arg> args;
+  const std::vector<DeviceTensor> *lists[] = {sums, &grads};
+  for (const std::vector<DeviceTensor> *list : lists)
+    if (list)
+      for (const DeviceTensor &t : *list) {
+        CompiledFunction::Arg arg;
+        arg.resident = &t;
+        args.push_back(arg);
+      }
+  return fn->runResident(args);
 }
 
 llvm::Expected<UpdateLog>
@@ -119,7 +236,7 @@ Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
   std::vector<size_t> gradIndex;
   for (unsigned a : trained)
     gradIndex.push_back(llvm::find(gradArgs, a) - gradArgs.begin());
-  std::vector<std::vector<float>> grads(trained.size());
+  std::vector<DeviceTensor> grads;
   for (const TokenBatch &mb : microBatches) {
     int64_t counted = countedTokens(mb);
     if (counted == 0)
@@ -127,50 +244,82 @@ Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
     // HF's Trainer: each micro-batch's loss is its summed cross-entropy
     // over the update's counted tokens (num_items_in_batch).
     double weight = double(counted) / double(log.countedTokens);
-    llvm::Expected<StepResult> r = trainingStep.run(mb, float(weight));
+    auto r = trainingStep.runGradients(mb, float(weight));
     if (!r)
       return r.takeError();
-    log.loss += weight * *r->loss;
-    for (size_t i = 0; i < trained.size(); ++i) {
-      std::vector<float> &g = r->parameterGradients[gradIndex[i]].f32;
-      if (grads[i].empty()) {
-        grads[i] = std::move(g);
-        continue;
-      }
-      for (size_t e = 0; e < g.size(); ++e)
-        grads[i][e] += g[e];
-    }
+    log.stagedBytes += trainingStep.getLastStagedBytes();
+    log.loss += weight * r->loss;
+    std::vector<DeviceTensor> mine;
+    for (size_t i = 0; i < trained.size(); ++i)
+      mine.push_back(std::move(r->gradients[gradIndex[i]]));
+    // Summed (and bf16 gradients widened) in f32.
+    auto sum = addGradients(grads.empty() ? nullptr : &grads, std::move(mine));
+    if (!sum)
+      return sum.takeError();
+    grads = std::move(*sum);
   }
 
   size_t n = trained.size();
   double lr = schedule.at(step);
   int64_t stepNumber = step + 1; // torch counts updates from 1
   std::vector<CompiledFunction::Arg> args;
-  for (unsigned a : trained)
-    args.push_back({trainingStep.getParameter(a).data(),
-                    trainingStep.getArgumentShape(a).vec()});
-  for (size_t i = 0; i < n; ++i)
-    args.push_back(
-        {grads[i].data(), trainingStep.getArgumentShape(trained[i]).vec()});
-  for (size_t s = 0; s < stateValues.size(); ++s)
-    args.push_back({stateValues[s].data(),
-                    trainingStep.getArgumentShape(trained[s % n]).vec()});
+  auto resident = [&](const DeviceTensor &t) {
+    CompiledFunction::Arg arg;
+    arg.resident = &t;
+    args.push_back(arg);
+  };
+  for (const DeviceTensor &t : masters)
+    resident(t);
+  for (const DeviceTensor &t : grads)
+    resident(t);
+  for (const DeviceTensor &t : stateValues)
+    resident(t);
   args.push_back({&lr, {}});
   args.push_back({&stepNumber, {}});
-  auto results = compiled->function->run(args);
+  auto optimizerStart = std::chrono::steady_clock::now();
+  auto results = compiled->function->runResident(args);
   if (!results)
     return results.takeError();
-  for (size_t i = 0; i < n; ++i)
-    trainingStep.setParameter(trained[i], std::move((*results)[i].f32));
+  log.stagedBytes += compiled->function->getLastStagedBytes();
+  grads.clear();
+  size_t normResult = n + stateValues.size();
+  for (size_t i = 0; i < n; ++i) {
+    masters[i] = std::move((*results)[i]);
+    if (masterIsModelTensor(i))
+      trainingStep.setResidentParameter(trained[i], masters[i]);
+  }
+  // A bf16 parameter's copy, rounded by the optimizer step (model-copies).
+  for (auto [k, i] : llvm::enumerate(modelCopies))
+    trainingStep.setResidentParameter(
+        trained[i], std::move((*results)[normResult + 1 + k]));
   for (size_t s = 0; s < stateValues.size(); ++s)
-    stateValues[s] = std::move((*results)[n + s].f32);
-  log.gradNorm = results->back().f32[0];
+    stateValues[s] = std::move((*results)[n + s]);
+  log.gradNorm = (*results)[normResult].toHost().f32[0];
   log.lr = lr;
   log.step = ++step;
+  log.optimizerMs = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - optimizerStart)
+                        .count();
   log.ms = std::chrono::duration<double, std::milli>(
                std::chrono::steady_clock::now() - start)
                .count();
   return log;
+}
+
+void Trainer::setMaster(size_t i, std::vector<float> value) {
+  unsigned a = trained[i];
+  DeviceTensor old = masters[i];
+  trainingStep.setParameter(a, value);
+  if (masterIsModelTensor(i))
+    masters[i] = trainingStep.getResidentParameter(a);
+  else
+    masters[i] = DeviceTensor::upload(value.data(), old.getShape(),
+                                      old.getElementType(), old.onGpu());
+}
+
+void Trainer::syncParametersToHost() {
+  for (size_t i = 0; i < trained.size(); ++i)
+    setMaster(i, masters[i].toHost().f32);
 }
 
 std::vector<Trainer::StateTensor> Trainer::getState() const {
@@ -180,7 +329,8 @@ std::vector<Trainer::StateTensor> Trainer::getState() const {
     unsigned a = trained[s % n];
     out.push_back({stateKinds[s / n] + "/" + std::to_string(a) + "/" +
                        trainingStep.getParam(a).getName().str(),
-                   trainingStep.getArgumentShape(a).vec(), &stateValues[s]});
+                   trainingStep.getArgumentShape(a).vec(),
+                   stateValues[s].toHost().f32});
   }
   return out;
 }
@@ -190,13 +340,18 @@ Trainer::setState(int64_t steps,
                   llvm::function_ref<llvm::Expected<std::vector<float>>(
                       llvm::StringRef name, llvm::ArrayRef<int64_t> shape)>
                       lookup) {
-  std::vector<StateTensor> names = getState();
-  std::vector<std::vector<float>> values;
-  for (const StateTensor &t : names) {
-    llvm::Expected<std::vector<float>> v = lookup(t.name, t.shape);
+  std::vector<DeviceTensor> values;
+  size_t n = trained.size();
+  for (size_t s = 0; s < stateValues.size(); ++s) {
+    unsigned a = trained[s % n];
+    std::string name = stateKinds[s / n] + "/" + std::to_string(a) + "/" +
+                       trainingStep.getParam(a).getName().str();
+    const DeviceTensor &old = stateValues[s];
+    llvm::Expected<std::vector<float>> v = lookup(name, old.getShape());
     if (!v)
       return v.takeError();
-    values.push_back(std::move(*v));
+    values.push_back(DeviceTensor::upload(v->data(), old.getShape(),
+                                          old.getElementType(), old.onGpu()));
   }
   stateValues = std::move(values);
   step = steps;

@@ -15,6 +15,7 @@
 #include "tfm/Import/ModelBuilder.h"
 #include "tfm/InitAll.h"
 #include "tfm/Pipelines/Pipelines.h"
+#include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Support/BFloat16.h"
 #include "tfm/Support/Error.h"
 
@@ -74,6 +75,9 @@ struct TrainingStep::State {
   std::vector<unsigned> gradArguments;
   /// Shared with the steps retarget() made (setParameter updates them all).
   std::shared_ptr<BoundParameters> bound;
+  /// With makeParametersResident: each parameter argument where the step
+  /// reads it (empty for the token inputs).
+  std::vector<DeviceTensor> resident;
 
   explicit State(DialectRegistry &registry) : ctx(registry) {}
 };
@@ -279,8 +283,17 @@ static llvm::Error checkTokens(const TokenBatch &batch, int64_t vocab) {
   return llvm::Error::success();
 }
 
-llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch,
-                                             float lossWeight) {
+/// The arguments of one call of the compiled step, with the values they
+/// point to (positions, ignored labels, the loss seed).
+struct mlir::tfm::StepArguments {
+  std::vector<int64_t> positions, noLabels;
+  float seed = 1.0f;
+  std::vector<CompiledFunction::Arg> args;
+};
+
+llvm::Error TrainingStep::prepareArguments(const TokenBatch &batch,
+                                           float lossWeight,
+                                           StepArguments &out) {
   State &s = *state;
   if (!s.bound)
     return makeError("the step has no parameters: bind a checkpoint first");
@@ -294,35 +307,49 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch,
     return makeError("token batch: expected " + llvm::Twine(B) + "x" +
                      llvm::Twine(T) + " input ids (and labels)");
   if (llvm::Error e = checkTokens(batch, spec.vocabSize))
-    return std::move(e);
+    return e;
   if (llvm::Error e = compile())
-    return std::move(e);
+    return e;
 
-  std::vector<int64_t> positions(B * T);
+  out.positions.resize(B * T);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t < T; ++t)
-      positions[b * T + t] = t;
+      out.positions[b * T + t] = t;
   // Without labels every position is ignored (the loss is then not read).
-  std::vector<int64_t> noLabels;
   if (!hasLabels)
-    noLabels.assign(B * T, -100);
-  const int64_t *labels = hasLabels ? batch.labels.data() : noLabels.data();
+    out.noLabels.assign(B * T, -100);
+  const int64_t *labels = hasLabels ? batch.labels.data() : out.noLabels.data();
   // d (lossWeight * loss) / d loss (the loss is f32 in every precision).
-  float seed = lossWeight;
-  std::vector<CompiledFunction::Arg> args(kNumForwardInputs);
-  args[kInputIdsArgument] = {batch.inputIds.data(), {B, T}};
-  args[kPositionsArgument] = {positions.data(), {B, T}};
-  args[kLabelsArgument] = {labels, {B, T}};
+  out.seed = lossWeight;
+  out.args.assign(kNumForwardInputs, {});
+  out.args[kInputIdsArgument] = {batch.inputIds.data(), {B, T}};
+  out.args[kPositionsArgument] = {out.positions.data(), {B, T}};
+  out.args[kLabelsArgument] = {labels, {B, T}};
   const BoundParameters &bound = *s.bound;
-  for (size_t i = kNumForwardInputs; i < bound.f32.size(); ++i)
-    args.push_back({s.argIsBF16[i]
-                        ? static_cast<const void *>(bound.bf16[i].data())
-                        : bound.f32[i].data(),
-                    s.argShapes[i]});
+  for (size_t i = kNumForwardInputs; i < bound.f32.size(); ++i) {
+    if (!s.resident.empty() && s.resident[i]) {
+      CompiledFunction::Arg arg;
+      arg.resident = &s.resident[i];
+      out.args.push_back(arg);
+      continue;
+    }
+    out.args.push_back({s.argIsBF16[i]
+                            ? static_cast<const void *>(bound.bf16[i].data())
+                            : bound.f32[i].data(),
+                        s.argShapes[i]});
+  }
   if (options.gradients)
-    args.push_back({&seed, {}});
+    out.args.push_back({&out.seed, {}});
+  return llvm::Error::success();
+}
 
-  auto results = s.compiled->run(args);
+llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch,
+                                             float lossWeight) {
+  State &s = *state;
+  StepArguments prepared;
+  if (llvm::Error e = prepareArguments(batch, lossWeight, prepared))
+    return std::move(e);
+  auto results = s.compiled->run(prepared.args);
   if (!results)
     return results.takeError();
   StepResult out;
@@ -332,7 +359,7 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch,
     out.logits = std::move((*results)[kLogitsResult]);
   else
     lossResult = 0;
-  if (hasLabels)
+  if (!batch.labels.empty())
     out.loss = (*results)[lossResult].f32[0];
   if (!options.gradients)
     return out;
@@ -341,7 +368,7 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch,
     for (auto [r, a] : s.gradResults)
       byArg[a] = (*results)[r].f32.data();
     auto named =
-        unbindGradients(s.argParams, s.argShapes, byArg, bound.checkpoint);
+        unbindGradients(s.argParams, s.argShapes, byArg, s.bound->checkpoint);
     if (!named)
       return named.takeError();
     out.gradients = std::move(*named);
@@ -351,6 +378,62 @@ llvm::Expected<StepResult> TrainingStep::run(const TokenBatch &batch,
     out.parameterGradients.push_back(std::move((*results)[r]));
   }
   return out;
+}
+
+llvm::Expected<TrainingStep::ResidentGradients>
+TrainingStep::runGradients(const TokenBatch &batch, float lossWeight) {
+  State &s = *state;
+  if (!options.gradients || batch.labels.empty())
+    return makeError("runGradients needs a step with gradients and labels");
+  StepArguments prepared;
+  if (llvm::Error e = prepareArguments(batch, lossWeight, prepared))
+    return std::move(e);
+  auto results = s.compiled->runResident(prepared.args);
+  if (!results)
+    return results.takeError();
+  ResidentGradients out;
+  unsigned lossResult = options.logits ? unsigned(kLossResult) : 0u;
+  out.loss = (*results)[lossResult].toHost().f32[0];
+  for (auto [r, a] : s.gradResults) {
+    (void)a;
+    out.gradients.push_back(std::move((*results)[r]));
+  }
+  return out;
+}
+
+size_t TrainingStep::getLastStagedBytes() const {
+  return state->compiled ? state->compiled->getLastStagedBytes() : 0;
+}
+
+llvm::Error TrainingStep::makeParametersResident() {
+  State &s = *state;
+  if (!s.bound)
+    return makeError("the step has no parameters: bind a checkpoint first");
+  if (llvm::Error e = compile())
+    return e;
+  bool gpu = s.compiled->onCuda();
+  auto forward = s.imported->lookupSymbol<func::FuncOp>(kForwardFuncName);
+  s.resident.assign(s.argShapes.size(), DeviceTensor());
+  for (size_t i = kNumForwardInputs; i < s.argShapes.size(); ++i) {
+    Type elem = cast<RankedTensorType>(forward.getArgument(i).getType())
+                    .getElementType();
+    const void *data = s.argIsBF16[i]
+                           ? static_cast<const void *>(s.bound->bf16[i].data())
+                           : s.bound->f32[i].data();
+    s.resident[i] = DeviceTensor::upload(data, s.argShapes[i], elem, gpu);
+    if (!s.resident[i])
+      return gpu ? cuda::takeError() : makeError("out of host memory");
+  }
+  return llvm::Error::success();
+}
+
+const DeviceTensor &TrainingStep::getResidentParameter(unsigned arg) const {
+  static const DeviceTensor none;
+  return state->resident.empty() ? none : state->resident[arg];
+}
+
+void TrainingStep::setResidentParameter(unsigned arg, DeviceTensor value) {
+  state->resident[arg] = std::move(value);
 }
 
 ModuleOp TrainingStep::getModel() const { return *state->imported; }
@@ -376,10 +459,19 @@ llvm::ArrayRef<float> TrainingStep::getParameter(unsigned arg) const {
 }
 
 void TrainingStep::setParameter(unsigned arg, std::vector<float> value) {
-  BoundParameters &bound = *state->bound;
-  if (state->argIsBF16[arg])
+  State &s = *state;
+  BoundParameters &bound = *s.bound;
+  if (s.argIsBF16[arg])
     bound.bf16[arg] = roundToBF16(value);
   bound.f32[arg] = std::move(value);
+  if (!s.resident.empty() && s.resident[arg]) {
+    const DeviceTensor &old = s.resident[arg];
+    const void *data = s.argIsBF16[arg]
+                           ? static_cast<const void *>(bound.bf16[arg].data())
+                           : bound.f32[arg].data();
+    s.resident[arg] = DeviceTensor::upload(data, old.getShape(),
+                                           old.getElementType(), old.onGpu());
+  }
 }
 
 llvm::Expected<std::vector<NamedGradient>>

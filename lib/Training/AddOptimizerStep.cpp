@@ -40,6 +40,7 @@ namespace {
 struct Trained {
   unsigned argument;
   RankedTensorType masterType; // f32, the argument's shape
+  RankedTensorType modelType;  // the argument's own type
   ParamAttr param;
   double weightDecay;
 };
@@ -134,9 +135,29 @@ struct TfmAddOptimizerStepPass
       trained.push_back({arg.getArgNumber(),
                          RankedTensorType::get(type.getShape(),
                                                Float32Type::get(&getContext())),
-                         param, wd});
+                         type, param, wd});
     }
     return trained;
+  }
+
+  /// `value` (f32) rounded to `type`'s element type, element by element.
+  static Value roundTo(OpBuilder &b, Location loc, Value value,
+                       RankedTensorType type) {
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(b, loc, value); // static: parameters are
+    Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+    unsigned rank = type.getRank();
+    SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(rank));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{value}, ValueRange{init}, maps,
+        iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value r =
+              arith::TruncFOp::create(nb, nl, type.getElementType(), args[0]);
+          linalg::YieldOp::create(nb, nl, r);
+        });
+    return generic.getResult(0);
   }
 
   void buildStep(ModuleOp module, func::FuncOp model, llvm::StringRef name,
@@ -159,6 +180,12 @@ struct TfmAddOptimizerStepPass
       for (const Trained &t : trained)
         resultTypes.push_back(t.masterType);
     resultTypes.push_back(f32);
+    SmallVector<int64_t> copies;
+    for (auto [i, t] : llvm::enumerate(trained))
+      if (modelCopies && t.modelType != t.masterType) {
+        copies.push_back(i);
+        resultTypes.push_back(t.modelType);
+      }
 
     OpBuilder b(ctx);
     b.setInsertionPointToEnd(module.getBody());
@@ -170,6 +197,8 @@ struct TfmAddOptimizerStepPass
       arguments.push_back(t.argument);
     step->setAttr(kTrainedArgumentsAttrName, b.getDenseI64ArrayAttr(arguments));
     step->setAttr(kOptimizerStateAttrName, b.getStrArrayAttr(stateKinds));
+    if (modelCopies)
+      step->setAttr(kModelCopiesAttrName, b.getDenseI64ArrayAttr(copies));
     for (unsigned i = 0; i < n; ++i)
       step.setArgAttr(i, kParamAttrName, trained[i].param);
 
@@ -209,6 +238,8 @@ struct TfmAddOptimizerStepPass
     SmallVector<Value> results(newParams);
     results.append(newState);
     results.push_back(norm.getNorm());
+    for (int64_t i : copies)
+      results.push_back(roundTo(b, loc, newParams[i], trained[i].modelType));
     func::ReturnOp::create(b, loc, results);
   }
 };

@@ -6,6 +6,7 @@
 // RUN: tfm-opt %s --tfm-add-optimizer-step | FileCheck %s --check-prefix=ADAMW
 // RUN: tfm-opt %s "--tfm-add-optimizer-step=decay=hf weight-decay=0.1 max-grad-norm=1.0" | FileCheck %s --check-prefix=HF
 // RUN: tfm-opt %s "--tfm-add-optimizer-step=optimizer=sgd momentum=0.9 nesterov=true weight-decay=0" | FileCheck %s --check-prefix=SGD
+// RUN: tfm-opt %s --tfm-add-optimizer-step=model-copies=true | FileCheck %s --check-prefix=COPIES
 // The new function round-trips, and @forward is left as it was.
 // RUN: tfm-opt %s --tfm-add-optimizer-step | tfm-opt | FileCheck %s --check-prefix=KEEP
 
@@ -57,3 +58,15 @@ func.func @forward(
 // KEEP: func.func @forward(%arg0: tensor<?x?xi64>, %arg1: tensor<16x8xbf16>
 // KEEP: return %{{.*}} : tensor<f32>
 // KEEP: func.func @forward_optimizer_step(
+
+// Only the bf16 embedding needs a model copy: its new master rounded to bf16
+// (round to nearest even), returned after the norm.
+// COPIES-LABEL: func.func @forward_optimizer_step(
+// COPIES-SAME: -> (tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x12xf32>, {{.*}}, tensor<f32>, tensor<16x8xbf16>)
+// COPIES-SAME: tfm.model_copies = array<i64: 0>
+// COPIES: %[[NORM:[^,]*]], %{{.*}} = tfm.global_grad_norm
+// COPIES: %[[NP0:[^,]*]], %{{.*}} = tfm.adamw_update %arg0,
+// COPIES: %[[EMPTY:.*]] = tensor.empty() : tensor<16x8xbf16>
+// COPIES: %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[NP0]] : tensor<16x8xf32>) outs(%[[EMPTY]] : tensor<16x8xbf16>)
+// COPIES: arith.truncf %{{.*}} : f32 to bf16
+// COPIES: return {{.*}}, %[[NORM]], %[[COPY]] :

@@ -283,11 +283,16 @@ def main():
                                      args.steps)
         got2 = train(args, ckpt, tok, out + "-accum", args.steps, extra + ["--grad-accum", "2"])
         ok &= compare(args, tag + "/accum2", got2, ref2, initial, out + "-accum", ref2_model)
+        # bf16: each half batch's gradients are rounded before the f32 sum.
+        tol = 3e-2 if args.dtype == "bf16" else 1e-5
+        same = True
         for a, b in zip(got_log, got2):
-            if not abs(a["loss"] - b["loss"]) <= 1e-5 * abs(a["loss"]):
+            if not abs(a["loss"] - b["loss"]) <= tol * abs(a["loss"]):
                 print(f"FAIL accum: step {a['step']} loss {b['loss']} vs full batch {a['loss']}")
-                ok = False
-        print(f"{tag}/accum2: losses equal the full batch's within 1e-5")
+                same = False
+        if same:
+            print(f"{tag}/accum2: losses equal the full batch's within {tol:g}")
+        ok &= same
 
     if args.resume:
         half = args.steps // 2

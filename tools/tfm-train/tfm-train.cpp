@@ -13,6 +13,7 @@
 #include "tfm/Engine/Trainer.h"
 #include "tfm/Import/HFConfig.h"
 #include "tfm/Recompute/RecomputePlanner.h"
+#include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Support/CommandLine.h"
 #include "tfm/Support/Error.h"
 
@@ -371,6 +372,13 @@ static int train() {
     return fail(llvm::toString(std::move(e)));
   if (auto e = writeTrainLog(childPath(outputDir, "train_log.json"), run.log))
     return fail(llvm::toString(std::move(e)));
+  if (!quiet && *device == Device::cuda)
+    llvm::outs() << "cuda: " << cuda::deviceDescription() << ", arena peak "
+                 << llvm::format("%.1f", cuda::arenaPeakBytes() / 1048576.0)
+                 << " MiB; the last update copied "
+                 << run.log.back().stagedBytes
+                 << " bytes to the device (weights, gradients and optimizer "
+                    "state stay there)\n";
   if (!quiet)
     llvm::outs() << "tfm-train: " << steps << " updates, loss "
                  << llvm::format("%.6f", run.log.front().loss) << " -> "

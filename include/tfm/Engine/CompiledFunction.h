@@ -12,6 +12,8 @@
 #ifndef TFM_ENGINE_COMPILEDFUNCTION_H
 #define TFM_ENGINE_COMPILEDFUNCTION_H
 
+#include "tfm/Engine/DeviceTensor.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -82,15 +84,26 @@ public:
 
   /// An argument: `shape` must match the argument's rank and static sizes
   /// (dynamic sizes are taken from it); `data` is row-major of the
-  /// argument's element type and is only read.
+  /// argument's element type and is only read. With `resident` (a tensor in
+  /// the memory the function runs in), that tensor is passed as it is:
+  /// nothing is copied, and `data` and `shape` are ignored.
   struct Arg {
-    const void *data;
+    const void *data = nullptr;
     std::vector<int64_t> shape;
+    const DeviceTensor *resident = nullptr;
   };
-  /// Calls the function.
+  /// Calls the function; the results are copied to the host and freed.
   llvm::Expected<std::vector<HostArray>> run(llvm::ArrayRef<Arg> args);
+  /// Calls the function and keeps its results where it wrote them (a
+  /// result that is an argument shares that argument's storage).
+  llvm::Expected<std::vector<DeviceTensor>>
+  runResident(llvm::ArrayRef<Arg> args);
   /// Wall time of the last run(): arguments in, the call, results out.
   double getLastRunMs() const { return lastRunMs; }
+  /// Bytes the last run copied from the host into the CUDA arena (arguments
+  /// that were not resident); 0 on the CPU, where arguments are read in
+  /// place.
+  size_t getLastStagedBytes() const { return lastStagedBytes; }
 
   bool onCuda() const { return gpu; }
   llvm::ArrayRef<RankedTensorType> getArgumentTypes() const { return argTypes; }
@@ -105,6 +118,7 @@ private:
 
   bool gpu = false;
   double lastRunMs = 0;
+  size_t lastStagedBytes = 0;
   std::unique_ptr<ExecutionEngine> engine;
   std::string entry;
   std::vector<RankedTensorType> argTypes;

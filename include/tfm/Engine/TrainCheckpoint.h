@@ -34,11 +34,12 @@ struct SavedRun {
 };
 
 /// Writes OUT/checkpoint-<run.step> from `step` (bound from `inputDir`'s
-/// layout) and `trainer`, then removes older saves. Errors name the file.
+/// layout) and `trainer` (whose weights it first copies to the host), then
+/// removes older saves. Errors name the file.
 llvm::Error saveTrainingCheckpoint(llvm::StringRef outDir,
                                    llvm::StringRef inputDir,
-                                   const TrainingStep &step,
-                                   const Trainer &trainer, const SavedRun &run);
+                                   const TrainingStep &step, Trainer &trainer,
+                                   const SavedRun &run);
 
 /// Puts the files of the save `checkpointDir` into `outDir` as hard links
 /// (each linked aside, then renamed over the old one).

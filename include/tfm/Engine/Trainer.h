@@ -2,12 +2,17 @@
 //-*-===//
 //
 // A Trainer owns the optimizer side of training: the compiled
-// @forward_optimizer_step (tfm-add-optimizer-step), the f32 optimizer
-// state, and the update count. Each update runs the step's forward and
-// backward on every micro-batch (each one's loss weighted by its share of
-// the update's counted tokens, as HF's Trainer does with
-// num_items_in_batch), sums the gradients, and runs the optimizer step,
-// which clips, updates and returns the gradient norm:
+// @forward_optimizer_step (tfm-add-optimizer-step), the f32 master weights
+// and optimizer state, and the update count. Each update runs the step's
+// forward and backward on every micro-batch (each one's loss weighted by
+// its share of the update's counted tokens, as HF's Trainer does with
+// num_items_in_batch), sums the gradients in f32 (a compiled function), and
+// runs the optimizer step, which clips, updates and returns the gradient
+// norm. Parameters, gradients and state stay resident (DeviceTensor: the
+// CUDA arena on the GPU) from one update to the next (a bf16 model's bf16
+// copies are rounded by the optimizer step itself); only the tokens, the
+// learning rate and the step number are copied in, the loss and the norm
+// out:
 //
 //   auto trainer = Trainer::create(*step, optimizerOptions, schedule);
 //   llvm::Expected<UpdateLog> log = (*trainer)->update(microBatches);
@@ -51,7 +56,11 @@ struct UpdateLog {
   /// Tokens the update ran (input ids of every micro-batch) and those the
   /// loss counted.
   int64_t tokens = 0, countedTokens = 0;
-  double ms = 0;
+  /// Bytes copied from the host to the device during the update (0 on the
+  /// CPU).
+  size_t stagedBytes = 0;
+  /// Wall time of the whole update, and of its optimizer step alone.
+  double ms = 0, optimizerMs = 0;
 };
 
 class Trainer {
@@ -71,20 +80,27 @@ public:
   int64_t getStep() const { return step; }
 
   /// The optimizer state, one tensor per trained parameter and state kind,
-  /// named `<kind>/<argument>/<parameter name>`, for checkpoints.
+  /// named `<kind>/<argument>/<parameter name>`, copied to the host for
+  /// checkpoints.
   struct StateTensor {
     std::string name;
     std::vector<int64_t> shape;
-    const std::vector<float> *data;
+    std::vector<float> data;
   };
   std::vector<StateTensor> getState() const;
   /// Restores the state saved by getState() after `steps` updates. `lookup`
-  /// returns a saved tensor by name (null if absent); errors name a missing
-  /// or mis-shaped one.
+  /// returns a saved tensor by name; errors name a missing or mis-shaped
+  /// one.
   llvm::Error setState(int64_t steps,
                        llvm::function_ref<llvm::Expected<std::vector<float>>(
                            llvm::StringRef name, llvm::ArrayRef<int64_t> shape)>
                            lookup);
+  /// Sets the f32 master weight of trained parameter `i` (and the step's
+  /// copy of it).
+  void setMaster(size_t i, std::vector<float> value);
+  /// Copies the master weights to the step's host values, which
+  /// TrainingStep::getParameter and namedParameters read (for saves).
+  void syncParametersToHost();
 
   /// The @forward arguments the optimizer updates.
   llvm::ArrayRef<unsigned> getTrainedArguments() const { return trained; }
@@ -92,13 +108,28 @@ public:
 private:
   Trainer(TrainingStep &step, const LearningRateSchedule &schedule);
   struct Compiled;
+  /// `*sums + grads` in f32 for every trained argument, or `grads` in f32
+  /// without sums (widening a bf16 step's gradients); compiled on first
+  /// use.
+  llvm::Expected<std::vector<DeviceTensor>>
+  addGradients(const std::vector<DeviceTensor> *sums,
+               std::vector<DeviceTensor> grads);
+  /// Whether trained argument `i` is f32 in @forward (its master is the
+  /// step's own tensor).
+  bool masterIsModelTensor(size_t i) const;
 
   TrainingStep &trainingStep;
   LearningRateSchedule schedule;
   std::vector<unsigned> trained;
   std::vector<std::string> stateKinds;
+  /// The f32 master weight of each trained argument (the step's own
+  /// resident tensor for f32 parameters).
+  std::vector<DeviceTensor> masters;
   /// stateValues[kind * trained.size() + i].
-  std::vector<std::vector<float>> stateValues;
+  std::vector<DeviceTensor> stateValues;
+  /// The trained positions whose model-typed copy the optimizer step
+  /// returns after the norm (bf16 parameters).
+  std::vector<size_t> modelCopies;
   int64_t step = 0;
   std::unique_ptr<Compiled> compiled;
 };

@@ -83,6 +83,9 @@ struct StepResult {
   double stepMs = 0;
 };
 
+/// The arguments of one call of a step (TrainingStep.cpp).
+struct StepArguments;
+
 /// One model's step, compiled once for any batch and sequence length.
 class TrainingStep {
 public:
@@ -122,9 +125,36 @@ public:
   /// The bound value of argument `arg` as f32 (the master weight of a bf16
   /// step). Needs bind().
   llvm::ArrayRef<float> getParameter(unsigned arg) const;
-  /// Replaces argument `arg`'s value (rounded again for a bf16 step); steps
-  /// retarget() made share the change.
+  /// Replaces argument `arg`'s value (rounded again for a bf16 step, and
+  /// copied to its resident tensor when there is one); steps retarget()
+  /// made share the host value.
   void setParameter(unsigned arg, std::vector<float> value);
+
+  /// Keeps every parameter argument where the compiled step reads it (the
+  /// CUDA arena, or host memory for the CPU) from now on, so that runs pass
+  /// them without copying. Needs bind(); compiles if needed.
+  llvm::Error makeParametersResident();
+  /// Argument `arg`'s resident tensor (of its type in @forward; empty
+  /// before makeParametersResident).
+  const DeviceTensor &getResidentParameter(unsigned arg) const;
+  /// Replaces argument `arg`'s resident tensor by `value` (same shape and
+  /// type) without a copy. The host value (getParameter) is not updated:
+  /// setParameter does that when the caller needs it.
+  void setResidentParameter(unsigned arg, DeviceTensor value);
+
+  /// The loss and the gradients of one training run, left where the step
+  /// wrote them (the gradients in getGradientArguments() order).
+  struct ResidentGradients {
+    float loss = 0;
+    std::vector<DeviceTensor> gradients;
+  };
+  /// run() for training: gradients must be on, labels given; nothing but
+  /// the loss is copied to the host.
+  llvm::Expected<ResidentGradients> runGradients(const TokenBatch &batch,
+                                                 float lossWeight);
+  /// Bytes the last run copied from the host to the device (the tokens and
+  /// scalars once parameters are resident; 0 on the CPU).
+  size_t getLastStagedBytes() const;
   /// Every bound parameter and buffer under its checkpoint names, as
   /// bind() read them (split per layer, unfused, tied ones under every
   /// stored name), in name order.
@@ -145,6 +175,9 @@ public:
 private:
   TrainingStep(const ModelSpec &spec, const StepOptions &options);
   struct State;
+  /// Checks `batch` and builds the compiled function's arguments.
+  llvm::Error prepareArguments(const TokenBatch &batch, float lossWeight,
+                               StepArguments &out);
 
   ModelSpec spec;
   StepOptions options;

@@ -3,6 +3,9 @@
 #ifndef TFM_TRAINING_PASSES_H
 #define TFM_TRAINING_PASSES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -17,6 +20,10 @@ inline constexpr llvm::StringLiteral kTrainedArgumentsAttrName =
 /// Function attribute of an optimizer step: its state kinds, in order.
 inline constexpr llvm::StringLiteral kOptimizerStateAttrName =
     "tfm.optimizer_state";
+
+/// Function attribute of an optimizer step built with model-copies: the
+/// positions (among its parameters) whose model-typed copy follows the norm.
+inline constexpr llvm::StringLiteral kModelCopiesAttrName = "tfm.model_copies";
 
 /// @<func>_optimizer_step.
 inline std::string getOptimizerStepFuncName(llvm::StringRef func) {

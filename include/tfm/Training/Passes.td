@@ -29,7 +29,12 @@ def TfmAddOptimizerStepPass : Pass<"tfm-add-optimizer-step", "ModuleOp"> {
 
     The function carries `tfm.trained_arguments` (the `@F` argument index of
     each parameter) and `tfm.optimizer_state` (the state kinds in order);
-    each parameter argument keeps its `#tfm.param`.
+    each parameter argument keeps its `#tfm.param`. With `model-copies`,
+    each parameter whose `@F` type is not f32 (a bf16 model) also gets its
+    new value rounded to that type, as one more result after the norm (a
+    `linalg.generic` of `arith.truncf`, round to nearest even), so the
+    model's copy is made where the update ran; `tfm.model_copies` lists the
+    positions (among the parameters) that have one.
 
     Weight decay (`weight-decay`) goes to every parameter with `decay=all`
     (torch's one-group optimizers); `decay=hf` exempts the parameters HF's
@@ -56,7 +61,12 @@ def TfmAddOptimizerStepPass : Pass<"tfm-add-optimizer-step", "ModuleOp"> {
     Option<"nesterov", "nesterov", "bool", "false", "SGD Nesterov momentum">,
     Option<"maxGradNorm", "max-grad-norm", "double", "0",
            "Clip the global gradient norm to this (0: no clipping)">,
+    Option<"modelCopies", "model-copies", "bool", "false",
+           "Also return each non-f32 parameter rounded to its model type">,
   ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // TFM_TRAINING_PASSES

@@ -2,16 +2,17 @@
 //
 // Each update is one element-wise linalg.generic over the parameter, its
 // gradient and its state, writing the new parameter and state: one pass
-// over memory per parameter. The 0-d run-time scalars (lr, step,
-// grad_scale) are inputs of that generic, broadcast to every element, so
-// that the scalar factors (decay, bias corrections, step size) are formed
-// inside the kernel — the GPU path never reads device memory on the host;
-// on the CPU, LLVM hoists them out of the loop. They are formed in f64 as
-// torch forms them in Python and rounded to f32 where torch hands them to
-// an f32 kernel; the element arithmetic follows torch's CPU kernels
-// operation by operation (lerp_, mul_ + addcmul_, sqrt / + eps, addcdiv_).
-// The gradient norm is one row reduction per gradient and a 0-d generic
-// combining them.
+// over memory per parameter. The scalar factors AdamW forms from the 0-d
+// run-time lr and step (decay, bias corrections, step size) are computed
+// once, by a 0-d generic before it (on the device for the GPU path, which
+// never reads device memory on the host), and broadcast into the
+// element-wise one with grad_scale: forming them per element would cost
+// two pow() calls per element, as LLVM cannot prove the loads of lr and
+// step loop-invariant. They are formed in f64 as torch forms them in
+// Python and rounded to f32 where torch hands them to an f32 kernel; the
+// element arithmetic follows torch's CPU kernels operation by operation (lerp_,
+// mul_ + addcmul_, sqrt / + eps, addcdiv_). The gradient norm is one row
+// reduction per gradient and a 0-d generic combining them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,18 +91,22 @@ struct AdamwUpdateLowering : OpRewritePattern<AdamwUpdateOp> {
            wd = op.getWeightDecay().convertToDouble();
     Type f32 = rewriter.getF32Type();
     Type paramElem = op.getParam().getType().getElementType();
-    SmallVector<Value> results = buildUpdate(
-        rewriter, op.getLoc(),
-        ValueRange{op.getParam(), op.getGrad(), op.getExpAvg(),
-                   op.getExpAvgSq()},
-        ValueRange{op.getLr(), op.getStep(), op.getGradScale()},
-        ValueRange{op.getParam(), op.getExpAvg(), op.getExpAvgSq()},
-        [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
-          F32Math f{nb, l};
-          Value lr = a[4], step = a[5], gradScale = a[6];
-          // The factors torch forms in Python (f64), rounded to f32:
-          // 1 - lr * weight_decay; step_size = lr / (1 - beta1^t);
-          // sqrt(1 - beta2^t).
+    // The factors torch forms in Python (f64), rounded to f32, once:
+    // 1 - lr * weight_decay; -step_size = -lr / (1 - beta1^t);
+    // sqrt(1 - beta2^t).
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto scalar = RankedTensorType::get({}, f32);
+    SmallVector<Value> inits;
+    for (int i = 0; i < 3; ++i) // one tensor each: every one is written
+      inits.push_back(emptyTensor(rewriter, loc, {}, f32));
+    auto factors = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{scalar, scalar, scalar},
+        ValueRange{op.getLr(), op.getStep()}, inits,
+        SmallVector<AffineMap>(5, AffineMap::get(ctx)),
+        ArrayRef<utils::IteratorType>{},
+        [&](OpBuilder &nb, Location l, ValueRange a) {
+          Value lr = a[0], step = a[1];
           Value decay =
               toF32(nb, l,
                     arith::SubFOp::create(
@@ -116,6 +121,19 @@ struct AdamwUpdateLowering : OpRewritePattern<AdamwUpdateOp> {
           Value bc2Sqrt = toF32(
               nb, l,
               math::SqrtOp::create(nb, l, biasCorrection(nb, l, beta2, step)));
+          yieldValues(nb, l, {decay, negStepSize, bc2Sqrt});
+        });
+    SmallVector<Value> results = buildUpdate(
+        rewriter, loc,
+        ValueRange{op.getParam(), op.getGrad(), op.getExpAvg(),
+                   op.getExpAvgSq()},
+        ValueRange{factors.getResult(0), factors.getResult(1),
+                   factors.getResult(2), op.getGradScale()},
+        ValueRange{op.getParam(), op.getExpAvg(), op.getExpAvgSq()},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
+          F32Math f{nb, l};
+          Value decay = a[4], negStepSize = a[5], bc2Sqrt = a[6],
+                gradScale = a[7];
           Value p = f.mul(castFloat(nb, l, a[0], f32), decay);
           Value g = f.mul(castFloat(nb, l, a[1], f32), gradScale);
           Value m = a[2], v = a[3];

@@ -121,12 +121,13 @@ LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
   // (kTrainedArgumentsAttrName, kOptimizerStateAttrName in
   // tfm/Training/Passes.h): the model argument of each parameter, and the
   // state kinds in order.
-  if (attr.getName() == "tfm.trained_arguments") {
+  if (attr.getName() == "tfm.trained_arguments" ||
+      attr.getName() == "tfm.model_copies") {
     auto args = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
     if (!args ||
         !llvm::all_of(args.asArrayRef(), [](int64_t a) { return a >= 0; }))
-      return op->emitError("'tfm.trained_arguments' must be an array<i64> "
-                           "of argument indices");
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be an array<i64> of indices";
     return success();
   }
   if (attr.getName() == "tfm.optimizer_state") {
