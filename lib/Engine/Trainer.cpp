@@ -221,10 +221,12 @@ llvm::Expected<UpdateLog>
 Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
   auto start = std::chrono::steady_clock::now();
   UpdateLog log;
+  std::vector<int64_t> counted;
   for (const TokenBatch &mb : microBatches) {
     if (mb.labels.empty())
       return makeError("field 'labels': training needs labels");
-    log.countedTokens += countedTokens(mb);
+    counted.push_back(countedTokens(mb));
+    log.countedTokens += counted.back();
     log.tokens += mb.batch * mb.seq;
   }
   if (log.countedTokens == 0)
@@ -237,13 +239,12 @@ Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
   for (unsigned a : trained)
     gradIndex.push_back(llvm::find(gradArgs, a) - gradArgs.begin());
   std::vector<DeviceTensor> grads;
-  for (const TokenBatch &mb : microBatches) {
-    int64_t counted = countedTokens(mb);
-    if (counted == 0)
+  for (auto [mb, mbCounted] : llvm::zip_equal(microBatches, counted)) {
+    if (mbCounted == 0)
       continue; // no loss term, zero gradients
     // HF's Trainer: each micro-batch's loss is its summed cross-entropy
     // over the update's counted tokens (num_items_in_batch).
-    double weight = double(counted) / double(log.countedTokens);
+    double weight = double(mbCounted) / double(log.countedTokens);
     auto r = trainingStep.runGradients(mb, float(weight));
     if (!r)
       return r.takeError();

@@ -344,6 +344,18 @@ STARVED = {("mixtral", "starved"), ("qwen3_moe", "small_margin")}
 STORAGE = {"f32", "bf16", "f16", "sharded", "stacked"}
 
 
+def store_in_hub_layout(family, ckpt):
+    """Renames a saved text model's tensors as the hub's multimodal
+    checkpoints store them (HUB_PREFIX); other families are left as saved."""
+    if family not in HUB_PREFIX:
+        return
+    from safetensors.torch import save_file
+    path = os.path.join(ckpt, "model.safetensors")
+    old, new = HUB_PREFIX[family]
+    save_file({(new + n[len(old):] if n.startswith(old) else n): t
+               for n, t in load_file(path).items()}, path, metadata={"format": "pt"})
+
+
 def build_model(family, variant, seed):
     fields = dict(BASE)
     fields.update(VARIANTS[family][variant])
@@ -495,13 +507,7 @@ def main():
         assert os.path.exists(os.path.join(ckpt, "model.safetensors.index.json"))
     else:
         model.save_pretrained(ckpt)
-    if args.family in HUB_PREFIX:
-        # Store the text model as the hub's multimodal checkpoints do.
-        from safetensors.torch import save_file
-        path = os.path.join(ckpt, "model.safetensors")
-        old, new = HUB_PREFIX[args.family]
-        save_file({(new + n[len(old):] if n.startswith(old) else n): t
-                   for n, t in load_file(path).items()}, path, metadata={"format": "pt"})
+    store_in_hub_layout(args.family, ckpt)
 
     ids, labels = tokens(model.config.vocab_size, args.seed,
                          VARIANTS[args.family][args.variant].get("_seq", 9))

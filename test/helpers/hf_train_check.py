@@ -44,8 +44,8 @@ from transformers.optimization import (get_constant_schedule_with_warmup,
 
 transformers.utils.logging.disable_progress_bar()
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_forward_check import (HUB_PREFIX, MOE_FAMILIES, VARIANTS, build_model,  # noqa: E402
-                              tokens)
+from hf_forward_check import (MOE_FAMILIES, VARIANTS, build_model,  # noqa: E402
+                              store_in_hub_layout, tokens)
 
 SCHEDULES = {"constant": lambda o, w, n: get_constant_schedule_with_warmup(o, w),
              "linear": get_linear_schedule_with_warmup,
@@ -228,14 +228,9 @@ def main():
         model.save_pretrained(ckpt, max_shard_size="20KB")
     else:
         model.save_pretrained(ckpt)
-    if args.family in HUB_PREFIX:
-        # Store the text model as the hub's multimodal checkpoints do (the
-        # layout tfm reads per-expert tensors in); transformers loads it back.
-        from safetensors.torch import save_file
-        path = os.path.join(ckpt, "model.safetensors")
-        old, new = HUB_PREFIX[args.family]
-        save_file({(new + n[len(old):] if n.startswith(old) else n): t
-                   for n, t in load_file(path).items()}, path, metadata={"format": "pt"})
+    # The hub's layout for the Qwen3.5 text models (the one tfm reads their
+    # per-expert tensors in); transformers loads it back.
+    store_in_hub_layout(args.family, ckpt)
     initial = {n: p.detach().clone() for n, p in model.named_parameters()}
     ids, labels = tokens(model.config.vocab_size, args.seed,
                          VARIANTS[args.family][args.variant].get("_seq", 9))
