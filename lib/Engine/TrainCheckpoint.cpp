@@ -27,9 +27,9 @@ static constexpr llvm::StringLiteral kIndexFile =
 static constexpr llvm::StringLiteral kOptimizerFile = "optimizer.safetensors";
 static constexpr llvm::StringLiteral kStateFile = "trainer_state.json";
 
-static std::string childPath(llvm::StringRef a, llvm::StringRef b) {
-  llvm::SmallString<256> p(a);
-  path::append(p, b);
+std::string mlir::tfm::childPath(llvm::StringRef dir, llvm::StringRef name) {
+  llvm::SmallString<256> p(dir);
+  path::append(p, name);
   return p.str().str();
 }
 

@@ -283,6 +283,32 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
   return ckpt;
 }
 
+llvm::Expected<Checkpoint>
+Checkpoint::fromTensors(std::vector<TensorView> views,
+                        std::shared_ptr<const void> owner) {
+  Checkpoint ckpt;
+  ckpt.memoryOwner = std::move(owner);
+  for (TensorView &view : views) {
+    if (view.file.empty())
+      view.file = "<memory>";
+    for (int64_t d : view.shape)
+      if (d < 0)
+        return makeError(view.file + ": tensor '" + view.name +
+                         "': negative dimension " + llvm::Twine(d));
+    if (view.numBytes != size_t(view.numElements()) * dtypeSize(view.dtype))
+      return makeError(view.file + ": tensor '" + view.name +
+                       "': " + llvm::Twine(view.numBytes) + " bytes for " +
+                       llvm::Twine(view.numElements()) + " " +
+                       dtypeName(view.dtype) + " elements");
+    auto stored = std::make_unique<TensorView>(std::move(view));
+    if (!ckpt.index.emplace(stored->name, stored.get()).second)
+      return makeError(stored->file + ": tensor '" + stored->name +
+                       "' given twice");
+    ckpt.memoryViews.push_back(std::move(stored));
+  }
+  return ckpt;
+}
+
 const TensorView *Checkpoint::find(llvm::StringRef name) const {
   auto it = index.find(name.str());
   return it == index.end() ? nullptr : it->second;

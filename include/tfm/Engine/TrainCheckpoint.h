@@ -63,6 +63,9 @@ llvm::Error restoreOptimizer(llvm::StringRef checkpointDir, int64_t steps,
 /// ...]}` to `path` (aside, then renamed).
 llvm::Error writeTrainLog(llvm::StringRef path, llvm::ArrayRef<UpdateLog> log);
 
+/// `dir`/`name`.
+std::string childPath(llvm::StringRef dir, llvm::StringRef name);
+
 /// Writes `text` to `path` aside, then renames it into place.
 llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef text);
 

@@ -57,12 +57,22 @@ private:
 class Checkpoint {
 public:
   static llvm::Expected<Checkpoint> open(llvm::StringRef dir);
+  /// A checkpoint over tensors already in memory (the Python package's
+  /// torch parameters): each view's data stays owned by `owner`, which the
+  /// checkpoint keeps alive. Errors name a repeated name or a view whose
+  /// byte count does not match its dtype and shape.
+  static llvm::Expected<Checkpoint>
+  fromTensors(std::vector<TensorView> views, std::shared_ptr<const void> owner);
   /// Null if absent.
   const TensorView *find(llvm::StringRef name) const;
   std::vector<std::string> names() const;
 
 private:
   std::vector<std::unique_ptr<SafetensorsFile>> files;
+  /// fromTensors' views (heap-allocated, so `index` survives moves) and
+  /// what owns their data.
+  std::vector<std::unique_ptr<TensorView>> memoryViews;
+  std::shared_ptr<const void> memoryOwner;
   std::map<std::string, const TensorView *> index;
 };
 

@@ -1,0 +1,74 @@
+//===- TrainRun.h - a whole training run, as tfm-train does it --*- C++ -*-===//
+//
+// What tfm-train, tfm.train (Python) and tfmTrain (C) share: N updates of
+// a checkpoint's compiled training step and optimizer step over a token
+// file or dataset, saves OUT/checkpoint-<step> (whole or absent), and at
+// the end the trained model in OUT itself, in the input checkpoint's
+// layout, with OUT/train_log.json. A failed run leaves no partial output
+// (an output folder it created is removed again if still empty).
+//
+//   TrainRunOptions o;
+//   o.checkpointDir = "ckpt"; o.tokensPath = "tokens.json";
+//   o.outputDir = "out"; o.steps = 10;
+//   llvm::Expected<std::vector<UpdateLog>> log = runTraining(o, &llvm::outs());
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_ENGINE_TRAINRUN_H
+#define TFM_ENGINE_TRAINRUN_H
+
+#include "tfm/Engine/Trainer.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::tfm {
+
+/// Every setting of a run (tfm-train's options; docs/cli.md).
+struct TrainRunOptions {
+  std::string checkpointDir;
+  /// tokens.json (every update's batch, split into gradAccum micro-batches)
+  /// or a .npy/.bin dataset of uint16/uint32 ids (batch x seq windows).
+  std::string tokensPath;
+  std::string outputDir;
+  int64_t steps = 20;
+  int64_t batch = 1, seq = 128;
+  /// Visit the dataset's windows in a seeded order (-1: in order).
+  int64_t shuffleSeed = -1;
+  /// Id type of a .bin dataset.
+  std::string tokenDtype = "uint16";
+  OptimizerOptions optimizer{
+      /*optimizer=*/"adamw", 0.9, 0.999, 1e-8,  0.01,
+      /*decay=*/"all",       0,   0,     false,
+      /*maxGradNorm=*/1.0};
+  double lr = 1e-3;
+  int64_t warmupSteps = 0;
+  /// constant, linear or cosine (after warm-up).
+  std::string schedule = "constant";
+  int64_t gradAccum = 1;
+  /// Regular expression of HF tensor names not to train.
+  std::string freeze;
+  std::string device = "cpu", dtype = "f32";
+  std::string recompute = "save-all";
+  std::string moeAuxLoss = "auto";
+  bool fusion = true;
+  /// Save every K updates (0: at the end only).
+  int64_t saveEvery = 0;
+  /// Continue the run saved in outputDir from its last save.
+  bool resume = false;
+};
+
+/// Runs the training `o` describes. Progress (a line per update, a first
+/// and a last line) goes to `progress` unless it is null; `onUpdate`, when
+/// given, sees each update's log as it ends. Returns the log of every
+/// update of the run (a resumed one's earlier updates included). Errors
+/// name the option, file or field at fault.
+llvm::Expected<std::vector<UpdateLog>>
+runTraining(const TrainRunOptions &o, llvm::raw_ostream *progress,
+            llvm::function_ref<void(const UpdateLog &)> onUpdate = {});
+
+} // namespace mlir::tfm
+
+#endif // TFM_ENGINE_TRAINRUN_H
