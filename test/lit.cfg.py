@@ -29,6 +29,7 @@ llvm_config.add_tool_substitutions(
 # Before the defaults, which map %python to the interpreter running lit.
 config.substitutions.insert(0, ("%python", config.tfm_python or "python3"))
 config.substitutions.append(("%tfm_src", config.tfm_src_root))
+config.substitutions.append(("%tfm_obj_root", config.tfm_obj_root))
 config.substitutions.append(("%hf_helpers",
                              os.path.join(config.tfm_src_root, "test", "helpers")))
 

@@ -7,18 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfm/Dialect/Tfm/IR/TfmOps.h"
-#include "tfm/Dialect/Tfm/Transforms/Passes.h"
-#include "tfm/Import/HFConfig.h"
-#include "tfm/Import/ModelBuilder.h"
-#include "tfm/Import/ParamSummary.h"
-#include "tfm/InitAll.h"
+#include "tfm/Engine/ImportedModel.h"
 #include "tfm/Support/CommandLine.h"
-#include "tfm/Support/Error.h"
 
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -62,30 +53,10 @@ int main(int argc, char **argv) {
   if (dtype != "f32" && dtype != "bf16")
     return fail("--dtype must be f32 or bf16, got '" + dtype + "'");
 
-  llvm::Expected<ModelSpec> spec = readHFConfig(inputPath);
-  if (!spec)
-    return fail(llvm::toString(spec.takeError()));
-
-  DialectRegistry registry;
-  registerAllTfmDialects(registry);
-  MLIRContext ctx(registry);
-  ctx.loadDialect<TfmDialect, func::FuncDialect>();
-  DiagnosticCollector diagnostics(&ctx);
-  Type elem = dtype == "bf16" ? Type(BFloat16Type::get(&ctx))
-                              : Type(Float32Type::get(&ctx));
-  OwningOpRef<ModuleOp> module = buildModel(ctx, *spec, elem, !noLogits);
-
-  // The output must verify and its weight map must be consistent; a failure
-  // here is an importer bug, reported rather than written out.
-  PassManager pm(&ctx);
-  pm.addPass(createTfmCheckWeightMapPass());
-  if (failed(verify(*module)) || failed(pm.run(*module)))
-    return fail(inputPath + ": internal error, the imported IR is invalid: " +
-                diagnostics.str());
-
-  FailureOr<ParamSummary> summary = summarizeParams(*module, kForwardFuncName);
-  if (failed(summary))
-    return fail(inputPath + ": " + diagnostics.str());
+  auto model = ImportedModel::import(
+      inputPath, dtype == "bf16" ? Precision::bf16 : Precision::f32, !noLogits);
+  if (!model)
+    return fail(llvm::toString(model.takeError()));
 
   if (!outputPath.empty() || !printSummary) {
     std::string target = outputPath.empty() ? "-" : outputPath.getValue();
@@ -95,14 +66,13 @@ int main(int argc, char **argv) {
                                                       llvm::sys::fs::OF_Text);
     if (ec)
       return fail(target + ": cannot write: " + ec.message());
-    module->print(out->os());
-    out->os() << "\n";
+    out->os() << (*model)->getMLIR();
     out->os().flush();
     if (out->os().has_error())
       return fail(target + ": write failed");
     out->keep();
   }
   if (printSummary)
-    llvm::outs() << formatSummaryJson(*module, *summary) << "\n";
+    llvm::outs() << (*model)->getSummaryJson() << "\n";
   return 0;
 }

@@ -1,0 +1,320 @@
+//===- Tfm.cpp - C API of the tfm compiler and engine ---------------------===//
+//
+// Thin wrappers over tfm/Engine: each entry point converts llvm::Error to
+// the caller's `char **error` and catches any C++ exception (an allocation
+// failure, say) so that none crosses into C.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm-c/Tfm.h"
+#include "tfm/Engine/ImportedModel.h"
+#include "tfm/Engine/TrainRun.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+struct StepHandle {
+  std::unique_ptr<TrainingStep> step;
+  bool bound = false;
+};
+struct ResultHandle {
+  StepResult result;
+  std::map<std::string, size_t, std::less<>> byName;
+};
+} // namespace
+
+static ImportedModel *unwrap(tfmModel m) {
+  return static_cast<ImportedModel *>(m.ptr);
+}
+static StepHandle *unwrap(tfmStep s) {
+  return static_cast<StepHandle *>(s.ptr);
+}
+static ResultHandle *unwrap(tfmResult r) {
+  return static_cast<ResultHandle *>(r.ptr);
+}
+
+static char *copyString(llvm::StringRef s) {
+  char *out = static_cast<char *>(std::malloc(s.size() + 1));
+  if (!out)
+    return nullptr;
+  std::memcpy(out, s.data(), s.size());
+  out[s.size()] = 0;
+  return out;
+}
+
+static void setError(char **error, llvm::StringRef message) {
+  if (error)
+    *error = copyString(message);
+}
+static void clearError(char **error) {
+  if (error)
+    *error = nullptr;
+}
+
+/// Runs `body`, turning an llvm::Error it returns (or an exception it
+/// throws) into `*error` and `failed`.
+template <typename T, typename Body>
+static T guarded(char **error, T failed, Body body) {
+  clearError(error);
+  try {
+    llvm::Expected<T> value = body();
+    if (value)
+      return *value;
+    setError(error, llvm::toString(value.takeError()));
+  } catch (const std::exception &e) {
+    setError(error, std::string("internal error: ") + e.what());
+  } catch (...) {
+    setError(error, "internal error: unknown exception");
+  }
+  return failed;
+}
+
+static std::string orDefault(const char *s, const char *fallback) {
+  return s ? s : fallback;
+}
+
+extern "C" {
+
+void tfmFree(void *ptr) { std::free(ptr); }
+
+const char *tfmVersion(void) { return "0.1.0"; }
+
+tfmModel tfmImportHF(const char *path, char **error) {
+  return guarded<tfmModel>(error, {nullptr}, [&]() -> llvm::Expected<tfmModel> {
+    if (!path)
+      return llvm::createStringError("tfmImportHF: path is NULL");
+    auto model = ImportedModel::import(path);
+    if (!model)
+      return model.takeError();
+    return tfmModel{model->release()};
+  });
+}
+
+void tfmModelDestroy(tfmModel model) { delete unwrap(model); }
+
+int64_t tfmModelNumParameters(tfmModel model) {
+  return unwrap(model)->getNumParameters();
+}
+const char *tfmModelArchitecture(tfmModel model) {
+  return unwrap(model)->getSpec().architecture.c_str();
+}
+const char *tfmModelType(tfmModel model) {
+  return unwrap(model)->getSpec().modelType.c_str();
+}
+int64_t tfmModelVocabSize(tfmModel model) {
+  return unwrap(model)->getSpec().vocabSize;
+}
+char *tfmModelSummaryJson(tfmModel model) {
+  return copyString(unwrap(model)->getSummaryJson());
+}
+char *tfmModelMLIR(tfmModel model) {
+  return copyString(unwrap(model)->getMLIR());
+}
+
+void tfmStepOptionsInit(tfmStepOptions *o) {
+  *o = tfmStepOptions{"cpu", "f32", true, false, true, "save-all", "", "auto"};
+}
+
+tfmStep tfmCompile(tfmModel model, const tfmStepOptions *o, char **error) {
+  return guarded<tfmStep>(error, {nullptr}, [&]() -> llvm::Expected<tfmStep> {
+    if (!model.ptr || !o)
+      return llvm::createStringError("tfmCompile: model or options is NULL");
+    llvm::Expected<Device> device = parseDevice(orDefault(o->device, "cpu"));
+    if (!device)
+      return device.takeError();
+    llvm::Expected<Precision> precision =
+        parsePrecision(orDefault(o->dtype, "f32"));
+    if (!precision)
+      return precision.takeError();
+    StepOptions options;
+    options.compile = {*device, /*useBlas=*/true, ""};
+    options.precision = *precision;
+    options.gradients = o->gradients;
+    options.fuse = o->fusion;
+    options.logits = o->logits;
+    options.recompute = orDefault(o->recompute, "save-all");
+    options.freeze = orDefault(o->freeze, "");
+    auto step =
+        unwrap(model)->createStep(options, orDefault(o->moeAuxLoss, "auto"));
+    if (!step)
+      return step.takeError();
+    return tfmStep{new StepHandle{std::move(*step)}};
+  });
+}
+
+void tfmStepDestroy(tfmStep step) { delete unwrap(step); }
+
+bool tfmStepBind(tfmStep step, const char *checkpointDir, char **error) {
+  return guarded<bool>(error, false, [&]() -> llvm::Expected<bool> {
+    if (!step.ptr || !checkpointDir)
+      return llvm::createStringError("tfmStepBind: step or folder is NULL");
+    llvm::Expected<Checkpoint> checkpoint = Checkpoint::open(checkpointDir);
+    if (!checkpoint)
+      return checkpoint.takeError();
+    if (llvm::Error e = unwrap(step)->step->bind(std::move(*checkpoint)))
+      return std::move(e);
+    unwrap(step)->bound = true;
+    return true;
+  });
+}
+
+tfmResult tfmStepRun(tfmStep step, int64_t batch, int64_t seq,
+                     const int64_t *inputIds, const int64_t *labels,
+                     char **error) {
+  return guarded<tfmResult>(
+      error, {nullptr}, [&]() -> llvm::Expected<tfmResult> {
+        if (!step.ptr || !inputIds)
+          return llvm::createStringError("tfmStepRun: step or ids is NULL");
+        if (batch < 1 || seq < 1 || batch > (int64_t(1) << 40) / seq)
+          return llvm::createStringError(
+              "tfmStepRun: batch and seq must be >= 1 (got " +
+              std::to_string(batch) + " x " + std::to_string(seq) + ")");
+        TokenBatch tokens;
+        tokens.batch = batch;
+        tokens.seq = seq;
+        tokens.inputIds.assign(inputIds, inputIds + batch * seq);
+        if (labels)
+          tokens.labels.assign(labels, labels + batch * seq);
+        auto result = unwrap(step)->step->run(tokens);
+        if (!result)
+          return result.takeError();
+        auto handle = std::make_unique<ResultHandle>();
+        handle->result = std::move(*result);
+        for (size_t i = 0; i < handle->result.gradients.size(); ++i)
+          handle->byName.emplace(handle->result.gradients[i].name, i);
+        return tfmResult{handle.release()};
+      });
+}
+
+void tfmResultDestroy(tfmResult result) { delete unwrap(result); }
+
+bool tfmResultHasLoss(tfmResult result) {
+  return unwrap(result)->result.loss.has_value();
+}
+float tfmResultLoss(tfmResult result) {
+  return unwrap(result)->result.loss.value_or(0.0f);
+}
+double tfmResultStepMs(tfmResult result) {
+  return unwrap(result)->result.stepMs;
+}
+
+const float *tfmResultLogits(tfmResult result, int64_t *rank,
+                             const int64_t **shape) {
+  const HostArray &logits = unwrap(result)->result.logits;
+  *rank = logits.shape.size();
+  *shape = logits.shape.data();
+  return logits.f32.empty() ? nullptr : logits.f32.data();
+}
+
+int64_t tfmResultNumGradients(tfmResult result) {
+  return unwrap(result)->result.gradients.size();
+}
+const char *tfmResultGradientName(tfmResult result, int64_t index) {
+  auto &grads = unwrap(result)->result.gradients;
+  if (index < 0 || size_t(index) >= grads.size())
+    return nullptr;
+  return grads[index].name.c_str();
+}
+const float *tfmResultGradient(tfmResult result, int64_t index, int64_t *rank,
+                               const int64_t **shape) {
+  auto &grads = unwrap(result)->result.gradients;
+  if (index < 0 || size_t(index) >= grads.size())
+    return nullptr;
+  *rank = grads[index].shape.size();
+  *shape = grads[index].shape.data();
+  return grads[index].data.data();
+}
+const float *tfmResultGradientByName(tfmResult result, const char *name,
+                                     int64_t *rank, const int64_t **shape) {
+  auto &byName = unwrap(result)->byName;
+  auto it = name ? byName.find(llvm::StringRef(name)) : byName.end();
+  if (it == byName.end())
+    return nullptr;
+  return tfmResultGradient(result, it->second, rank, shape);
+}
+
+void tfmTrainOptionsInit(tfmTrainOptions *o) {
+  TrainRunOptions d;
+  *o = tfmTrainOptions{};
+  o->steps = d.steps;
+  o->batch = d.batch;
+  o->seq = d.seq;
+  o->gradAccum = d.gradAccum;
+  o->warmupSteps = d.warmupSteps;
+  o->saveEvery = d.saveEvery;
+  o->shuffleSeed = d.shuffleSeed;
+  o->lr = d.lr;
+  o->beta1 = d.optimizer.beta1;
+  o->beta2 = d.optimizer.beta2;
+  o->eps = d.optimizer.eps;
+  o->weightDecay = d.optimizer.weightDecay;
+  o->momentum = d.optimizer.momentum;
+  o->maxGradNorm = d.optimizer.maxGradNorm;
+  o->nesterov = d.optimizer.nesterov;
+  o->fusion = d.fusion;
+  o->resume = d.resume;
+  // String literals, so the defaults outlive this call.
+  o->optimizer = "adamw";
+  o->decay = "all";
+  o->schedule = "constant";
+  o->device = "cpu";
+  o->dtype = "f32";
+  o->recompute = "save-all";
+  o->freeze = "";
+  o->moeAuxLoss = "auto";
+  o->tokenDtype = "uint16";
+}
+
+int64_t tfmTrain(const char *checkpointDir, const char *tokens,
+                 const char *outputDir, const tfmTrainOptions *o, bool progress,
+                 char **error) {
+  return guarded<int64_t>(error, -1, [&]() -> llvm::Expected<int64_t> {
+    if (!checkpointDir || !tokens || !outputDir || !o)
+      return llvm::createStringError("tfmTrain: an argument is NULL");
+    TrainRunOptions r;
+    r.checkpointDir = checkpointDir;
+    r.tokensPath = tokens;
+    r.outputDir = outputDir;
+    r.steps = o->steps;
+    r.batch = o->batch;
+    r.seq = o->seq;
+    r.gradAccum = o->gradAccum;
+    r.warmupSteps = o->warmupSteps;
+    r.saveEvery = o->saveEvery;
+    r.shuffleSeed = o->shuffleSeed;
+    r.lr = o->lr;
+    r.optimizer.optimizer = orDefault(o->optimizer, "adamw");
+    r.optimizer.beta1 = o->beta1;
+    r.optimizer.beta2 = o->beta2;
+    r.optimizer.eps = o->eps;
+    r.optimizer.weightDecay = o->weightDecay;
+    r.optimizer.decay = orDefault(o->decay, "all");
+    r.optimizer.momentum = o->momentum;
+    r.optimizer.nesterov = o->nesterov;
+    r.optimizer.maxGradNorm = o->maxGradNorm;
+    r.schedule = orDefault(o->schedule, "constant");
+    r.fusion = o->fusion;
+    r.resume = o->resume;
+    r.device = orDefault(o->device, "cpu");
+    r.dtype = orDefault(o->dtype, "f32");
+    r.recompute = orDefault(o->recompute, "save-all");
+    r.freeze = orDefault(o->freeze, "");
+    r.moeAuxLoss = orDefault(o->moeAuxLoss, "auto");
+    r.tokenDtype = orDefault(o->tokenDtype, "uint16");
+    auto log = runTraining(r, progress ? &llvm::outs() : nullptr);
+    if (!log)
+      return log.takeError();
+    llvm::outs().flush();
+    return log->empty() ? int64_t(0) : log->back().step;
+  });
+}
+
+} // extern "C"
