@@ -34,6 +34,13 @@ if [ -z "${TFM_SKIP_VENV:-}" ]; then
       -r "$root/python/requirements-test.txt"
     touch "$TFM_VENV/.complete"
   fi
+  # The Python package's build tools and pytest, keyed on their own file.
+  dev_hash=$(sha256sum "$root/python/requirements-dev.txt" | cut -c1-12)
+  if [ ! -f "$TFM_VENV/.complete-dev-$dev_hash" ]; then
+    "$TFM_VENV/bin/python" -m pip install -q --disable-pip-version-check \
+      -r "$root/python/requirements-dev.txt"
+    touch "$TFM_VENV/.complete-dev-$dev_hash"
+  fi
 fi
 
 # --- Build -------------------------------------------------------------------

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test (lit: FileCheck tests, GoogleTest unit tests, and the
-# numeric tests against Hugging Face's modeling code), after set-up.
+# numeric tests against Hugging Face's modeling code; pytest: the Python
+# package's), after set-up.
 # Ends with one line: "N passed, N failed".
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -9,14 +10,29 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
 
 xml=$(mktemp --suffix=.xml)
-trap 'rm -f "$xml"' EXIT
+pyxml=$(mktemp --suffix=.xml)
+trap 'rm -f "$xml" "$pyxml"' EXIT
 /usr/lib/llvm-22/bin/lit -sv --xunit-xml-output "$xml" \
   "$TFM_BUILD/test" "$TFM_BUILD/test/Unit"
 status=$?
-counts=$(python3 - "$xml" <<'PY'
+# The Python package's tests (python/tests), on the build tree's package
+# (they need the reference virtualenv, as the numeric lit tests do).
+if [ -x "$TFM_VENV/bin/python" ]; then
+  PYTHONPATH="$TFM_BUILD/python_packages" "$TFM_VENV/bin/python" -m pytest -q \
+    -p no:cacheprovider --junitxml="$pyxml" "$root/python/tests" || status=1
+else
+  echo '<testsuites/>' >"$pyxml"
+fi
+counts=$(python3 - "$xml" "$pyxml" <<'PY'
 import sys, xml.etree.ElementTree as ET
 passed = failed = skipped = 0
-for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+cases = []
+for path in sys.argv[1:]:
+    try:
+        cases += list(ET.parse(path).getroot().iter("testcase"))
+    except (ET.ParseError, OSError):
+        failed += 1  # a suite that did not report
+for case in cases:
     if case.find("failure") is not None or case.find("error") is not None:
         failed += 1
     elif case.find("skipped") is not None:

@@ -46,6 +46,8 @@ TFM_DEFINE_C_API_STRUCT(tfmModel);
 TFM_DEFINE_C_API_STRUCT(tfmStep);
 /// What one run of a step returned.
 TFM_DEFINE_C_API_STRUCT(tfmResult);
+/// Named f32 tensors (a step's parameters).
+TFM_DEFINE_C_API_STRUCT(tfmTensors);
 
 #undef TFM_DEFINE_C_API_STRUCT
 
@@ -104,6 +106,21 @@ static inline bool tfmStepIsNull(tfmStep step) { return !step.ptr; }
 void tfmStepDestroy(tfmStep step);
 /// Binds the weights of a checkpoint folder through the weight map.
 bool tfmStepBind(tfmStep step, const char *checkpointDir, char **error);
+/// A tensor the caller holds: row-major f32 `data` of `shape`.
+typedef struct tfmTensor {
+  const char *name;
+  const float *data;
+  int64_t rank;
+  const int64_t *shape;
+} tfmTensor;
+/// Binds `count` tensors by checkpoint name (as a checkpoint folder would
+/// hold them), copied during the call: an embedder's own weights (the
+/// Python package's torch parameters).
+bool tfmStepBindTensors(tfmStep step, const tfmTensor *tensors, int64_t count,
+                        char **error);
+/// The bound parameters and buffers under their checkpoint names (split per
+/// layer, unfused), in name order; a null handle before binding.
+tfmTensors tfmStepParameters(tfmStep step, char **error);
 /// Runs [batch, seq] `inputIds` (and `labels`, NULL for none; -100 is not
 /// counted). Needs labels for gradients or a loss-only step.
 tfmResult tfmStepRun(tfmStep step, int64_t batch, int64_t seq,
@@ -132,6 +149,14 @@ const float *tfmResultGradient(tfmResult result, int64_t index, int64_t *rank,
 /// The gradient of HF tensor `name`, or NULL when the result has none.
 const float *tfmResultGradientByName(tfmResult result, const char *name,
                                      int64_t *rank, const int64_t **shape);
+
+static inline bool tfmTensorsIsNull(tfmTensors t) { return !t.ptr; }
+void tfmTensorsDestroy(tfmTensors tensors);
+int64_t tfmTensorsSize(tfmTensors tensors);
+/// Tensor `index`'s name and data (NULL out of range), with its shape.
+const char *tfmTensorsName(tfmTensors tensors, int64_t index);
+const float *tfmTensorsData(tfmTensors tensors, int64_t index, int64_t *rank,
+                            const int64_t **shape);
 
 //===----------------------------------------------------------------------===//
 // Training

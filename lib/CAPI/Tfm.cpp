@@ -40,6 +40,9 @@ static StepHandle *unwrap(tfmStep s) {
 static ResultHandle *unwrap(tfmResult r) {
   return static_cast<ResultHandle *>(r.ptr);
 }
+static std::vector<NamedGradient> *unwrap(tfmTensors t) {
+  return static_cast<std::vector<NamedGradient> *>(t.ptr);
+}
 
 static char *copyString(llvm::StringRef s) {
   char *out = static_cast<char *>(std::malloc(s.size() + 1));
@@ -152,18 +155,95 @@ tfmStep tfmCompile(tfmModel model, const tfmStepOptions *o, char **error) {
 
 void tfmStepDestroy(tfmStep step) { delete unwrap(step); }
 
+/// Binds `checkpoint` (or passes on why there is none).
+static llvm::Expected<bool>
+bindCheckpoint(tfmStep step, llvm::Expected<Checkpoint> checkpoint) {
+  if (!checkpoint)
+    return checkpoint.takeError();
+  if (llvm::Error e = unwrap(step)->step->bind(std::move(*checkpoint)))
+    return std::move(e);
+  unwrap(step)->bound = true;
+  return true;
+}
+
 bool tfmStepBind(tfmStep step, const char *checkpointDir, char **error) {
   return guarded<bool>(error, false, [&]() -> llvm::Expected<bool> {
     if (!step.ptr || !checkpointDir)
       return llvm::createStringError("tfmStepBind: step or folder is NULL");
-    llvm::Expected<Checkpoint> checkpoint = Checkpoint::open(checkpointDir);
-    if (!checkpoint)
-      return checkpoint.takeError();
-    if (llvm::Error e = unwrap(step)->step->bind(std::move(*checkpoint)))
-      return std::move(e);
-    unwrap(step)->bound = true;
-    return true;
+    return bindCheckpoint(step, Checkpoint::open(checkpointDir));
   });
+}
+
+bool tfmStepBindTensors(tfmStep step, const tfmTensor *tensors, int64_t count,
+                        char **error) {
+  return guarded<bool>(error, false, [&]() -> llvm::Expected<bool> {
+    if (!step.ptr || (count && !tensors) || count < 0)
+      return llvm::createStringError(
+          "tfmStepBindTensors: step or tensors is NULL");
+    // One owned copy of every tensor, which the checkpoint keeps alive.
+    auto storage = std::make_shared<std::vector<std::vector<float>>>(count);
+    std::vector<TensorView> views;
+    for (int64_t i = 0; i < count; ++i) {
+      const tfmTensor &t = tensors[i];
+      if (!t.name || t.rank < 0 || (t.rank && !t.shape))
+        return llvm::createStringError("tfmStepBindTensors: tensor " +
+                                       std::to_string(i) +
+                                       " has no name or shape");
+      TensorView view;
+      view.name = t.name;
+      view.dtype = DType::F32;
+      view.shape.assign(t.shape, t.shape + t.rank);
+      view.file = "<tensor " + view.name + ">";
+      int64_t n = 1;
+      for (int64_t d : view.shape) {
+        if (d < 0 || (d && n > (int64_t(1) << 40) / d))
+          return llvm::createStringError("tfmStepBindTensors: tensor '" +
+                                         view.name + "' has a bad shape");
+        n *= d;
+      }
+      if (n && !t.data)
+        return llvm::createStringError("tfmStepBindTensors: tensor '" +
+                                       view.name + "' has no data");
+      (*storage)[i].assign(t.data, t.data + n);
+      view.data = reinterpret_cast<const char *>((*storage)[i].data());
+      view.numBytes = n * sizeof(float);
+      views.push_back(std::move(view));
+    }
+    return bindCheckpoint(step,
+                          Checkpoint::fromTensors(std::move(views), storage));
+  });
+}
+
+tfmTensors tfmStepParameters(tfmStep step, char **error) {
+  return guarded<tfmTensors>(
+      error, {nullptr}, [&]() -> llvm::Expected<tfmTensors> {
+        if (!step.ptr || !unwrap(step)->bound)
+          return llvm::createStringError(
+              "tfmStepParameters: the step has no parameters: bind a "
+              "checkpoint first");
+        auto named = unwrap(step)->step->namedParameters();
+        if (!named)
+          return named.takeError();
+        return tfmTensors{new std::vector<NamedGradient>(std::move(*named))};
+      });
+}
+
+void tfmTensorsDestroy(tfmTensors tensors) { delete unwrap(tensors); }
+int64_t tfmTensorsSize(tfmTensors tensors) { return unwrap(tensors)->size(); }
+const char *tfmTensorsName(tfmTensors tensors, int64_t index) {
+  auto &all = *unwrap(tensors);
+  if (index < 0 || size_t(index) >= all.size())
+    return nullptr;
+  return all[index].name.c_str();
+}
+const float *tfmTensorsData(tfmTensors tensors, int64_t index, int64_t *rank,
+                            const int64_t **shape) {
+  auto &all = *unwrap(tensors);
+  if (index < 0 || size_t(index) >= all.size())
+    return nullptr;
+  *rank = all[index].shape.size();
+  *shape = all[index].shape.data();
+  return all[index].data.data();
 }
 
 tfmResult tfmStepRun(tfmStep step, int64_t batch, int64_t seq,

@@ -1,0 +1,373 @@
+//===- TfmModule.cpp - tfm._tfm: Python bindings of the C API -------------===//
+//
+// The native half of the Python package, over tfm-c/Tfm.h only (as MLIR's
+// own Python bindings sit on its C API): one class per handle, errors as
+// tfm.Error with the compiler's message, results as read-only numpy arrays
+// that view the result's memory (zero-copy; the array keeps it alive).
+// The pure-Python layer (tfm/__init__.py) gives the public API.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm-c/Tfm.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+/// What tfm.Error carries: the C API's message.
+struct TfmError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Takes the C API's error string (throws when set).
+struct ErrorSlot {
+  char *message = nullptr;
+  char **operator&() { return &message; }
+  void check() {
+    if (!message)
+      return;
+    std::string text = message;
+    tfmFree(message);
+    message = nullptr;
+    throw TfmError(text);
+  }
+};
+
+using Ids =
+    nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using F32In = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
+using F32Out = nb::ndarray<nb::numpy, const float>;
+
+/// A read-only numpy view of `data` that keeps `owner` alive.
+F32Out view(const float *data, int64_t rank, const int64_t *shape,
+            nb::handle owner) {
+  std::vector<size_t> dims(shape, shape + rank);
+  return F32Out(data, dims.size(), dims.data(), owner);
+}
+
+class Model {
+public:
+  explicit Model(const std::string &path) {
+    ErrorSlot error;
+    model = tfmImportHF(path.c_str(), &error);
+    error.check();
+  }
+  ~Model() { tfmModelDestroy(model); }
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  int64_t numParameters() const { return tfmModelNumParameters(model); }
+  std::string architecture() const { return tfmModelArchitecture(model); }
+  std::string modelType() const { return tfmModelType(model); }
+  int64_t vocabSize() const { return tfmModelVocabSize(model); }
+  std::string summaryJson() const { return take(tfmModelSummaryJson(model)); }
+  std::string mlir() const { return take(tfmModelMLIR(model)); }
+  tfmModel get() const { return model; }
+
+private:
+  static std::string take(char *s) {
+    if (!s)
+      throw std::bad_alloc();
+    std::string out = s;
+    tfmFree(s);
+    return out;
+  }
+  tfmModel model{nullptr};
+};
+
+class Result {
+public:
+  explicit Result(tfmResult r) : result(r) {}
+  ~Result() { tfmResultDestroy(result); }
+  Result(const Result &) = delete;
+  Result &operator=(const Result &) = delete;
+
+  std::optional<float> loss() const {
+    if (!tfmResultHasLoss(result))
+      return std::nullopt;
+    return tfmResultLoss(result);
+  }
+  double stepMs() const { return tfmResultStepMs(result); }
+  std::optional<F32Out> logits(nb::handle self) const {
+    int64_t rank;
+    const int64_t *shape;
+    const float *data = tfmResultLogits(result, &rank, &shape);
+    if (!data)
+      return std::nullopt;
+    return view(data, rank, shape, self);
+  }
+  std::vector<std::string> gradientNames() const {
+    std::vector<std::string> names;
+    for (int64_t i = 0, e = tfmResultNumGradients(result); i < e; ++i)
+      names.push_back(tfmResultGradientName(result, i));
+    return names;
+  }
+  F32Out gradient(nb::handle self, const std::string &name) const {
+    int64_t rank;
+    const int64_t *shape;
+    const float *data =
+        tfmResultGradientByName(result, name.c_str(), &rank, &shape);
+    if (!data)
+      throw nb::key_error(("no gradient named '" + name + "'").c_str());
+    return view(data, rank, shape, self);
+  }
+
+private:
+  tfmResult result;
+};
+
+/// Named tensors a step handed out (its parameters).
+class Tensors {
+public:
+  explicit Tensors(tfmTensors t) : tensors(t) {}
+  ~Tensors() { tfmTensorsDestroy(tensors); }
+  Tensors(const Tensors &) = delete;
+  Tensors &operator=(const Tensors &) = delete;
+
+  std::vector<std::pair<std::string, F32Out>> items(nb::handle self) const {
+    std::vector<std::pair<std::string, F32Out>> out;
+    for (int64_t i = 0, e = tfmTensorsSize(tensors); i < e; ++i) {
+      int64_t rank;
+      const int64_t *shape;
+      const float *data = tfmTensorsData(tensors, i, &rank, &shape);
+      out.emplace_back(tfmTensorsName(tensors, i),
+                       view(data, rank, shape, self));
+    }
+    return out;
+  }
+
+private:
+  tfmTensors tensors;
+};
+
+class Step {
+public:
+  Step(const Model &model, const std::string &device, const std::string &dtype,
+       bool fusion, bool gradients, bool logits, const std::string &recompute,
+       const std::string &freeze, const std::string &moeAuxLoss) {
+    tfmStepOptions o;
+    tfmStepOptionsInit(&o);
+    o.device = device.c_str();
+    o.dtype = dtype.c_str();
+    o.fusion = fusion;
+    o.gradients = gradients;
+    o.logits = logits;
+    o.recompute = recompute.c_str();
+    o.freeze = freeze.c_str();
+    o.moeAuxLoss = moeAuxLoss.c_str();
+    ErrorSlot error;
+    step = tfmCompile(model.get(), &o, &error);
+    error.check();
+  }
+  ~Step() { tfmStepDestroy(step); }
+  Step(const Step &) = delete;
+  Step &operator=(const Step &) = delete;
+
+  void bind(const std::string &dir) {
+    ErrorSlot error;
+    bool ok;
+    {
+      nb::gil_scoped_release release;
+      ok = tfmStepBind(step, dir.c_str(), &error);
+    }
+    error.check();
+    (void)ok;
+  }
+
+  void bindTensors(const std::vector<std::pair<std::string, F32In>> &named) {
+    std::vector<std::vector<int64_t>> shapes(named.size());
+    std::vector<tfmTensor> tensors(named.size());
+    for (size_t i = 0; i < named.size(); ++i) {
+      const F32In &a = named[i].second;
+      for (size_t d = 0; d < a.ndim(); ++d)
+        shapes[i].push_back(a.shape(d));
+      tensors[i] = {named[i].first.c_str(), a.data(), int64_t(a.ndim()),
+                    shapes[i].data()};
+    }
+    ErrorSlot error;
+    {
+      nb::gil_scoped_release release;
+      tfmStepBindTensors(step, tensors.data(), tensors.size(), &error);
+    }
+    error.check();
+  }
+
+  Tensors *parameters() {
+    ErrorSlot error;
+    tfmTensors t = tfmStepParameters(step, &error);
+    error.check();
+    return new Tensors(t);
+  }
+
+  Result *run(Ids inputIds, std::optional<Ids> labels) {
+    if (labels && (labels->shape(0) != inputIds.shape(0) ||
+                   labels->shape(1) != inputIds.shape(1)))
+      throw TfmError("labels: shape [" + std::to_string(labels->shape(0)) +
+                     ", " + std::to_string(labels->shape(1)) +
+                     "] differs from input_ids' [" +
+                     std::to_string(inputIds.shape(0)) + ", " +
+                     std::to_string(inputIds.shape(1)) + "]");
+    ErrorSlot error;
+    tfmResult r;
+    {
+      nb::gil_scoped_release release;
+      r = tfmStepRun(step, inputIds.shape(0), inputIds.shape(1),
+                     inputIds.data(), labels ? labels->data() : nullptr,
+                     &error);
+    }
+    error.check();
+    return new Result(r);
+  }
+
+private:
+  tfmStep step{nullptr};
+};
+
+/// tfm-train's options, by their Python names (tfm.train's keywords).
+int64_t train(const std::string &checkpoint, const std::string &tokens,
+              const std::string &outputDir, const nb::dict &options,
+              bool progress) {
+  tfmTrainOptions o;
+  tfmTrainOptionsInit(&o);
+  // Strings stay alive until tfmTrain returns.
+  std::vector<std::string> strings;
+  strings.reserve(options.size());
+  for (auto [key, value] : options) {
+    std::string k = nb::cast<std::string>(key);
+    auto num = [&](int64_t &field) { field = nb::cast<int64_t>(value); };
+    auto real = [&](double &field) { field = nb::cast<double>(value); };
+    auto flag = [&](bool &field) { field = nb::cast<bool>(value); };
+    auto text = [&](const char *&field) {
+      strings.push_back(nb::cast<std::string>(value));
+      field = strings.back().c_str();
+    };
+    if (k == "steps")
+      num(o.steps);
+    else if (k == "batch")
+      num(o.batch);
+    else if (k == "seq")
+      num(o.seq);
+    else if (k == "grad_accum")
+      num(o.gradAccum);
+    else if (k == "warmup_steps")
+      num(o.warmupSteps);
+    else if (k == "save_every")
+      num(o.saveEvery);
+    else if (k == "shuffle_seed")
+      num(o.shuffleSeed);
+    else if (k == "lr")
+      real(o.lr);
+    else if (k == "adam_beta1")
+      real(o.beta1);
+    else if (k == "adam_beta2")
+      real(o.beta2);
+    else if (k == "adam_eps")
+      real(o.eps);
+    else if (k == "weight_decay")
+      real(o.weightDecay);
+    else if (k == "momentum")
+      real(o.momentum);
+    else if (k == "max_grad_norm")
+      real(o.maxGradNorm);
+    else if (k == "nesterov")
+      flag(o.nesterov);
+    else if (k == "fusion")
+      flag(o.fusion);
+    else if (k == "resume")
+      flag(o.resume);
+    else if (k == "optimizer")
+      text(o.optimizer);
+    else if (k == "decay")
+      text(o.decay);
+    else if (k == "schedule")
+      text(o.schedule);
+    else if (k == "device")
+      text(o.device);
+    else if (k == "dtype")
+      text(o.dtype);
+    else if (k == "recompute")
+      text(o.recompute);
+    else if (k == "freeze")
+      text(o.freeze);
+    else if (k == "moe_aux_loss")
+      text(o.moeAuxLoss);
+    else if (k == "token_dtype")
+      text(o.tokenDtype);
+    else
+      throw TfmError("train: unknown option '" + k + "'");
+  }
+  ErrorSlot error;
+  int64_t steps;
+  {
+    nb::gil_scoped_release release;
+    steps = tfmTrain(checkpoint.c_str(), tokens.c_str(), outputDir.c_str(), &o,
+                     progress, &error);
+  }
+  error.check();
+  return steps;
+}
+
+} // namespace
+
+NB_MODULE(_tfm, m) {
+  m.doc() = "Native bindings of tfm's C API (use the `tfm` package).";
+  nb::exception<TfmError>(m, "Error", PyExc_RuntimeError);
+  m.attr("__version__") = tfmVersion();
+
+  nb::class_<Model>(m, "Model")
+      .def(nb::init<const std::string &>(), "path"_a,
+           "Imports a config.json or a checkpoint folder holding one.")
+      .def_prop_ro("num_parameters", &Model::numParameters)
+      .def_prop_ro("architecture", &Model::architecture)
+      .def_prop_ro("model_type", &Model::modelType)
+      .def_prop_ro("vocab_size", &Model::vocabSize)
+      .def("summary_json", &Model::summaryJson)
+      .def("mlir", &Model::mlir);
+
+  nb::class_<Result>(m, "Result")
+      .def_prop_ro("loss", &Result::loss)
+      .def_prop_ro("step_ms", &Result::stepMs)
+      .def_prop_ro(
+          "logits",
+          [](nb::handle self) { return nb::cast<Result &>(self).logits(self); })
+      .def("gradient_names", &Result::gradientNames)
+      .def(
+          "gradient",
+          [](nb::handle self, const std::string &name) {
+            return nb::cast<Result &>(self).gradient(self, name);
+          },
+          "name"_a);
+
+  nb::class_<Tensors>(m, "Tensors").def("items", [](nb::handle self) {
+    return nb::cast<Tensors &>(self).items(self);
+  });
+
+  nb::class_<Step>(m, "Step")
+      .def(nb::init<const Model &, const std::string &, const std::string &,
+                    bool, bool, bool, const std::string &, const std::string &,
+                    const std::string &>(),
+           "model"_a, "device"_a, "dtype"_a, "fusion"_a, "gradients"_a,
+           "logits"_a, "recompute"_a, "freeze"_a, "moe_aux_loss"_a,
+           nb::keep_alive<1, 2>())
+      .def("bind", &Step::bind, "checkpoint"_a)
+      .def("bind_tensors", &Step::bindTensors, "tensors"_a)
+      .def("parameters", &Step::parameters)
+      .def("run", &Step::run, "input_ids"_a, "labels"_a = nb::none());
+
+  m.def("train", &train, "checkpoint"_a, "tokens"_a, "output_dir"_a,
+        "options"_a, "progress"_a);
+}

@@ -1,0 +1,240 @@
+"""tfm: an MLIR compiler for training transformer models, from Python.
+
+    import tfm
+    model = tfm.import_hf("ckpt")                 # a config.json or a checkpoint folder
+    model.summary()["parameters"]                 # HF's num_parameters()
+    step = tfm.compile(model, device="cpu", dtype="f32", grads=True)
+    out = step.run("ckpt", input_ids, labels=input_ids)
+    out.loss, out.logits, out.grads["model.layers.0.self_attn.q_proj.weight"]
+    tfm.train("ckpt", tokens="train.npy", steps=20, output_dir="trained", lr=1e-3)
+
+Every failure raises tfm.Error with the compiler's message, naming the
+file, field or op at fault. Arrays come back as read-only numpy views of
+the result's memory (no copy); numpy arrays or torch tensors go in.
+`tfm.torch.CausalLM` is a torch.nn.Module over a compiled step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from typing import Any, Iterator, Optional, Union
+
+import numpy as np
+
+from ._tfm import Error, __version__
+from . import _tfm
+
+__all__ = ["Error", "Model", "Step", "Output", "import_hf", "compile", "train",
+           "__version__"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Model:
+    """An HF causal-LM config imported as tfm IR (tfm-import-hf)."""
+
+    def __init__(self, path: PathLike):
+        path = os.fspath(path)
+        self._native = _tfm.Model(path)
+        #: The folder holding the config (where its weights are, if any).
+        self.directory = path if os.path.isdir(path) else (os.path.dirname(path) or ".")
+
+    @property
+    def num_parameters(self) -> int:
+        """HF's ``num_parameters()``: unique parameters, buffers excluded."""
+        return self._native.num_parameters
+
+    @property
+    def architecture(self) -> str:
+        return self._native.architecture
+
+    @property
+    def model_type(self) -> str:
+        return self._native.model_type
+
+    @property
+    def vocab_size(self) -> int:
+        return self._native.vocab_size
+
+    def summary(self) -> dict:
+        """``tfm-import-hf --summary``'s object: parameters, by kind, buffers, layers."""
+        return json.loads(self._native.summary_json())
+
+    def __str__(self) -> str:
+        """The imported module as MLIR text."""
+        return self._native.mlir()
+
+    def __repr__(self) -> str:
+        return (f"tfm.Model({self.architecture}, {self.num_parameters:,} parameters, "
+                f"from {self.directory!r})")
+
+
+def import_hf(path: PathLike) -> Model:
+    """Imports a config.json, or a checkpoint folder holding one."""
+    return Model(path)
+
+
+def _ids(name: str, value: Any) -> np.ndarray:
+    """[batch, seq] int64 from a nested list, numpy array or torch tensor."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    a = np.asarray(value)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2 or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
+        raise Error(f"{name}: expected [batch, seq] integer ids, got shape {a.shape} "
+                    f"of {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+class _Gradients(Mapping):
+    """Gradients by HF tensor name, as read-only numpy views."""
+
+    def __init__(self, result):
+        self._result = result
+        self._names = result.gradient_names()
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._result.gradient(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+class Output:
+    """What one run of a step returned."""
+
+    def __init__(self, result):
+        self._result = result
+
+    @property
+    def loss(self) -> Optional[float]:
+        """The mean cross-entropy over counted labels (None without labels)."""
+        return self._result.loss
+
+    @property
+    def logits(self) -> Optional[np.ndarray]:
+        """[batch, seq, vocab] float32 (None for a loss-only step)."""
+        return self._result.logits
+
+    @property
+    def grads(self) -> Mapping:
+        """Every parameter's gradient under its checkpoint name."""
+        return _Gradients(self._result)
+
+    @property
+    def step_ms(self) -> float:
+        """Wall time of the compiled step itself."""
+        return self._result.step_ms
+
+    def __repr__(self) -> str:
+        return f"tfm.Output(loss={self.loss}, {len(self.grads)} gradients)"
+
+
+class Step:
+    """A model's training step, compiled once for any batch and length."""
+
+    def __init__(self, model: Model, native):
+        self.model = model
+        self._native = native
+        self._bound: Optional[str] = None
+
+    def bind(self, checkpoint: PathLike) -> "Step":
+        """Binds a checkpoint folder's weights through the weight map."""
+        checkpoint = os.path.abspath(os.fspath(checkpoint))
+        self._native.bind(checkpoint)
+        self._bound = checkpoint
+        return self
+
+    def bind_tensors(self, tensors: Mapping) -> "Step":
+        """Binds weights given by checkpoint name (numpy arrays or torch
+        tensors, converted to contiguous float32)."""
+        items = []
+        for name, value in tensors.items():
+            if hasattr(value, "detach"):
+                value = value.detach().cpu().float().numpy()
+            items.append((name, np.ascontiguousarray(value, dtype=np.float32)))
+        self._native.bind_tensors(items)
+        self._bound = None
+        return self
+
+    def parameters(self) -> dict:
+        """The bound parameters and buffers by checkpoint name (read-only
+        numpy views; copy them to keep them past the step)."""
+        return dict(self._native.parameters().items())
+
+    def run(self, checkpoint: Optional[PathLike], input_ids: Any,
+            labels: Any = None) -> Output:
+        """Runs ``input_ids`` ([batch, seq]) and ``labels`` (same shape,
+        -100 not counted; HF's shift is inside) on the weights of
+        ``checkpoint`` (bound on first use; None: those bound last)."""
+        if checkpoint is not None and os.path.abspath(os.fspath(checkpoint)) != self._bound:
+            self.bind(checkpoint)
+        ids = _ids("input_ids", input_ids)
+        lab = None if labels is None else _ids("labels", labels)
+        return Output(self._native.run(ids, lab))
+
+
+def compile(model: Union[Model, PathLike], device: str = "cpu", dtype: str = "f32",
+            fusion: bool = True, recompute: Optional[str] = None, grads: bool = False,
+            logits: bool = True, freeze: Optional[str] = None,
+            moe_aux_loss: str = "auto") -> Step:
+    """The model's step (tfm-run's options): ``device`` cpu, cuda or
+    gpu-sim; ``dtype`` f32 or bf16; ``grads`` derives the backward;
+    ``logits=False`` is the loss-only step (never forms [B*T, V]);
+    ``recompute`` is the backward's memory plan (save-all, selective, full,
+    a fraction or a size); ``freeze`` a regex of HF names not to train."""
+    if not isinstance(model, Model):
+        model = Model(model)
+    native = _tfm.Step(model._native, device, dtype, fusion, grads, logits,
+                       recompute or "save-all", freeze or "", moe_aux_loss)
+    return Step(model, native)
+
+
+def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 20,
+          progress: bool = True, **options: Any) -> list:
+    """Trains ``checkpoint`` as tfm-train does and returns the log (a dict
+    per update: step, loss, grad_norm, lr, tokens_per_s, ...). ``tokens``
+    is a tokens.json or a .npy/.bin dataset, or ids in memory: a 1-D array
+    (a dataset, cut in ``batch`` x ``seq`` windows) or a [batch, seq] one
+    (every update's batch). ``options`` are tfm-train's by their Python
+    names: batch, seq, lr, optimizer, adam_beta1, adam_beta2, adam_eps,
+    weight_decay, decay, momentum, nesterov, max_grad_norm, schedule,
+    warmup_steps, grad_accum, freeze, device, dtype, recompute,
+    moe_aux_loss, fusion, save_every, resume, shuffle_seed, token_dtype.
+    The trained model is in ``output_dir`` (transformers loads it)."""
+    output_dir = os.fspath(output_dir)
+    with tempfile.TemporaryDirectory(prefix="tfm-tokens-") as scratch:
+        path = _token_file(tokens, scratch)
+        _tfm.train(os.fspath(checkpoint), path, output_dir, dict(steps=steps, **options),
+                   progress)
+    with open(os.path.join(output_dir, "train_log.json")) as f:
+        return json.load(f)["steps"]
+
+
+def _token_file(tokens: Any, scratch: str) -> str:
+    """A path for ``tokens``: itself when it is one, else ids written out."""
+    if isinstance(tokens, (str, os.PathLike)):
+        return os.fspath(tokens)
+    if hasattr(tokens, "detach"):
+        tokens = tokens.detach().cpu().numpy()
+    a = np.asarray(tokens)
+    if a.ndim == 1:
+        if not np.issubdtype(a.dtype, np.integer) or (a.size and a.min() < 0):
+            raise Error(f"tokens: expected non-negative integer ids, got {a.dtype}"
+                        + (f" with minimum {a.min()}" if a.size else ""))
+        # Named alike on every call, so that a resumed run sees the same data.
+        path = os.path.join(scratch, "tokens.npy")
+        np.save(path, a.astype(np.uint32))
+        return path
+    ids = _ids("tokens", a)
+    path = os.path.join(scratch, "tokens.json")
+    with open(path, "w") as f:
+        json.dump({"input_ids": ids.tolist(), "labels": ids.tolist()}, f)
+    return path
