@@ -2,6 +2,7 @@
 
 #include "tfm/Engine/TokenFile.h"
 #include "tfm/Support/Error.h"
+#include "tfm/Support/JsonText.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -57,6 +58,8 @@ llvm::Expected<TokenBatch> mlir::tfm::readTokenFile(llvm::StringRef path,
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buf)
     return makeError(path + ": cannot read: " + buf.getError().message());
+  if (auto e = checkJsonText((*buf)->getBuffer(), path))
+    return std::move(e);
   json root;
   try {
     root = json::parse((*buf)->getBuffer());

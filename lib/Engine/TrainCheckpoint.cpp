@@ -3,6 +3,7 @@
 #include "tfm/Engine/TrainCheckpoint.h"
 #include "tfm/Support/BFloat16.h"
 #include "tfm/Support/Error.h"
+#include "tfm/Support/JsonText.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FileSystem.h"
@@ -302,6 +303,8 @@ llvm::Expected<SavedRun> mlir::tfm::readSavedRun(llvm::StringRef dir) {
   auto buf = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
   if (!buf)
     return makeError(file + ": cannot read: " + buf.getError().message());
+  if (auto e = checkJsonText((*buf)->getBuffer(), file))
+    return std::move(e);
   json root = json::parse((*buf)->getBuffer(), nullptr,
                           /*allow_exceptions=*/false);
   if (!root.is_object() || !root["step"].is_number_integer() ||

@@ -7,6 +7,7 @@
 #include "tfm/Recompute/RecomputePlanner.h"
 #include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Support/Error.h"
+#include "tfm/Support/JsonText.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -49,6 +50,8 @@ static llvm::Expected<json> readJson(llvm::StringRef file) {
   auto buf = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
   if (!buf)
     return makeError(file + ": cannot read: " + buf.getError().message());
+  if (auto e = checkJsonText((*buf)->getBuffer(), file))
+    return std::move(e);
   json j = json::parse((*buf)->getBuffer(), nullptr, false);
   if (j.is_discarded())
     return makeError(file + ": not valid JSON");

@@ -10,6 +10,7 @@
 
 #include "tfm/Import/HFConfig.h"
 #include "tfm/Support/Error.h"
+#include "tfm/Support/JsonText.h"
 
 #include "DeltaNetConfig.h"
 #include "FamilyRules.h"
@@ -305,7 +306,7 @@ llvm::Expected<ModelSpec> parseMambaModel(Fields &f, const FamilyRules &family,
                                           ModelSpec spec) {
   spec.vocabSize = f.size("vocab_size");
   spec.hiddenSize = f.size("hidden_size");
-  spec.numLayers = f.size("num_hidden_layers");
+  spec.numLayers = f.layerCount("num_hidden_layers");
   spec.rmsNormEps =
       f.positiveNumber(family.mamba.epsKey, family.mamba.defaultEps);
   spec.tiedEmbeddings = f.boolean("tie_word_embeddings", family.defaultTied);
@@ -389,6 +390,8 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
                                                    llvm::StringRef source) {
   if (text.trim().empty())
     return makeError(source + ": empty file, expected a JSON object");
+  if (auto e = checkJsonText(text, source))
+    return std::move(e);
   json root;
   try {
     root = json::parse(acceptNonStrictNumbers(text));
@@ -465,6 +468,10 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
     if (f.failed())
       return makeError(f.message());
     spec.numLayers = int64_t(pattern.size());
+    if (spec.numLayers > kMaxLayers)
+      return makeError(
+          source + ": the layer schedule has " + llvm::Twine(spec.numLayers) +
+          " layers, beyond the limit of " + llvm::Twine(kMaxLayers));
     if (f.has("num_hidden_layers") &&
         f.size("num_hidden_layers", 1) != spec.numLayers && !f.failed())
       return makeError(source + ": field 'num_hidden_layers': " +
@@ -475,7 +482,7 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
                                                : "hybrid_override_pattern") +
                        ") has " + llvm::Twine(spec.numLayers));
   } else {
-    spec.numLayers = f.size("num_hidden_layers");
+    spec.numLayers = f.layerCount("num_hidden_layers");
   }
   spec.numHeads = f.size("num_attention_heads");
   int64_t defaultKv =
@@ -576,7 +583,8 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
 
   // --- Scalars ---------------------------------------------------------------
   spec.rmsNormEps = f.positiveNumber(family->epsKey, family->defaultEps);
-  std::string act = f.string(family->activationKey, family->defaultActivation);
+  std::string act =
+      f.requiredString(family->activationKey, family->defaultActivation);
   if (act == "silu" || act == "swish")
     spec.activation = Activation::silu;
   else if (act == "gelu_pytorch_tanh" || act == "gelu_new")

@@ -109,6 +109,24 @@ int64_t Fields::count(llvm::StringRef key, int64_t dflt) {
   return sizeValue(key, v);
 }
 
+int64_t Fields::layerCount(llvm::StringRef key) {
+  int64_t n = size(key);
+  if (n > kMaxLayers) {
+    fail(key, llvm::Twine(n) + " layers is beyond the limit of " +
+                  llvm::Twine(kMaxLayers));
+    return 1;
+  }
+  return n;
+}
+
+std::string Fields::requiredString(llvm::StringRef key, llvm::StringRef dflt) {
+  if (present(key) && at(key).is_null()) {
+    fail(key, "must be a string, got null");
+    return dflt.str();
+  }
+  return string(key, dflt);
+}
+
 std::optional<int64_t> Fields::optionalSize(llvm::StringRef key) {
   if (!has(key))
     return std::nullopt;

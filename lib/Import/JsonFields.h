@@ -26,6 +26,9 @@ using json = nlohmann::json;
 /// Sizes above this are rejected as absurd: no real model dimension is
 /// near it, and products of several stay far from int64 overflow.
 constexpr int64_t kMaxSize = int64_t(1) << 31;
+/// Layers beyond this are rejected before any per-layer work (the largest
+/// real models have about 128).
+constexpr int64_t kMaxLayers = 10000;
 
 /// A JSON number, or HF's tag for a non-finite float,
 /// {"__float__": "Infinity" | "-Infinity" | "NaN"} (which bare Infinity,
@@ -64,6 +67,11 @@ public:
   /// A positive size with a default (used when absent; null is an error
   /// where the HF field is typed int).
   int64_t size(llvm::StringRef key, int64_t dflt);
+  /// A required layer count, at most kMaxLayers.
+  int64_t layerCount(llvm::StringRef key);
+  /// A string with a default when absent; null is an error, as for the HF
+  /// config fields typed `str` (HF refuses None there).
+  std::string requiredString(llvm::StringRef key, llvm::StringRef dflt);
   /// A non-negative count with a default (used when absent).
   int64_t count(llvm::StringRef key, int64_t dflt);
   /// A size where absent and null both mean "derive".

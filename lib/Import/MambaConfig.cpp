@@ -131,7 +131,7 @@ llvm::Error hf::readMamba(Fields &f, const MambaRules &r, ModelSpec &spec) {
   m.normEps = f.positiveNumber(r.epsKey, r.defaultEps);
   if (r.normBeforeGateKey)
     m.normBeforeGate = f.boolean(r.normBeforeGateKey, r.defaultNormBeforeGate);
-  std::string act = f.string(r.activationKey, "silu");
+  std::string act = f.requiredString(r.activationKey, "silu");
   if (!f.failed() && act != "silu" && act != "swish")
     f.fail(r.activationKey, "unsupported activation '" + act +
                                 "' for the Mamba2 conv (supported: silu)");

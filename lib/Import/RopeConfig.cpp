@@ -79,9 +79,10 @@ RopeSpec readRope(Fields &top, const json &rp, llvm::StringRef where,
     if (!f.failed() && !(spec.highFreqFactor > spec.lowFreqFactor))
       f.fail("high_freq_factor", "must exceed low_freq_factor");
   } else if (spec.type == "yarn") {
-    spec.factor = f.has("factor")
-                      ? f.positiveNumber("factor", 1.0)
-                      : double(maxPositions) / double(spec.original);
+    // HF (5.x) refuses yarn without a factor ("Missing required keys").
+    if (!f.has("factor"))
+      f.fail("factor", "required by yarn rope");
+    spec.factor = f.positiveNumber("factor", 1.0);
     double mscale = f.number("mscale", 0.0);
     double mscaleAllDim = f.number("mscale_all_dim", 0.0);
     spec.mscaleAllDim = mscaleAllDim;

@@ -3,6 +3,7 @@
 #include "tfm/Runtime/Safetensors.h"
 #include "tfm/Support/BFloat16.h"
 #include "tfm/Support/Error.h"
+#include "tfm/Support/JsonText.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
@@ -136,6 +137,9 @@ SafetensorsFile::open(llvm::StringRef path) {
     return makeError(path + ": header length " + llvm::Twine(headerLen) +
                      " runs past the end of the file (" +
                      llvm::Twine(bytes.size()) + " bytes)");
+  if (auto e =
+          checkJsonText(bytes.substr(8, headerLen), (path + ": header").str()))
+    return std::move(e);
   json header;
   std::set<std::string> names;
   std::string duplicate;
@@ -237,6 +241,8 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
     auto buf = llvm::MemoryBuffer::getFile(index, /*IsText=*/true);
     if (!buf)
       return makeError(index + ": cannot read: " + buf.getError().message());
+    if (auto e = checkJsonText((*buf)->getBuffer(), index))
+      return std::move(e);
     json j;
     try {
       j = json::parse((*buf)->getBuffer());

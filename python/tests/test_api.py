@@ -204,3 +204,20 @@ def test_train_from_a_dataset_array(llama, tmp_path):
     assert log[-1]["loss"] < log[0]["loss"]
     with pytest.raises(tfm.Error, match="non-negative integer ids"):
         tfm.train(folder, np.array([-1, 2, 3]), tmp_path / "neg", steps=1)
+
+
+def _has_cuda_driver():
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(_has_cuda_driver(), reason="a CUDA driver is present")
+def test_cuda_without_a_driver_is_an_error(llama):
+    folder, _ = llama
+    step = tfm.compile(folder, device="cuda")
+    with pytest.raises(tfm.Error, match="cannot load the CUDA driver"):
+        step.run(folder, [[1, 2, 3]])
