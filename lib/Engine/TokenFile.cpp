@@ -35,6 +35,11 @@ static llvm::Error readMatrix(const json &root, llvm::StringRef path,
       if (!t.is_number_integer())
         return makeError(where + ": row " + llvm::Twine(b) +
                          " has a non-integer " + t.dump());
+      // An unsigned id beyond int64 must not wrap (to -100, say).
+      if (t.is_number_unsigned() && t.get<uint64_t>() > uint64_t(INT64_MAX))
+        return makeError(where + ": token " + t.dump() + " in row " +
+                         llvm::Twine(b) + " is outside the vocabulary [0, " +
+                         llvm::Twine(vocab) + ")");
       int64_t v = t.get<int64_t>();
       if (!isValidToken(v, vocab, isLabel))
         return makeError(where + ": token " + llvm::Twine(v) + " in row " +

@@ -4,6 +4,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
 
 void mlir::tfm::hideOptionsRegisteredSoFar() {
   for (auto &entry : llvm::cl::getRegisteredOptions()) {
@@ -17,4 +18,13 @@ int mlir::tfm::reportToolError(llvm::StringRef tool,
                                const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), tool) << message << "\n";
   return 1;
+}
+
+int mlir::tfm::finishToolOutput(llvm::StringRef tool, int status) {
+  llvm::outs().flush();
+  if (!llvm::outs().has_error())
+    return status;
+  std::string why = llvm::outs().error().message();
+  llvm::outs().clear_error();
+  return reportToolError(tool, "stdout: write failed: " + why);
 }

@@ -68,11 +68,14 @@ int main(int argc, char **argv) {
       return fail(target + ": cannot write: " + ec.message());
     out->os() << (*model)->getMLIR();
     out->os().flush();
-    if (out->os().has_error())
-      return fail(target + ": write failed");
+    if (out->os().has_error()) {
+      std::string why = out->os().error().message();
+      out->os().clear_error(); // reported here, not by LLVM at exit
+      return fail(target + ": write failed: " + why);
+    }
     out->keep();
   }
   if (printSummary)
     llvm::outs() << (*model)->getSummaryJson() << "\n";
-  return 0;
+  return finishToolOutput("tfm-import-hf", 0);
 }

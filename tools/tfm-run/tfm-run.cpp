@@ -114,6 +114,10 @@ static int fail(const llvm::Twine &message) {
   return reportToolError("tfm-run", message);
 }
 
+/// Outputs written so far: a run that fails later (a later --inputs in
+/// kernel mode, stdout) removes them, so that no partial output is left.
+static std::vector<std::string> writtenOutputs;
+
 /// Calls `run` --repeat times and keeps the last result; `bestMs` is the
 /// least `timeOf` a result.
 template <typename Run, typename TimeOf>
@@ -165,6 +169,7 @@ static int runKernel(CompileOptions compile) {
       return fail(llvm::toString(results.takeError()));
     if (auto e = writeResults(outputPaths[i], *results))
       return fail(llvm::toString(std::move(e)));
+    writtenOutputs.push_back(outputPaths[i]);
     if (!quiet)
       llvm::outs() << "@" << entry << ": run " << llvm::format("%.3f", ms)
                    << " ms\n";
@@ -238,6 +243,7 @@ static int runCheckpoint(StepOptions options) {
   }
   if (auto e = writeStepResult(outputPath, *result))
     return fail(llvm::toString(std::move(e)));
+  writtenOutputs.push_back(outputPath.str());
   if (quiet)
     return 0;
   llvm::outs() << describeStep(**step, *tokens, *result, ms) << " -> "
@@ -250,6 +256,13 @@ static int runCheckpoint(StepOptions options) {
   if (checkAgainstCpu)
     llvm::outs() << "check against cpu: " << comparison << "\n";
   return 0;
+}
+
+static int removeOutputsOnFailure(int status) {
+  if (status != 0)
+    for (const std::string &path : writtenOutputs)
+      llvm::sys::fs::remove(path);
+  return status;
 }
 
 int main(int argc, char **argv) {
@@ -269,10 +282,12 @@ int main(int argc, char **argv) {
       return fail("--mlir (kernel mode) takes no checkpoint, --grads, "
                   "--dtype, --check-against-cpu, --no-fusion, --no-logits or "
                   "--recompute");
-    return runKernel(options.compile);
+    return removeOutputsOnFailure(
+        finishToolOutput("tfm-run", runKernel(options.compile)));
   }
   if (checkpointDir.empty() || tokensPath.empty())
     return fail("expected a checkpoint folder and --tokens (or --mlir FILE "
                 "--inputs FILE)");
-  return runCheckpoint(options);
+  return removeOutputsOnFailure(
+      finishToolOutput("tfm-run", runCheckpoint(options)));
 }

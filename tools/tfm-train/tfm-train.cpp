@@ -158,5 +158,5 @@ int main(int argc, char **argv) {
       runTraining(optionsFromCommandLine(), quiet ? nullptr : &llvm::outs());
   if (!log)
     return fail(llvm::toString(log.takeError()));
-  return 0;
+  return finishToolOutput("tfm-train", 0);
 }

@@ -17,6 +17,11 @@ void hideOptionsRegisteredSoFar();
 /// Prints "<tool>: error: <message>" and returns the exit status 1.
 int reportToolError(llvm::StringRef tool, const llvm::Twine &message);
 
+/// The end of a tool's main: flushes stdout and turns a failed write (a
+/// full disk, /dev/full) into the tool's own one-line error and status 1,
+/// instead of LLVM's "IO failure on output stream" abort at exit.
+int finishToolOutput(llvm::StringRef tool, int status);
+
 } // namespace mlir::tfm
 
 #endif // TFM_SUPPORT_COMMANDLINE_H
