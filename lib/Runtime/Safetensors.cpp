@@ -237,7 +237,13 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
   llvm::sys::path::append(single, "model.safetensors");
   llvm::sys::path::append(index, "model.safetensors.index.json");
   std::vector<std::string> paths;
-  if (llvm::sys::fs::exists(index)) {
+  // The index's tensor -> shard map, checked against the shards below.
+  std::map<std::string, std::string> weightMap;
+  // As transformers' from_pretrained: a single model.safetensors wins over
+  // an index beside it.
+  if (llvm::sys::fs::exists(single)) {
+    paths.push_back(std::string(single));
+  } else if (llvm::sys::fs::exists(index)) {
     auto buf = llvm::MemoryBuffer::getFile(index, /*IsText=*/true);
     if (!buf)
       return makeError(index + ": cannot read: " + buf.getError().message());
@@ -262,14 +268,13 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
         return makeError(index + ": field 'weight_map': shard '" + s +
                          "' must be a file name in the checkpoint folder");
       shards.insert(s);
+      weightMap[name] = s;
     }
     for (const std::string &s : shards) {
       llvm::SmallString<256> p(dir);
       llvm::sys::path::append(p, s);
       paths.push_back(std::string(p));
     }
-  } else if (llvm::sys::fs::exists(single)) {
-    paths.push_back(std::string(single));
   } else {
     return makeError(dir +
                      ": no model.safetensors or model.safetensors.index.json");
@@ -285,6 +290,23 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
       ckpt.index[name] = &view;
     }
     ckpt.files.push_back(std::move(*file));
+  }
+  // An index that lies about its shards is refused: every tensor it lists
+  // is in the shard it names, and every tensor of the shards is listed.
+  if (!weightMap.empty()) {
+    for (const auto &[name, shard] : weightMap) {
+      auto it = ckpt.index.find(name);
+      if (it == ckpt.index.end())
+        return makeError(index + ": field 'weight_map': tensor '" + name +
+                         "' is not in its shard " + shard);
+      if (llvm::sys::path::filename(it->second->file) != shard)
+        return makeError(index + ": field 'weight_map': tensor '" + name +
+                         "' is in " + it->second->file + ", not in " + shard);
+    }
+    for (const auto &[name, view] : ckpt.index)
+      if (!weightMap.count(name))
+        return makeError(view->file + ": tensor '" + name +
+                         "' is not listed in " + index);
   }
   return ckpt;
 }
