@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -257,11 +258,37 @@ public:
 
 } // namespace
 
+static std::string formatShape(llvm::ArrayRef<int64_t> shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+/// A RoPE cache old checkpoints stored (HF recomputes it, a buffer that is
+/// not persistent today): `model.rotary_emb.inv_freq` or
+/// `model.layers.<l>.self_attn.rotary_emb.inv_freq`, a vector of floats.
+/// Anything else ending in inv_freq is reported like any unknown tensor.
+static bool isRopeCache(llvm::StringRef name, const TensorView &t) {
+  bool isFloat = t.dtype == DType::F32 || t.dtype == DType::BF16 ||
+                 t.dtype == DType::F16 || t.dtype == DType::F64;
+  if (t.shape.size() != 1 || !isFloat)
+    return false;
+  if (name == "model.rotary_emb.inv_freq")
+    return true;
+  if (!name.consume_front("model.layers.") ||
+      !name.consume_back(".self_attn.rotary_emb.inv_freq"))
+    return false;
+  unsigned index;
+  return !name.getAsInteger(10, index);
+}
+
 llvm::Expected<std::vector<std::vector<float>>>
 mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
   Binder binder(checkpoint);
   std::vector<std::vector<float>> buffers(func.getNumArguments());
-  std::set<std::string> aliases;
+  // Tied aliases -> the shape their parameter has (a stored copy must match).
+  std::map<std::string, std::vector<int64_t>> aliases;
   for (BlockArgument arg : func.getArguments()) {
     auto param =
         func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
@@ -283,7 +310,8 @@ mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
         return std::move(e);
     if (ArrayAttr tied = param.getTied())
       for (Attribute a : tied)
-        aliases.insert(cast<StringAttr>(a).str());
+        aliases[cast<StringAttr>(a).str()] =
+            std::vector<int64_t>(perLayer.begin(), perLayer.end());
   }
   // A tensor nothing reads means the checkpoint is for another model (or
   // the weight map is incomplete): refuse rather than silently ignore it.
@@ -296,18 +324,31 @@ mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
     for (Attribute p : prefixes)
       ignored.push_back(cast<StringAttr>(p).str());
   for (const std::string &name : checkpoint.names()) {
-    if (binder.used.count(name) || aliases.count(name) ||
-        llvm::StringRef(name).ends_with("rotary_emb.inv_freq") ||
+    const TensorView *t = checkpoint.find(name);
+    if (auto alias = aliases.find(name);
+        alias != aliases.end() && !binder.used.count(name)) {
+      // A tied copy stored beside its source is what HF writes; one of
+      // another shape or a non-float type is a lying checkpoint.
+      bool isFloat = t->dtype == DType::F32 || t->dtype == DType::BF16 ||
+                     t->dtype == DType::F16;
+      if (t->shape != alias->second || !isFloat)
+        return makeError(t->file + ": tensor '" + name +
+                         "' is tied to a parameter of shape " +
+                         formatShape(alias->second) + " but is stored as " +
+                         formatShape(t->shape) + " " + dtypeName(t->dtype));
+      continue;
+    }
+    if (binder.used.count(name) || isRopeCache(name, *t) ||
         llvm::any_of(ignored, [&](const std::string &p) {
           return llvm::StringRef(name).starts_with(p);
         }))
       continue;
     if (llvm::StringRef(name).ends_with(".weight_scale_inv"))
-      return makeError(checkpoint.find(name)->file + ": tensor '" + name +
+      return makeError(t->file + ": tensor '" + name +
                        "' is the scale of an FP8 block-quantized weight (as "
                        "DeepSeek-V3's release stores them), which tfm does "
                        "not train; dequantize the checkpoint to bf16 first");
-    return makeError(checkpoint.find(name)->file + ": tensor '" + name +
+    return makeError(t->file + ": tensor '" + name +
                      "' is not a parameter of this model");
   }
   return buffers;
