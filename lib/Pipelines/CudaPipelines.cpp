@@ -138,7 +138,8 @@ void mlir::tfm::buildTfmLowerGpuToLlvmPipeline(
   // scf-parallel-for-to-nested-fors, convert-scf-to-cf,
   // expand-strided-metadata, lower-affine, nvvm-attach-target{chip features
   // O=3}, gpu.module(convert-gpu-to-nvvm, canonicalize, cse,
-  // reconcile-unrealized-casts), gpu-module-to-binary{format toolkit}
+  // reconcile-unrealized-casts), gpu-module-to-binary{format toolkit},
+  // tfm-strip-gpu-binary-timings
   pm.addPass(createParallelForToNestedForsPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -157,6 +158,8 @@ void mlir::tfm::buildTfmLowerGpuToLlvmPipeline(
   binary.compilationTarget = options.format;
   binary.toolkitPath = toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
+  // The same input compiles to the same bytes: no back-end timings.
+  pm.addPass(createTfmStripGpuBinaryTimingsPass());
   // Host: allocations go through the runtime's arena. convert-math-to-libm,
   // finalize-memref-to-llvm{use-generic-functions=1}, gpu-to-llvm,
   // convert-to-llvm, canonicalize, reconcile-unrealized-casts

@@ -88,6 +88,21 @@ def TfmMergeGpuModulesPass : Pass<"tfm-merge-gpu-modules", "ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def TfmStripGpuBinaryTimingsPass
+    : Pass<"tfm-strip-gpu-binary-timings", "ModuleOp"> {
+  let summary = "Drop compile-time measurements from gpu.binary objects";
+  let description = [{
+    `gpu-module-to-binary` records how long the NVPTX back end took in each
+    object's properties (`LLVMIRToISATimeInMs`, and the like for other
+    stages). The value changes from run to run, so the compiled module
+    would never be byte-identical for the same input. This pass removes
+    every property named `*TimeInMs` from every `#gpu.object` of every
+    `gpu.binary`, and leaves all else (the PTX, the other properties, the
+    kernel tables) as it was.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def TfmGpuLaunchToLoopsPass : InterfacePass<"tfm-gpu-launch-to-loops", "mlir::FunctionOpInterface"> {
   let summary = "Run gpu.launch bodies as CPU loops over blocks and threads (testing)";
   let description = [{
