@@ -43,9 +43,7 @@ void collect(Block &block, double times, const DimResolver &dims,
     if (op.hasTrait<OpTrait::IsTerminator>())
       continue;
     if (auto repeat = dyn_cast<RepeatOp>(op)) {
-      SmallVector<int64_t> layers(repeat.getKinds().size(), 0);
-      for (int64_t l = 0; l < int64_t(repeat.getNumLayers()); ++l)
-        ++layers[repeat.getKindOfLayer(l)];
+      SmallVector<int64_t> layers = repeat.getLayerCountsByKind();
       for (auto [region, n] : llvm::zip(repeat.getKinds(), layers))
         collect(region.front(), times * double(n), dims, rows);
       continue;
@@ -116,6 +114,23 @@ struct TfmCostReportPass
   using TfmCostReportPassBase::TfmCostReportPassBase;
 
   void runOnOperation() override {
+    // Sizes a model could run: at least 1, and small enough that every
+    // count stays exact in a double.
+    constexpr int64_t kMaxTokens = int64_t(1) << 40;
+    for (auto [name, value] : {std::pair<const char *, int64_t>("batch", batch),
+                               std::pair<const char *, int64_t>("seq", seq)})
+      if (value < 1 || value > kMaxTokens) {
+        mlir::emitError(getOperation().getLoc())
+            << "tfm-cost-report: option '" << name << "' must lie in [1, 2^40]"
+            << ", got " << value;
+        return signalPassFailure();
+      }
+    if (batch * seq > kMaxTokens) {
+      mlir::emitError(getOperation().getLoc())
+          << "tfm-cost-report: batch * seq = " << int64_t(batch) << " * "
+          << int64_t(seq) << " exceeds 2^40 tokens";
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> funcs;
     for (auto f : getOperation().getOps<func::FuncOp>())
       if (!f.isExternal() && (funcName.empty() || f.getName() == funcName))

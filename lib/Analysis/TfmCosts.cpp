@@ -38,14 +38,13 @@ double visiblePairs(int64_t t, int64_t s, bool causal,
                     std::optional<int64_t> window) {
   if (!causal)
     return double(t) * double(s);
-  double pairs = 0;
-  for (int64_t i = 0; i < t; ++i) {
-    int64_t seen = std::min<int64_t>(i + 1, s);
-    if (window)
-      seen = std::min<int64_t>(seen, *window);
-    pairs += double(seen);
-  }
-  return pairs;
+  // Query i sees min(i + 1, c) keys, c = min(s, window): a triangle up to c,
+  // then c per query (closed form: any T costs the same to evaluate).
+  double c = double(window ? std::min<int64_t>(s, *window) : s);
+  double n = double(t);
+  if (n <= c)
+    return n * (n + 1) / 2;
+  return c * (c + 1) / 2 + (n - c) * c;
 }
 
 /// QKᵀ (2D), softmax (~5), PV (2Dv) per visible pair and query head.
@@ -427,9 +426,7 @@ OpCost cost(GlobalGradNormOp op, const DimResolver &d) {
 /// A scan: each body once per layer that runs it.
 OpCost cost(RepeatOp op, const DimResolver &d) {
   OpCost total;
-  SmallVector<int64_t> layersOfKind(op.getKinds().size(), 0);
-  for (int64_t l = 0; l < int64_t(op.getNumLayers()); ++l)
-    ++layersOfKind[op.getKindOfLayer(l)];
+  SmallVector<int64_t> layersOfKind = op.getLayerCountsByKind();
   for (auto [region, n] : llvm::zip(op.getKinds(), layersOfKind)) {
     OpCost body;
     for (Operation &inner : region.front())

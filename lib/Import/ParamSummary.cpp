@@ -48,11 +48,12 @@ FailureOr<ParamSummary> mlir::tfm::summarizeParams(ModuleOp module,
       summary.ignored.push_back(cast<StringAttr>(p).str());
   func.walk([&](RepeatOp repeat) {
     auto names = repeat.getKindNames();
-    for (int64_t l = 0; l < int64_t(repeat.getNumLayers()); ++l) {
-      unsigned k = repeat.getKindOfLayer(l);
+    for (auto [k, n] : llvm::enumerate(repeat.getLayerCountsByKind())) {
+      if (n == 0)
+        continue;
       std::string name = names ? cast<StringAttr>((*names)[k]).str()
                                : "kind" + std::to_string(k);
-      ++summary.layerKinds[name];
+      summary.layerKinds[name] += n;
     }
   });
   return summary;

@@ -769,6 +769,17 @@ unsigned RepeatOp::getKindOfLayer(int64_t layer) {
   return 0;
 }
 
+SmallVector<int64_t> RepeatOp::getLayerCountsByKind() {
+  SmallVector<int64_t> counts(getKinds().size(), 0);
+  if (auto schedule = getSchedule()) {
+    for (int64_t kind : *schedule)
+      ++counts[kind];
+  } else if (!counts.empty()) {
+    counts[0] = getNumLayers();
+  }
+  return counts;
+}
+
 static bool setCovers(DenseI64ArrayAttr set, unsigned kind) {
   return !set || llvm::is_contained(set.asArrayRef(), int64_t(kind));
 }

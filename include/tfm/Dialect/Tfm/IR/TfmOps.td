@@ -651,6 +651,10 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
   let extraClassDeclaration = [{
     /// The region layer `layer` runs.
     unsigned getKindOfLayer(int64_t layer);
+    /// How many layers run each region, without a loop over the layers
+    /// when there is no schedule (cost models stay closed-form for any
+    /// layer count).
+    SmallVector<int64_t> getLayerCountsByKind();
     /// Whether stacked input `weight` / stacked output `stacked` (indices
     /// into getWeights() / getStackedResults()) is read / written by the
     /// layers of `kind`.
