@@ -67,6 +67,12 @@ struct TfmAddOptimizerStepPass
     FailureOr<SmallVector<Trained>> trained = trainedArguments(model);
     if (failed(trained))
       return signalPassFailure();
+    if (trained->empty()) {
+      model.emitError() << "tfm-add-optimizer-step: @" << funcName
+                        << " has no parameter to train (no #tfm.param "
+                           "argument that is neither frozen nor a buffer)";
+      return signalPassFailure();
+    }
     buildStep(module, model, name, *trained);
   }
 

@@ -3,7 +3,10 @@
 #ifndef TFM_TRAINING_PASSES_H
 #define TFM_TRAINING_PASSES_H
 
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -64,7 +64,9 @@ def TfmAddOptimizerStepPass : Pass<"tfm-add-optimizer-step", "ModuleOp"> {
     Option<"modelCopies", "model-copies", "bool", "false",
            "Also return each non-f32 parameter rounded to its model type">,
   ];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::tfm::TfmDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
 }
