@@ -1,8 +1,9 @@
 //===- Tfm.cpp - C API of the tfm compiler and engine ---------------------===//
 //
-// Thin wrappers over tfm/Engine: each entry point converts llvm::Error to
-// the caller's `char **error` and catches any C++ exception (an allocation
-// failure, say) so that none crosses into C.
+// Thin wrappers over tfm/Engine: each entry point converts llvm::Error (how
+// the engine reports every failure) to the caller's `char **error`, and
+// catches the C++ exceptions this file's own code may throw (an allocation
+// failure, say), so that none crosses into C.
 //
 //===----------------------------------------------------------------------===//
 
@@ -390,9 +391,13 @@ int64_t tfmTrain(const char *checkpointDir, const char *tokens,
     r.moeAuxLoss = orDefault(o->moeAuxLoss, "auto");
     r.tokenDtype = orDefault(o->tokenDtype, "uint16");
     auto log = runTraining(r, progress ? &llvm::outs() : nullptr);
+    // A closed or full stdout must not become LLVM's fatal "IO failure"
+    // when the embedding process exits: progress is best effort.
+    llvm::outs().flush();
+    if (llvm::outs().has_error())
+      llvm::outs().clear_error();
     if (!log)
       return log.takeError();
-    llvm::outs().flush();
     return log->empty() ? int64_t(0) : log->back().step;
   });
 }

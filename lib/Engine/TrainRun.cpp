@@ -46,6 +46,13 @@ static json runSettings(const TrainRunOptions &o) {
           {"moe_aux_loss", o.moeAuxLoss}};
 }
 
+/// `j` as JSON text; strings that are not UTF-8 (a --freeze of raw bytes)
+/// print with U+FFFD instead of aborting (nlohmann's default throws, and
+/// this code has no exceptions).
+static std::string dumpText(const json &j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 static llvm::Expected<json> readJson(llvm::StringRef file) {
   auto buf = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
   if (!buf)
@@ -64,11 +71,11 @@ static llvm::Error sameObject(const json &saved, const json &now,
   for (auto &[key, value] : now.items())
     if (!saved.contains(key) || saved[key] != value)
       return makeError(what + ": field '" + key + "' is " +
-                       (saved.contains(key) ? saved[key].dump() : "absent") +
-                       " there, " + value.dump() + " here");
+                       (saved.contains(key) ? dumpText(saved[key]) : "absent") +
+                       " there, " + dumpText(value) + " here");
   for (auto &[key, value] : saved.items())
     if (!now.contains(key))
-      return makeError(what + ": field '" + key + "' is " + value.dump() +
+      return makeError(what + ": field '" + key + "' is " + dumpText(value) +
                        " there, absent here");
   return llvm::Error::success();
 }
@@ -117,7 +124,7 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
       llvm::function_ref<void(const UpdateLog &)> onUpdate) {
   // A resumed run binds the weights of its last save.
   SavedRun run;
-  run.settings = runSettings(o).dump();
+  run.settings = dumpText(runSettings(o));
   std::string weightsDir = o.checkpointDir, latest;
   if (o.resume) {
     latest = findLatestCheckpoint(o.outputDir);
@@ -137,9 +144,9 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
                             latest + "/config.json holds another model than " +
                                 o.checkpointDir + "/config.json"))
       return std::move(e);
-    if (auto e = sameObject(json::parse(saved->settings), runSettings(o),
-                            "--resume: " + latest +
-                                " was trained with other settings"))
+    if (auto e = sameObject(
+            json::parse(saved->settings), json::parse(dumpText(runSettings(o))),
+            "--resume: " + latest + " was trained with other settings"))
       return std::move(e);
     if (saved->step >= o.steps)
       return makeError(latest + ": the save has done " +

@@ -68,9 +68,14 @@ struct TfmAddOptimizerStepPass
     if (failed(trained))
       return signalPassFailure();
     if (trained->empty()) {
-      model.emitError() << "tfm-add-optimizer-step: @" << funcName
-                        << " has no parameter to train (no #tfm.param "
-                           "argument that is neither frozen nor a buffer)";
+      bool hasParams = llvm::any_of(model.getArguments(), [&](BlockArgument a) {
+        return model.getArgAttr(a.getArgNumber(), kParamAttrName);
+      });
+      model.emitError() << "tfm-add-optimizer-step: nothing to train: "
+                        << (hasParams ? "every parameter of @" + funcName +
+                                            " is frozen or a buffer"
+                                      : "@" + funcName +
+                                            " has no #tfm.param argument");
       return signalPassFailure();
     }
     buildStep(module, model, name, *trained);

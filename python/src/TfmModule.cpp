@@ -18,6 +18,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,6 +48,14 @@ struct ErrorSlot {
   }
 };
 
+/// `s` for the C API, which takes NUL-terminated strings: one with a NUL
+/// inside would silently name something else.
+const char *cString(const std::string &s, const char *what) {
+  if (s.find('\0') != std::string::npos)
+    throw TfmError(std::string(what) + ": contains a NUL character");
+  return s.c_str();
+}
+
 using Ids =
     nb::ndarray<const int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using F32In = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
@@ -63,8 +72,10 @@ class Model {
 public:
   explicit Model(const std::string &path) {
     ErrorSlot error;
-    model = tfmImportHF(path.c_str(), &error);
+    model = tfmImportHF(cString(path, "path"), &error);
     error.check();
+    if (tfmModelIsNull(model))
+      throw std::bad_alloc();
   }
   ~Model() { tfmModelDestroy(model); }
   Model(const Model &) = delete;
@@ -172,20 +183,25 @@ public:
     ErrorSlot error;
     step = tfmCompile(model.get(), &o, &error);
     error.check();
+    if (tfmStepIsNull(step))
+      throw std::bad_alloc();
   }
   ~Step() { tfmStepDestroy(step); }
   Step(const Step &) = delete;
   Step &operator=(const Step &) = delete;
 
   void bind(const std::string &dir) {
+    const char *path = cString(dir, "checkpoint");
     ErrorSlot error;
     bool ok;
     {
       nb::gil_scoped_release release;
-      ok = tfmStepBind(step, dir.c_str(), &error);
+      std::lock_guard<std::mutex> lock(mutex);
+      ok = tfmStepBind(step, path, &error);
     }
     error.check();
-    (void)ok;
+    if (!ok)
+      throw std::bad_alloc();
   }
 
   void bindTensors(const std::vector<std::pair<std::string, F32In>> &named) {
@@ -199,17 +215,27 @@ public:
                     shapes[i].data()};
     }
     ErrorSlot error;
+    bool ok;
     {
       nb::gil_scoped_release release;
-      tfmStepBindTensors(step, tensors.data(), tensors.size(), &error);
+      std::lock_guard<std::mutex> lock(mutex);
+      ok = tfmStepBindTensors(step, tensors.data(), tensors.size(), &error);
     }
     error.check();
+    if (!ok)
+      throw std::bad_alloc();
   }
 
   Tensors *parameters() {
     ErrorSlot error;
-    tfmTensors t = tfmStepParameters(step, &error);
+    tfmTensors t;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      t = tfmStepParameters(step, &error);
+    }
     error.check();
+    if (tfmTensorsIsNull(t))
+      throw std::bad_alloc();
     return new Tensors(t);
   }
 
@@ -225,16 +251,22 @@ public:
     tfmResult r;
     {
       nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex);
       r = tfmStepRun(step, inputIds.shape(0), inputIds.shape(1),
                      inputIds.data(), labels ? labels->data() : nullptr,
                      &error);
     }
     error.check();
+    if (tfmResultIsNull(r))
+      throw std::bad_alloc();
     return new Result(r);
   }
 
 private:
   tfmStep step{nullptr};
+  /// The C handles are not thread-safe and these calls release the GIL:
+  /// one call on a step at a time (others wait).
+  std::mutex mutex;
 };
 
 /// tfm-train's options, by their Python names (tfm.train's keywords).
@@ -248,12 +280,36 @@ int64_t train(const std::string &checkpoint, const std::string &tokens,
   strings.reserve(options.size());
   for (auto [key, value] : options) {
     std::string k = nb::cast<std::string>(key);
-    auto num = [&](int64_t &field) { field = nb::cast<int64_t>(value); };
-    auto real = [&](double &field) { field = nb::cast<double>(value); };
-    auto flag = [&](bool &field) { field = nb::cast<bool>(value); };
+    if (value.is_none())
+      continue; // the option's default
+    // Each option converts as Python would (an int for a count, a float
+    // for a rate, a bool for a switch); anything else names the option.
+    auto expect = [&](const char *type) {
+      return TfmError(
+          "train: option '" + k + "': expected " + type + ", got " +
+          nb::cast<std::string>(nb::str(
+              nb::handle(reinterpret_cast<PyObject *>(Py_TYPE(value.ptr()))))));
+    };
+    auto num = [&](int64_t &field) {
+      if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()))
+        throw expect("an int");
+      field = nb::cast<int64_t>(value);
+    };
+    auto real = [&](double &field) {
+      if (!PyFloat_Check(value.ptr()) && !PyLong_Check(value.ptr()))
+        throw expect("a number");
+      field = nb::cast<double>(value);
+    };
+    auto flag = [&](bool &field) {
+      if (!PyBool_Check(value.ptr()))
+        throw expect("a bool");
+      field = nb::cast<bool>(value);
+    };
     auto text = [&](const char *&field) {
+      if (!PyUnicode_Check(value.ptr()))
+        throw expect("a str");
       strings.push_back(nb::cast<std::string>(value));
-      field = strings.back().c_str();
+      field = cString(strings.back(), k.c_str());
     };
     if (k == "steps")
       num(o.steps);
@@ -310,6 +366,10 @@ int64_t train(const std::string &checkpoint, const std::string &tokens,
     else
       throw TfmError("train: unknown option '" + k + "'");
   }
+  const char *paths[] = {cString(checkpoint, "checkpoint"),
+                         cString(tokens, "tokens"),
+                         cString(outputDir, "output_dir")};
+  (void)paths;
   ErrorSlot error;
   int64_t steps;
   {

@@ -156,7 +156,17 @@ def test_errors_raise_tfm_error_with_the_message(llama, tmp_path):
         tfm.compile(broken).bind(broken)
     with pytest.raises(tfm.Error, match="unknown option 'learning_rate'"):
         tfm.train(folder, [[1, 2, 3]], tmp_path / "out", steps=1, learning_rate=1.0)
+    with pytest.raises(tfm.Error, match="option 'steps': expected an int, got <class 'float'>"):
+        tfm.train(folder, [[1, 2, 3]], tmp_path / "out", steps=1.5)
+    with pytest.raises(tfm.Error, match="option 'nesterov': expected a bool"):
+        tfm.train(folder, [[1, 2, 3]], tmp_path / "out", steps=1, nesterov=1)
+    # A failure inside the run (after the output folder is made) leaves none.
+    with pytest.raises(tfm.Error, match="optimizer 'lion'"):
+        tfm.train(folder, [[1, 2, 3]], tmp_path / "out", steps=1, optimizer="lion")
     assert not (tmp_path / "out").exists()
+    # A path with a NUL inside would name another file in C: refused.
+    with pytest.raises(tfm.Error, match="contains a NUL character"):
+        tfm.import_hf(folder + "\0garbage")
 
 
 def reference_training(hf, batches, lr, steps):
@@ -221,3 +231,32 @@ def test_cuda_without_a_driver_is_an_error(llama):
     step = tfm.compile(folder, device="cuda")
     with pytest.raises(tfm.Error, match="cannot load the CUDA driver"):
         step.run(folder, [[1, 2, 3]])
+
+
+def test_a_step_shared_by_threads_serialises_its_calls(llama, batch):
+    import threading
+    folder, hf = llama
+    ids = (batch % 96).numpy()
+    step = tfm.compile(folder, grads=True).bind(folder)
+    want = step.run(None, ids, labels=ids).loss
+    weights = {n: p.detach().numpy() for n, p in hf.named_parameters()}
+    losses, errors = [], []
+
+    def runs():
+        try:
+            for _ in range(5):
+                losses.append(step.run(None, ids, labels=ids).loss)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    def binds():
+        for _ in range(5):
+            step.bind_tensors(weights)
+
+    threads = [threading.Thread(target=f) for f in (runs, runs, binds)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(losses) == 10
+    assert all(abs(x - want) <= 1e-6 for x in losses)

@@ -67,3 +67,18 @@ def test_adamw_training_matches_hf(fixture, request, batch):
         want = (p - start[name]).detach()
         got = (mine[name] - start[name]).detach()
         assert (got - want).abs().max() <= 0.05 * want.abs().max() + 1e-7, name
+
+
+def test_edits_through_data_reach_the_step(llama, batch):
+    folder, hf = llama
+    ids = batch % 96
+    module = CausalLM(folder)
+    before = module(ids, labels=ids).item()
+    with torch.no_grad():
+        dict(module.named_parameters())["lm_head.weight"].data.mul_(3)
+    after = module(ids, labels=ids).item()
+    ref = hf_copy(hf)
+    with torch.no_grad():
+        ref.lm_head.weight.mul_(3)
+        want = ref(input_ids=ids, labels=ids).loss.item()
+    assert abs(after - want) <= 1e-5 and abs(after - before) > 1e-3

@@ -11,8 +11,7 @@ The parameters are ordinary torch tensors (float32, CPU), named as in the
 checkpoint and as HF's own model names them (``named_parameters()`` gives
 ``model.layers.0.self_attn.q_proj.weight``, ...), so any torch optimizer,
 scheduler or clipping utility works on them. Each forward hands the current
-values to the compiled step (only when they changed) and runs forward and
-backward at once; ``backward()`` then scales the saved gradients by the
+values to the compiled step and runs forward and backward at once; ``backward()`` then scales the saved gradients by the
 incoming one. The loss is HF's (mean over labels != -100, shifted inside).
 Checkpoint tensors that get no gradient (buffers, frozen ones) are buffers.
 """
@@ -86,7 +85,6 @@ class CausalLM(torch.nn.Module):
                 owner.register_buffer(leaf, tensor)
             self._names.append(name)
         self._step = step
-        self._pushed = None
 
     def _tensor(self, name: str) -> torch.Tensor:
         *path, leaf = name.split(".")
@@ -96,13 +94,10 @@ class CausalLM(torch.nn.Module):
         return getattr(node, leaf)
 
     def _push(self) -> None:
-        """Binds the current values into the step when they changed."""
-        tensors = [self._tensor(n) for n in self._names]
-        versions = tuple((t.data_ptr(), t._version) for t in tensors)
-        if versions == self._pushed:
-            return
-        self._step.bind_tensors(dict(zip(self._names, tensors)))
-        self._pushed = versions
+        """Binds the current values into the step. Every forward does: a
+        version check would miss edits through ``.data`` (which torch does
+        not count), and the copy is small next to the step itself."""
+        self._step.bind_tensors({n: self._tensor(n) for n in self._names})
 
     def forward(self, input_ids: Any, labels: Any) -> torch.Tensor:
         """The mean cross-entropy of ``labels`` (HF's loss); differentiable
