@@ -87,8 +87,7 @@ Trainer::create(TrainingStep &step, const OptimizerOptions &options,
        optimizerStep->getAttrOfType<DenseI64ArrayAttr>(kModelCopiesAttrName)
            .asArrayRef())
     trainer->modelCopies.push_back(size_t(i));
-  if (trainer->trained.empty())
-    return makeError("nothing to train: every parameter is frozen");
+  // (tfm-add-optimizer-step refuses a model with nothing to train.)
   // Only the update is compiled here; the step compiled the model.
   for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
     if (f != optimizerStep)

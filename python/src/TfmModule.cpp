@@ -38,13 +38,17 @@ struct TfmError : std::runtime_error {
 struct ErrorSlot {
   char *message = nullptr;
   char **operator&() { return &message; }
-  void check() {
-    if (!message)
-      return;
-    std::string text = message;
-    tfmFree(message);
-    message = nullptr;
-    throw TfmError(text);
+  /// Throws the message when there is one; `failed` without one means the
+  /// C API could not even allocate it.
+  void check(bool failed) {
+    if (message) {
+      std::string text = message;
+      tfmFree(message);
+      message = nullptr;
+      throw TfmError(text);
+    }
+    if (failed)
+      throw std::bad_alloc();
   }
 };
 
@@ -73,9 +77,7 @@ public:
   explicit Model(const std::string &path) {
     ErrorSlot error;
     model = tfmImportHF(cString(path, "path"), &error);
-    error.check();
-    if (tfmModelIsNull(model))
-      throw std::bad_alloc();
+    error.check(tfmModelIsNull(model));
   }
   ~Model() { tfmModelDestroy(model); }
   Model(const Model &) = delete;
@@ -182,9 +184,7 @@ public:
     o.moeAuxLoss = moeAuxLoss.c_str();
     ErrorSlot error;
     step = tfmCompile(model.get(), &o, &error);
-    error.check();
-    if (tfmStepIsNull(step))
-      throw std::bad_alloc();
+    error.check(tfmStepIsNull(step));
   }
   ~Step() { tfmStepDestroy(step); }
   Step(const Step &) = delete;
@@ -193,15 +193,8 @@ public:
   void bind(const std::string &dir) {
     const char *path = cString(dir, "checkpoint");
     ErrorSlot error;
-    bool ok;
-    {
-      nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
-      ok = tfmStepBind(step, path, &error);
-    }
-    error.check();
-    if (!ok)
-      throw std::bad_alloc();
+    bool ok = exclusive([&] { return tfmStepBind(step, path, &error); });
+    error.check(!ok);
   }
 
   void bindTensors(const std::vector<std::pair<std::string, F32In>> &named) {
@@ -215,27 +208,16 @@ public:
                     shapes[i].data()};
     }
     ErrorSlot error;
-    bool ok;
-    {
-      nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
-      ok = tfmStepBindTensors(step, tensors.data(), tensors.size(), &error);
-    }
-    error.check();
-    if (!ok)
-      throw std::bad_alloc();
+    bool ok = exclusive([&] {
+      return tfmStepBindTensors(step, tensors.data(), tensors.size(), &error);
+    });
+    error.check(!ok);
   }
 
   Tensors *parameters() {
     ErrorSlot error;
-    tfmTensors t;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      t = tfmStepParameters(step, &error);
-    }
-    error.check();
-    if (tfmTensorsIsNull(t))
-      throw std::bad_alloc();
+    tfmTensors t = exclusive([&] { return tfmStepParameters(step, &error); });
+    error.check(tfmTensorsIsNull(t));
     return new Tensors(t);
   }
 
@@ -248,24 +230,25 @@ public:
                      std::to_string(inputIds.shape(0)) + ", " +
                      std::to_string(inputIds.shape(1)) + "]");
     ErrorSlot error;
-    tfmResult r;
-    {
-      nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
-      r = tfmStepRun(step, inputIds.shape(0), inputIds.shape(1),
-                     inputIds.data(), labels ? labels->data() : nullptr,
-                     &error);
-    }
-    error.check();
-    if (tfmResultIsNull(r))
-      throw std::bad_alloc();
+    tfmResult r = exclusive([&] {
+      return tfmStepRun(step, inputIds.shape(0), inputIds.shape(1),
+                        inputIds.data(), labels ? labels->data() : nullptr,
+                        &error);
+    });
+    error.check(tfmResultIsNull(r));
     return new Result(r);
   }
 
 private:
+  /// Runs `call` without the GIL and holding the step's lock: the C
+  /// handles are not thread-safe, so one call on a step at a time.
+  template <typename Call> auto exclusive(Call call) -> decltype(call()) {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex);
+    return call();
+  }
+
   tfmStep step{nullptr};
-  /// The C handles are not thread-safe and these calls release the GIL:
-  /// one call on a step at a time (others wait).
   std::mutex mutex;
 };
 
@@ -366,18 +349,16 @@ int64_t train(const std::string &checkpoint, const std::string &tokens,
     else
       throw TfmError("train: unknown option '" + k + "'");
   }
-  const char *paths[] = {cString(checkpoint, "checkpoint"),
-                         cString(tokens, "tokens"),
-                         cString(outputDir, "output_dir")};
-  (void)paths;
+  const char *ckpt = cString(checkpoint, "checkpoint");
+  const char *data = cString(tokens, "tokens");
+  const char *out = cString(outputDir, "output_dir");
   ErrorSlot error;
   int64_t steps;
   {
     nb::gil_scoped_release release;
-    steps = tfmTrain(checkpoint.c_str(), tokens.c_str(), outputDir.c_str(), &o,
-                     progress, &error);
+    steps = tfmTrain(ckpt, data, out, &o, progress, &error);
   }
-  error.check();
+  error.check(steps < 0);
   return steps;
 }
 
