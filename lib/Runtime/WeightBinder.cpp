@@ -258,11 +258,9 @@ public:
 
 } // namespace
 
-static std::string formatShape(llvm::ArrayRef<int64_t> shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
+static bool isFloat(DType t) {
+  return t == DType::F32 || t == DType::BF16 || t == DType::F16 ||
+         t == DType::F64;
 }
 
 /// A RoPE cache old checkpoints stored (HF recomputes it, a buffer that is
@@ -270,9 +268,7 @@ static std::string formatShape(llvm::ArrayRef<int64_t> shape) {
 /// `model.layers.<l>.self_attn.rotary_emb.inv_freq`, a vector of floats.
 /// Anything else ending in inv_freq is reported like any unknown tensor.
 static bool isRopeCache(llvm::StringRef name, const TensorView &t) {
-  bool isFloat = t.dtype == DType::F32 || t.dtype == DType::BF16 ||
-                 t.dtype == DType::F16 || t.dtype == DType::F64;
-  if (t.shape.size() != 1 || !isFloat)
+  if (t.shape.size() != 1 || !isFloat(t.dtype))
     return false;
   if (name == "model.rotary_emb.inv_freq")
     return true;
@@ -329,13 +325,11 @@ mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
         alias != aliases.end() && !binder.used.count(name)) {
       // A tied copy stored beside its source is what HF writes; one of
       // another shape or a non-float type is a lying checkpoint.
-      bool isFloat = t->dtype == DType::F32 || t->dtype == DType::BF16 ||
-                     t->dtype == DType::F16;
-      if (t->shape != alias->second || !isFloat)
+      if (t->shape != alias->second || !isFloat(t->dtype))
         return makeError(t->file + ": tensor '" + name +
                          "' is tied to a parameter of shape " +
-                         formatShape(alias->second) + " but is stored as " +
-                         formatShape(t->shape) + " " + dtypeName(t->dtype));
+                         shapeString(alias->second) + " but is stored as " +
+                         shapeString(t->shape) + " " + dtypeName(t->dtype));
       continue;
     }
     if (binder.used.count(name) || isRopeCache(name, *t) ||
