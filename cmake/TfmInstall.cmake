@@ -4,6 +4,13 @@
 include(CMakePackageConfigHelpers)
 include(GNUInstallDirs)
 
+# A sanitized libtfm.so (TFM_SANITIZE=1 builds, docs/fuzzing.md) needs the
+# sanitizer runtime in the program that links it: consumers get the flags
+# (and must use the same compiler, clang).
+if(LLVM_USE_SANITIZER)
+  set_property(TARGET tfm APPEND PROPERTY INTERFACE_LINK_OPTIONS
+    $<INSTALL_INTERFACE:-fsanitize=address$<COMMA>undefined>)
+endif()
 install(TARGETS tfm EXPORT tfmTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -18,3 +18,4 @@ $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Recompute/Passes.td" -o "$o
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Training/Passes.td" -o "$out/TfmTrainingPasses.md"
 $tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Interfaces/DifferentiableOpInterface.td" -o "$out/DifferentiableOpInterface.md"
 $tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Interfaces/CostOpInterface.td" -o "$out/CostOpInterface.md"
+$tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Dialect/Tfm/IR/TfmIndexOperands.td" -o "$out/IndexOperandsOpInterface.md"

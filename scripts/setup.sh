@@ -4,6 +4,7 @@
 #
 #   scripts/setup.sh            packages + virtualenv + build
 #   TFM_SKIP_VENV=1 ...         without the Python reference environment
+#   TFM_SANITIZE=1 ...          the sanitizer build (build-asan/) instead
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$root/scripts/env.sh"
@@ -12,6 +13,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(cmake ninja-build ccache g++ llvm-22-dev libmlir-22-dev mlir-22-tools
           llvm-22-tools nlohmann-json3-dev libgtest-dev libopenblas-dev
           python3-numpy python3-venv clang-format-14 git coinor-libcbc-dev)
+[ "${TFM_SANITIZE:-0}" = 1 ] && packages+=(clang-22 libclang-rt-22-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -44,9 +46,23 @@ if [ -z "${TFM_SKIP_VENV:-}" ]; then
 fi
 
 # --- Build -------------------------------------------------------------------
+build_flags=(-DCMAKE_BUILD_TYPE=Release)
+if [ "${TFM_SANITIZE:-0}" = 1 ]; then
+  # LLVM's own sanitizer options (HandleLLVMOptions): ASan + UBSan on all of
+  # tfm, libFuzzer's coverage for the fuzz targets; -O1 as LLVM's sanitized
+  # builds use.
+  build_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang-22
+               -DCMAKE_CXX_COMPILER=clang++-22
+               "-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG"
+               "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
+               "-DLLVM_USE_SANITIZER=Address;Undefined"
+               # LLVM's own default (set by its top-level CMakeLists, which
+               # a standalone project does not read).
+               "-DLLVM_UBSAN_FLAGS=-fsanitize=undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all"
+               -DLLVM_USE_SANITIZE_COVERAGE=ON)
+fi
 if [ ! -f "$TFM_BUILD/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$TFM_BUILD" \
-    -DCMAKE_BUILD_TYPE=Release \
+  cmake -G Ninja -S "$root" -B "$TFM_BUILD" "${build_flags[@]}" \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
     -DTFM_PYTHON="$TFM_VENV/bin/python" >/dev/null

@@ -3,6 +3,11 @@
 # numeric tests against Hugging Face's modeling code; pytest: the Python
 # package's), after set-up.
 # Ends with one line: "N passed, N failed".
+#
+# TFM_WITH_SANITIZERS=1 (what CI runs) adds the sanitizer build's checks
+# (scripts/sanitize.sh: ASan + UBSan lit run and every fuzz target),
+# counted in the same line. TFM_SANITIZE=1 runs this script's own tests on
+# the sanitizer build instead of the default one.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$root/scripts/env.sh"
@@ -11,19 +16,30 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 xml=$(mktemp --suffix=.xml)
 pyxml=$(mktemp --suffix=.xml)
-trap 'rm -f "$xml" "$pyxml"' EXIT
+fuzzxml=$(mktemp --suffix=.xml)
+echo '<testsuites/>' >"$fuzzxml"
+trap 'rm -f "$xml" "$pyxml" "$fuzzxml"' EXIT
 /usr/lib/llvm-22/bin/lit -sv --xunit-xml-output "$xml" \
   "$TFM_BUILD/test" "$TFM_BUILD/test/Unit"
 status=$?
 # The Python package's tests (python/tests), on the build tree's package
 # (they need the reference virtualenv, as the numeric lit tests do).
+# In the sanitizer build the package's library needs the ASan runtime
+# loaded first (Python itself is not instrumented).
+preload=()
+if [ "${TFM_SANITIZE:-0}" = 1 ]; then
+  preload=(env "LD_PRELOAD=$(clang++-22 -print-file-name=libclang_rt.asan-x86_64.so)")
+fi
 if [ -x "$TFM_VENV/bin/python" ]; then
-  PYTHONPATH="$TFM_BUILD/python_packages" "$TFM_VENV/bin/python" -m pytest -q \
+  PYTHONPATH="$TFM_BUILD/python_packages" "${preload[@]}" "$TFM_VENV/bin/python" -m pytest -q \
     -p no:cacheprovider --junitxml="$pyxml" "$root/python/tests" || status=1
 else
   echo '<testsuites/>' >"$pyxml"
 fi
-counts=$(python3 - "$xml" "$pyxml" <<'PY'
+if [ "${TFM_WITH_SANITIZERS:-0}" = 1 ]; then
+  TFM_SANITIZE_XUNIT="$fuzzxml" "$root/scripts/sanitize.sh" || status=1
+fi
+counts=$(python3 - "$xml" "$pyxml" "$fuzzxml" <<'PY'
 import sys, xml.etree.ElementTree as ET
 passed = failed = skipped = 0
 cases = []

@@ -19,7 +19,9 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["tfm-opt", "tfm-import-hf", "tfm-run", "tfm-train"]
+tools = ["tfm-opt", "tfm-import-hf", "tfm-run", "tfm-train",
+         "tfm-config-fuzzer", "tfm-checkpoint-fuzzer", "tfm-token-fuzzer",
+         "tfm-pipeline-fuzzer"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools],
     [config.tfm_tools_dir, config.llvm_tools_dir])
@@ -81,3 +83,34 @@ if shutil.which("clang-format-14"):
     config.available_features.add("clang-format-14")
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
+
+# The sanitizer build (ASan + UBSan): its options, as scripts/env.sh sets
+# them, unless given; programs that load libtfm.so into an uninstrumented
+# host (Python) preload the ASan runtime through %asan_preload.
+config.substitutions.append(("%asan_preload", ""))
+config.substitutions.append(("%consumer_cmake_flags", ""))
+config.substitutions.append(("%pip_cmake_flags", ""))
+if config.tfm_sanitizer:
+    # Programs linking the sanitized libtfm.so link clang's runtime.
+    config.substitutions.remove(("%consumer_cmake_flags", ""))
+    config.substitutions.append(
+        ("%consumer_cmake_flags",
+         "-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22"))
+    config.substitutions.remove(("%pip_cmake_flags", ""))
+    config.substitutions.append(
+        ("%pip_cmake_flags",
+         "-Ccmake.define.CMAKE_C_COMPILER=clang-22 "
+         "-Ccmake.define.CMAKE_CXX_COMPILER=clang++-22"))
+    config.available_features.add("asan")
+    config.environment.setdefault(
+        "ASAN_OPTIONS", os.environ.get(
+            "ASAN_OPTIONS",
+            "allow_user_poisoning=0:detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"))
+    config.environment.setdefault(
+        "UBSAN_OPTIONS", os.environ.get(
+            "UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1"))
+    runtime = subprocess.run(
+        ["clang++-22", "-print-file-name=libclang_rt.asan-x86_64.so"],
+        capture_output=True, text=True).stdout.strip()
+    config.substitutions.remove(("%asan_preload", ""))
+    config.substitutions.append(("%asan_preload", f"env LD_PRELOAD={runtime}"))

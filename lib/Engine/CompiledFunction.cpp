@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Engine/CompiledFunction.h"
+#include "AllocationGuard.h"
+#include "tfm/Analysis/EntryContract.h"
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Support/BFloat16.h"
@@ -60,11 +62,36 @@ CompiledFunction::prepare(ModuleOp module, llvm::StringRef funcName) {
   auto func = module.lookupSymbol<func::FuncOp>(funcName);
   if (!func)
     return makeError("no function @" + funcName);
+  if (func.isDeclaration())
+    return makeError("@" + funcName +
+                     " is only declared: an entry function needs a body");
+  // The entry's arguments and results are memref descriptors of ranked
+  // tensors; anything else has no calling convention here.
+  auto rankedTypes = [&](TypeRange types, llvm::StringRef what,
+                         std::vector<RankedTensorType> &out) -> llvm::Error {
+    for (auto [i, t] : llvm::enumerate(types)) {
+      auto ranked = dyn_cast<RankedTensorType>(t);
+      if (!ranked) {
+        std::string type;
+        llvm::raw_string_ostream os(type);
+        os << t;
+        return makeError("@" + funcName + ": " + what + " #" + llvm::Twine(i) +
+                         " has type " + type +
+                         "; an entry function takes and returns ranked "
+                         "tensors (a scalar as a 0-d tensor such as "
+                         "tensor<f32>)");
+      }
+      out.push_back(ranked);
+    }
+    return llvm::Error::success();
+  };
   auto model = std::unique_ptr<CompiledFunction>(new CompiledFunction());
-  for (Type t : func.getArgumentTypes())
-    model->argTypes.push_back(cast<RankedTensorType>(t));
-  for (Type t : func.getResultTypes())
-    model->resultTypes.push_back(cast<RankedTensorType>(t));
+  if (llvm::Error e =
+          rankedTypes(func.getArgumentTypes(), "argument", model->argTypes))
+    return std::move(e);
+  if (llvm::Error e =
+          rankedTypes(func.getResultTypes(), "result", model->resultTypes))
+    return std::move(e);
   model->entry = ("_mlir_ciface_" + funcName).str();
   return model;
 }
@@ -125,6 +152,8 @@ CompiledFunction::compileWithPipeline(
   (*model)->gpu = gpu;
   if (llvm::Error e = runPipeline(module, buildPipeline))
     return std::move(e);
+  (*model)->contract = EntryContract::take(module.lookupSymbol(
+      (*model)->entry.substr(std::string_view("_mlir_ciface_").size())));
   if (llvm::Error e = (*model)->jit(module))
     return std::move(e);
   return model;
@@ -153,16 +182,18 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
     if (useCuda)
       return cuda::symbolMap(interner);
     llvm::orc::SymbolMap symbols;
-    symbols[interner("_mlir_ciface_tfm_rt_sgemm")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&_mlir_ciface_tfm_rt_sgemm),
-        llvm::JITSymbolFlags::Exported};
-    symbols[interner("_mlir_ciface_tfm_rt_sgemm_batched")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&_mlir_ciface_tfm_rt_sgemm_batched),
-        llvm::JITSymbolFlags::Exported};
+    auto add = [&](llvm::StringRef name, auto *fn) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    add("_mlir_ciface_tfm_rt_sgemm", &_mlir_ciface_tfm_rt_sgemm);
+    add("_mlir_ciface_tfm_rt_sgemm_batched",
+        &_mlir_ciface_tfm_rt_sgemm_batched);
     // Bufferization emits copies of dynamically shaped memrefs as calls.
-    symbols[interner("memrefCopy")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
-        llvm::JITSymbolFlags::Exported};
+    add("memrefCopy", &memrefCopy);
+    // Buffers: a failed allocation becomes an error (AllocationGuard.h).
+    add("malloc", &tfm_rt_guarded_malloc);
+    add("free", &tfm_rt_guarded_free);
     return symbols;
   });
   // Global constructors: the GPU module's PTX is loaded here.
@@ -171,10 +202,80 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
     if (llvm::Error e = cuda::takeError())
       return e;
   // Materialise (LLVM codegen) now, so run() measures only the step.
-  if (auto fn = (*created)->lookupPacked(entry); !fn)
+  auto fn = (*created)->lookupPacked(entry);
+  if (!fn)
     return makeError("JIT lookup of " + entry +
                      " failed: " + llvm::toString(fn.takeError()));
+  packedEntry = *fn;
   engine = std::move(*created);
+  return llvm::Error::success();
+}
+
+/// The shape of an argument as given.
+static llvm::ArrayRef<int64_t> shapeOf(const CompiledFunction::Arg &a) {
+  return a.resident ? a.resident->getShape() : llvm::ArrayRef(a.shape);
+}
+
+llvm::Error CompiledFunction::checkContract(llvm::ArrayRef<Arg> args) const {
+  auto sizeOf = [&](std::pair<unsigned, unsigned> m) -> std::optional<int64_t> {
+    if (m.first >= args.size() || m.second >= shapeOf(args[m.first]).size())
+      return std::nullopt; // reported by the rank check after this one
+    return shapeOf(args[m.first])[m.second];
+  };
+  auto where = [](std::pair<unsigned, unsigned> m) {
+    return "argument #" + std::to_string(m.first) + " dimension " +
+           std::to_string(m.second);
+  };
+  std::string func = "@" + entry.substr(std::strlen("_mlir_ciface_"));
+  for (const EntryContract::DimClass &c : contract.dims) {
+    std::optional<std::pair<unsigned, unsigned>> first;
+    for (auto m : c.members) {
+      std::optional<int64_t> size = sizeOf(m);
+      if (!size)
+        continue;
+      if (c.size && *size != *c.size)
+        return makeError(where(m) + " is " + llvm::Twine(*size) + ", but " +
+                         func + " needs " + llvm::Twine(*c.size) + " there");
+      if (!first) {
+        first = m;
+        continue;
+      }
+      if (*size != *sizeOf(*first))
+        return makeError(where(m) + " is " + llvm::Twine(*size) + ", but " +
+                         where(*first) + " is " + llvm::Twine(*sizeOf(*first)) +
+                         ": " + func + " uses them as one size");
+    }
+  }
+  for (const EntryContract::IndexBound &ib : contract.indexBounds) {
+    if (ib.argument >= args.size() || ib.argument >= argTypes.size())
+      continue;
+    const Arg &a = args[ib.argument];
+    // Host data only: resident tensors were checked when they were made.
+    const void *data =
+        a.resident ? (a.resident->onGpu() ? nullptr : a.resident->data())
+                   : a.data;
+    Type elem = argTypes[ib.argument].getElementType();
+    if (!data || !elem.isSignlessInteger() ||
+        (elem.getIntOrFloatBitWidth() != 32 &&
+         elem.getIntOrFloatBitWidth() != 64))
+      continue;
+    int64_t n = 1;
+    for (int64_t d : shapeOf(a))
+      n *= d;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t v = elem.getIntOrFloatBitWidth() == 64
+                      ? static_cast<const int64_t *>(data)[i]
+                      : static_cast<const int32_t *>(data)[i];
+      if ((v >= 0 && v < ib.bound) || (ib.allowed && v == *ib.allowed))
+        continue;
+      return makeError(
+          "argument #" + llvm::Twine(ib.argument) + " of " + func + ": index " +
+          llvm::Twine(v) + " at element " + llvm::Twine(i) +
+          " is outside [0, " + llvm::Twine(ib.bound) + ")" +
+          (ib.allowed ? " and is not " + std::to_string(*ib.allowed)
+                      : std::string()));
+    }
+  }
   return llvm::Error::success();
 }
 
@@ -190,6 +291,8 @@ CompiledFunction::runResident(llvm::ArrayRef<Arg> args) {
   if (args.size() != argTypes.size())
     return makeError("expected " + llvm::Twine(argTypes.size()) +
                      " arguments, got " + llvm::Twine(args.size()));
+  if (llvm::Error e = checkContract(args))
+    return e;
   // Descriptors: one vector of words per argument. Every argument's tensor
   // (resident, or staged into the arena) by its data pointer, so that a
   // result which is an argument shares its storage.
@@ -253,8 +356,12 @@ CompiledFunction::runResident(llvm::ArrayRef<Arg> args) {
   std::vector<void *> packed;
   for (void *&p : pointers)
     packed.push_back(&p);
-  if (llvm::Error e = engine->invokePacked(entry, packed))
+  if (gpu) {
+    if (llvm::Error e = engine->invokePacked(entry, packed))
+      return std::move(e);
+  } else if (llvm::Error e = runGuarded(packedEntry, packed.data())) {
     return std::move(e);
+  }
   if (gpu)
     if (llvm::Error e = cuda::synchronize())
       return std::move(e);

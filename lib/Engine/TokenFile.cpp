@@ -68,7 +68,7 @@ llvm::Expected<TokenBatch> mlir::tfm::readTokenFile(llvm::StringRef path,
   json root;
   try {
     root = json::parse((*buf)->getBuffer());
-  } catch (const json::parse_error &e) {
+  } catch (const json::exception &e) { // parse_error, or a number out of range
     return makeError(path + ": not valid JSON: " + e.what());
   }
   if (!root.is_object() || !root.contains("input_ids"))

@@ -143,7 +143,8 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
                             f.boolean("norm_topk_prob", m.defaultNormTopkProb));
   moe.hasAuxLoss = m.hasAuxLoss;
   if (m.hasAuxLoss) {
-    moe.auxLossCoef = f.number("router_aux_loss_coef", m.defaultAuxLossCoef);
+    moe.auxLossCoef =
+        f.finiteNumber("router_aux_loss_coef", m.defaultAuxLossCoef);
     moe.outputRouterLogits = f.boolean("output_router_logits", false);
   }
   if (m.deepseek != MoeRules::Deepseek::none) {
@@ -223,7 +224,7 @@ llvm::Expected<MoeSpec> readMoe(Fields &f, const MoeRules &m,
   moe.transposedExperts = m.transposedExperts;
   if (m.clampedSwiglu) {
     moe.swigluLimit = f.positiveNumber("swiglu_limit", 7.0);
-    moe.swigluAlpha = f.number("swiglu_alpha", 1.702);
+    moe.swigluAlpha = f.finiteNumber("swiglu_alpha", 1.702);
     if (f.failed())
       return makeError(f.message());
   }
@@ -393,11 +394,12 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   if (auto e = checkJsonText(text, source))
     return std::move(e);
   json root;
+  TextShifts shifts;
   try {
-    root = json::parse(acceptNonStrictNumbers(text));
+    root = json::parse(acceptNonStrictNumbers(text, &shifts));
   } catch (const json::parse_error &e) {
-    return makeError(source + ": not valid JSON (byte " + llvm::Twine(e.byte) +
-                     "): " + e.what());
+    return makeError(source + ": not valid JSON " +
+                     describeParseError(e, text, shifts));
   } catch (const json::exception &e) {
     // e.g. a number literal beyond the double range (out_of_range.406).
     return makeError(source + ": not valid JSON: " + e.what());
@@ -766,12 +768,7 @@ llvm::Expected<ModelSpec> mlir::tfm::parseHFConfig(llvm::StringRef text,
   }
   if (family->parallelMamba) {
     // Falcon-H1's muP multipliers, all 1 by default.
-    auto multiplier = [&](const char *key) {
-      double v = f.number(key, 1.0);
-      if (!f.failed() && !std::isfinite(v))
-        f.fail(key, "must be a finite number, got " + formatNumber(v));
-      return v;
-    };
+    auto multiplier = [&](const char *key) { return f.finiteNumber(key, 1.0); };
     auto list = [&](const char *key, size_t n, double *out) {
       if (!f.has(key))
         return;

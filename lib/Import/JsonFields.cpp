@@ -36,7 +36,8 @@ std::string hf::formatNumber(double x) {
   return json(x).dump();
 }
 
-std::string hf::acceptNonStrictNumbers(llvm::StringRef text) {
+std::string hf::acceptNonStrictNumbers(llvm::StringRef text,
+                                       TextShifts *shifts) {
   std::string out;
   out.reserve(text.size());
   bool inString = false;
@@ -66,8 +67,42 @@ std::string hf::acceptNonStrictNumbers(llvm::StringRef text) {
     }
     out += "{\"__float__\": \"" + token.str() + "\"}";
     i += token.size() - 1;
+    if (shifts)
+      shifts->push_back({out.size(), i + 1});
   }
   return out;
+}
+
+std::string hf::describeParseError(const json::parse_error &e,
+                                   llvm::StringRef original,
+                                   const TextShifts &shifts) {
+  std::string what = e.what();
+  // e.byte is 1-based in the rewritten text; before any rewrite, positions
+  // are the original's already.
+  size_t byte = e.byte;
+  size_t outEnd = 0, origEnd = 0;
+  for (const auto &[o, g] : shifts)
+    if (o < byte) {
+      outEnd = o;
+      origEnd = g;
+    }
+  if (outEnd == 0)
+    return "(byte " + std::to_string(byte) + "): " + what;
+  byte = origEnd + (byte - outEnd);
+  size_t index = std::min(byte - 1, original.size());
+  llvm::StringRef before = original.take_front(index);
+  size_t line = 1 + before.count('\n');
+  size_t lastNewline = before.rfind('\n');
+  size_t column =
+      index - (lastNewline == llvm::StringRef::npos ? 0 : lastNewline + 1) + 1;
+  // nlohmann's text says "... at line L, column C: ..." of the rewritten
+  // text; give the original's instead.
+  size_t at = what.find(" at line ");
+  size_t colon = what.find(": ", at == std::string::npos ? 0 : at);
+  if (at != std::string::npos && colon != std::string::npos)
+    what = what.substr(0, at) + " at line " + std::to_string(line) +
+           ", column " + std::to_string(column) + what.substr(colon);
+  return "(byte " + std::to_string(byte) + "): " + what;
 }
 
 //===----------------------------------------------------------------------===//
@@ -171,6 +206,25 @@ double Fields::positiveNumber(llvm::StringRef key, double dflt) {
   if (!(x > 0) || std::isinf(x))
     fail(key, "must be a positive finite number, got " + formatNumber(x));
   return x;
+}
+
+double Fields::finiteNumber(llvm::StringRef key, double dflt) {
+  double x = number(key, dflt);
+  if (!std::isfinite(x))
+    fail(key, "must be a finite number, got " + formatNumber(x));
+  return x;
+}
+
+std::vector<double> Fields::positiveNumberList(llvm::StringRef key) {
+  std::vector<double> out = numberList(key);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!(out[i] > 0) || std::isinf(out[i])) {
+      fail(key, "entry " + llvm::Twine(i) +
+                    " must be a positive finite number, got " +
+                    formatNumber(out[i]));
+      return {};
+    }
+  return out;
 }
 
 std::optional<double> Fields::optionalNumber(llvm::StringRef key,

@@ -41,7 +41,17 @@ std::string formatNumber(double x);
 /// Python's json module (and so HF) accepts bare Infinity, -Infinity and NaN.
 /// Rewrites them outside strings into HF's {"__float__": ...} tags, which
 /// nlohmann parses and asNumber() decodes.
-std::string acceptNonStrictNumbers(llvm::StringRef text);
+/// Where the rewrite moved text: (end in the rewritten text, end in the
+/// original) of each replaced token, in order.
+using TextShifts = std::vector<std::pair<size_t, size_t>>;
+std::string acceptNonStrictNumbers(llvm::StringRef text,
+                                   TextShifts *shifts = nullptr);
+
+/// A JSON parse error of the rewritten text as the user's file has it: its
+/// byte, line and column in `original`.
+std::string describeParseError(const json::parse_error &e,
+                               llvm::StringRef original,
+                               const TextShifts &shifts);
 
 /// Reads fields of one JSON object; the first problem is kept as the error
 /// and later reads return defaults, so a parser reads straight through.
@@ -81,6 +91,11 @@ public:
   /// A number (integer or float); absent or null gives `dflt`.
   double number(llvm::StringRef key, double dflt);
   double positiveNumber(llvm::StringRef key, double dflt);
+  /// A number that is neither NaN nor infinite (a NaN RoPE parameter would
+  /// only show up as NaN logits).
+  double finiteNumber(llvm::StringRef key, double dflt);
+  /// A list of positive finite numbers.
+  std::vector<double> positiveNumberList(llvm::StringRef key);
   /// An optional number where null means "none".
   std::optional<double> optionalNumber(llvm::StringRef key,
                                        std::optional<double> dflt);

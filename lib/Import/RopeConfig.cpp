@@ -83,10 +83,10 @@ RopeSpec readRope(Fields &top, const json &rp, llvm::StringRef where,
     if (!f.has("factor"))
       f.fail("factor", "required by yarn rope");
     spec.factor = f.positiveNumber("factor", 1.0);
-    double mscale = f.number("mscale", 0.0);
-    double mscaleAllDim = f.number("mscale_all_dim", 0.0);
+    double mscale = f.finiteNumber("mscale", 0.0);
+    double mscaleAllDim = f.finiteNumber("mscale_all_dim", 0.0);
     spec.mscaleAllDim = mscaleAllDim;
-    double given = f.number("attention_factor", 0.0);
+    double given = f.finiteNumber("attention_factor", 0.0);
     if (given != 0.0)
       spec.attentionFactor = given;
     else if (mscale != 0.0 && mscaleAllDim != 0.0)
@@ -95,23 +95,31 @@ RopeSpec readRope(Fields &top, const json &rp, llvm::StringRef where,
     else
       spec.attentionFactor = yarnMscale(spec.factor, 1.0);
     // HF: rope_parameters.get("beta_fast") or 32 (null or 0 fall back).
+    // HF takes log(beta): a negative or NaN one raises there.
     double bf = f.number("beta_fast", 0.0), bs = f.number("beta_slow", 0.0);
     spec.betaFast = bf != 0.0 ? bf : 32.0;
     spec.betaSlow = bs != 0.0 ? bs : 1.0;
+    if (!(spec.betaFast > 0) || std::isinf(spec.betaFast))
+      f.fail("beta_fast",
+             "must be a positive finite number, got " + formatNumber(bf));
+    if (!(spec.betaSlow > 0) || std::isinf(spec.betaSlow))
+      f.fail("beta_slow",
+             "must be a positive finite number, got " + formatNumber(bs));
     spec.truncate = f.boolean("truncate", true);
   } else if (spec.type == "longrope") {
     spec.factor = f.has("factor")
                       ? f.positiveNumber("factor", 1.0)
                       : double(maxPositions) / double(spec.original);
-    double given = f.number("attention_factor", 0.0);
+    double given = f.finiteNumber("attention_factor", 0.0);
     spec.attentionFactor =
         given != 0.0 ? given
         : spec.factor <= 1.0
             ? 1.0
             : std::sqrt(1.0 + std::log(spec.factor) /
                                   std::log(double(spec.original)));
-    spec.shortFactor = f.numberList("short_factor");
-    spec.longFactor = f.numberList("long_factor");
+    // Each divides a frequency: zero or NaN would give NaN logits.
+    spec.shortFactor = f.positiveNumberList("short_factor");
+    spec.longFactor = f.positiveNumberList("long_factor");
     size_t half = size_t(rotaryDim / 2);
     if (!f.failed() && spec.shortFactor.size() != half)
       f.fail("short_factor",

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineUtils.h"
+#include "tfm/Analysis/Passes.h"
 #include "tfm/Autodiff/Passes.h"
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
@@ -75,6 +76,10 @@ void tfm::detail::addOptionError(OpPassManager &pm, std::string message) {
 }
 
 void tfm::buildTfmLowerToLinalgPipeline(OpPassManager &pm) {
+  // What the entry's generated code will rely on, recorded for
+  // CompiledFunction's argument checks: index bounds from the tfm ops, then
+  // (below) equal dimensions from the linalg ops.
+  pm.addNestedPass<func::FuncOp>(createTfmRecordEntryBoundsPass());
   // CSE runs on tfm ops, not after lowering: merging identical `linalg.fill`
   // inits makes generics in different scf.index_switch cases share one
   // destination, and one-shot bufferization (MLIR 22) then lets two yielded
@@ -82,6 +87,7 @@ void tfm::buildTfmLowerToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createTfmConvertToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createTfmRecordEntryDimsPass());
 }
 
 void tfm::buildTfmFusePipeline(OpPassManager &pm) {

@@ -4,6 +4,7 @@
 #include "tfm/Support/BFloat16.h"
 #include "tfm/Support/Error.h"
 #include "tfm/Support/JsonText.h"
+#include "tfm/Support/OutputPath.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
@@ -14,7 +15,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <set>
+#include <unordered_set>
 
 using namespace mlir::tfm;
 using json = nlohmann::json;
@@ -85,6 +88,8 @@ int64_t TensorView::numElements() const {
 
 llvm::Error TensorView::readAsF32(float *out) const {
   int64_t n = numElements();
+  if (n == 0) // `out` may be null then (an empty vector's data())
+    return llvm::Error::success();
   switch (dtype) {
   case DType::F32:
     std::memcpy(out, data, n * 4);
@@ -117,13 +122,58 @@ llvm::Error TensorView::readAsF32(float *out) const {
   }
 }
 
+namespace {
+/// A SAX pass that finds a key given twice in the top-level object, in time
+/// linear in the text (nlohmann's callback parser rescans an object at the
+/// end of each member object: quadratic in the tensors of a header).
+struct TopLevelKeys : nlohmann::json_sax<json> {
+  unsigned depth = 0;
+  std::unordered_set<std::string> seen;
+  std::optional<std::string> repeated;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t &) override { return true; }
+  bool string(string_t &) override { return true; }
+  bool binary(binary_t &) override { return true; }
+  bool start_object(std::size_t) override { return ++depth, true; }
+  bool end_object() override { return --depth, true; }
+  bool start_array(std::size_t) override { return ++depth, true; }
+  bool end_array() override { return --depth, true; }
+  bool key(string_t &k) override {
+    if (depth == 1 && !seen.insert(k).second && !repeated)
+      repeated = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string &,
+                   const nlohmann::detail::exception &) override {
+    return false;
+  }
+};
+} // namespace
+
+/// The first key the top-level object of `text` (valid JSON) repeats.
+static std::optional<std::string> repeatedTopLevelKey(llvm::StringRef text) {
+  TopLevelKeys keys;
+  json::sax_parse(text, &keys);
+  return keys.repeated;
+}
+
 llvm::Expected<std::unique_ptr<SafetensorsFile>>
 SafetensorsFile::open(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
     return makeError(path + ": cannot read: " + buffer.getError().message());
-  llvm::StringRef bytes = (*buffer)->getBuffer();
+  return fromBuffer(std::move(*buffer));
+}
+
+llvm::Expected<std::unique_ptr<SafetensorsFile>>
+SafetensorsFile::fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer) {
+  llvm::StringRef path = buffer->getBufferIdentifier();
+  llvm::StringRef bytes = buffer->getBuffer();
   if (bytes.size() < 8)
     return makeError(path + ": truncated: " + llvm::Twine(bytes.size()) +
                      " bytes, no 8-byte header length");
@@ -141,24 +191,16 @@ SafetensorsFile::open(llvm::StringRef path) {
           checkJsonText(bytes.substr(8, headerLen), (path + ": header").str()))
     return std::move(e);
   json header;
-  std::set<std::string> names;
-  std::string duplicate;
   try {
-    // The JSON library keeps one of two equal keys; a header naming a
-    // tensor twice is lying, so refuse it.
-    header =
-        json::parse(bytes.substr(8, headerLen),
-                    [&](int depth, json::parse_event_t event, json &parsed) {
-                      if (depth == 1 && event == json::parse_event_t::key &&
-                          !names.insert(parsed.get<std::string>()).second)
-                        duplicate = parsed.get<std::string>();
-                      return true;
-                    });
-  } catch (const json::parse_error &e) {
+    header = json::parse(bytes.substr(8, headerLen));
+  } catch (const json::exception &e) { // parse_error, or a number out of range
     return makeError(path + ": header is not valid JSON: " + e.what());
   }
-  if (!duplicate.empty())
-    return makeError(path + ": tensor '" + duplicate +
+  // The JSON library keeps one of two equal keys; a header naming a tensor
+  // twice is lying, so refuse it.
+  if (std::optional<std::string> name =
+          repeatedTopLevelKey(bytes.substr(8, headerLen)))
+    return makeError(path + ": tensor '" + *name +
                      "' appears twice in the header");
   if (!header.is_object())
     return makeError(path + ": header must be a JSON object");
@@ -227,7 +269,7 @@ SafetensorsFile::open(llvm::StringRef path) {
     if (ranges[i].first < ranges[i - 1].second)
       return makeError(path + ": tensor byte ranges overlap at offset " +
                        llvm::Twine(ranges[i].first));
-  file->buffer = std::move(*buffer);
+  file->buffer = std::move(buffer);
   return file;
 }
 
@@ -252,7 +294,8 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
     json j;
     try {
       j = json::parse((*buf)->getBuffer());
-    } catch (const json::parse_error &e) {
+    } catch (
+        const json::exception &e) { // parse_error, or a number out of range
       return makeError(index + ": not valid JSON: " + e.what());
     }
     if (!j.is_object() || !j.contains("weight_map") ||
@@ -369,28 +412,12 @@ llvm::Error mlir::tfm::writeSafetensors(
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' '); // align the data section
-  llvm::SmallString<256> tmp(path);
-  tmp += ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return makeError(path + ": cannot write: " + ec.message());
+  return writeOutputFile(path, [&](llvm::raw_ostream &os) {
     uint64_t len = text.size();
     for (int i = 0; i < 8; ++i)
       os << char((len >> (8 * i)) & 0xff);
     os << text;
     for (size_t i = 0; i < tensors.size(); ++i)
       os.write(static_cast<const char *>(tensors[i].data), sizes[i]);
-    os.close();
-    if (os.has_error()) {
-      llvm::sys::fs::remove(tmp);
-      return makeError(path + ": write failed");
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    return makeError(path + ": cannot rename into place: " + ec.message());
-  }
-  return llvm::Error::success();
+  });
 }

@@ -283,6 +283,13 @@ llvm::Expected<std::vector<std::vector<float>>>
 mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
   Binder binder(checkpoint);
   std::vector<std::vector<float>> buffers(func.getNumArguments());
+  // Every element of a parameter is read from a checkpoint tensor, so no
+  // parameter holds more than all of them together: a config describing
+  // a far larger model than the files is refused before its parameters are
+  // allocated (petabytes for a lying vocab_size x hidden_size).
+  uint64_t stored = 0;
+  for (const std::string &name : checkpoint.names())
+    stored += uint64_t(checkpoint.find(name)->numElements());
   // Tied aliases -> the shape their parameter has (a stored copy must match).
   std::map<std::string, std::vector<int64_t>> aliases;
   for (BlockArgument arg : func.getArguments()) {
@@ -298,8 +305,20 @@ mlir::tfm::bindParameters(func::FuncOp func, const Checkpoint &checkpoint) {
     int64_t perLayerElems = 1;
     for (int64_t d : perLayer)
       perLayerElems *= d;
+    uint64_t elements;
+    if (__builtin_mul_overflow(uint64_t(perLayerElems), uint64_t(layers),
+                               &elements) ||
+        elements > stored)
+      return makeError(
+          "parameter '" + param.getName() + "' is " +
+          (param.getStacked() ? std::to_string(layers) + " layers of "
+                              : std::string()) +
+          shapeString(perLayer) + " by the config, more elements than the " +
+          llvm::Twine(stored) +
+          " that all tensors of the checkpoint hold: the config "
+          "does not describe these weights");
     std::vector<float> &buf = buffers[arg.getArgNumber()];
-    buf.resize(size_t(perLayerElems * layers));
+    buf.resize(size_t(elements));
     for (int64_t l = 0; l < layers; ++l)
       if (auto e =
               binder.build(param, l, perLayer, buf.data() + l * perLayerElems))

@@ -9,11 +9,11 @@
 
 #include "tfm/Engine/ImportedModel.h"
 #include "tfm/Support/CommandLine.h"
+#include "tfm/Support/OutputPath.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -53,27 +53,27 @@ int main(int argc, char **argv) {
   if (dtype != "f32" && dtype != "bf16")
     return fail("--dtype must be f32 or bf16, got '" + dtype + "'");
 
+  bool toFile = !outputPath.empty() && outputPath != "-";
+  if (outputPath.getNumOccurrences() && outputPath.empty())
+    return fail("-o: the output path is empty");
+  if (toFile)
+    if (auto target = resolveOutputPath(outputPath); !target)
+      return fail(llvm::toString(target.takeError()));
+
   auto model = ImportedModel::import(
       inputPath, dtype == "bf16" ? Precision::bf16 : Precision::f32, !noLogits);
   if (!model)
     return fail(llvm::toString(model.takeError()));
 
-  if (!outputPath.empty() || !printSummary) {
-    std::string target = outputPath.empty() ? "-" : outputPath.getValue();
-    std::error_code ec;
-    // ToolOutputFile deletes the file unless keep() is reached.
-    auto out = std::make_unique<llvm::ToolOutputFile>(target, ec,
-                                                      llvm::sys::fs::OF_Text);
-    if (ec)
-      return fail(target + ": cannot write: " + ec.message());
-    out->os() << (*model)->getMLIR();
-    out->os().flush();
-    if (out->os().has_error()) {
-      std::string why = out->os().error().message();
-      out->os().clear_error(); // reported here, not by LLVM at exit
-      return fail(target + ": write failed: " + why);
-    }
-    out->keep();
+  if (toFile) {
+    // Written aside and renamed (a failure leaves no file), through a
+    // symlink to its target, in place into a device; never removing one.
+    if (auto e = writeOutputFile(outputPath, [&](llvm::raw_ostream &os) {
+          os << (*model)->getMLIR();
+        }))
+      return fail(llvm::toString(std::move(e)));
+  } else if (!outputPath.empty() || !printSummary) {
+    llvm::outs() << (*model)->getMLIR();
   }
   if (printSummary)
     llvm::outs() << (*model)->getSummaryJson() << "\n";

@@ -15,6 +15,7 @@
 #include "tfm/Recompute/RecomputePlanner.h"
 #include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Support/CommandLine.h"
+#include "tfm/Support/OutputPath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Parser/Parser.h"
@@ -261,7 +262,7 @@ static int runCheckpoint(StepOptions options) {
 static int removeOutputsOnFailure(int status) {
   if (status != 0)
     for (const std::string &path : writtenOutputs)
-      llvm::sys::fs::remove(path);
+      removeWrittenOutput(path);
   return status;
 }
 
@@ -273,6 +274,10 @@ int main(int argc, char **argv) {
   llvm::Expected<Device> device = parseDevice(deviceFlag);
   if (!device)
     return fail(llvm::toString(device.takeError()));
+  // Outputs that cannot be written are refused before anything runs.
+  for (const std::string &path : outputPaths)
+    if (llvm::Expected<OutputTarget> target = resolveOutputPath(path); !target)
+      return fail("--output: " + llvm::toString(target.takeError()));
   StepOptions options;
   options.compile = {*device, /*useBlas=*/!noBlas, cudaChip};
   if (!mlirPath.empty()) {

@@ -31,4 +31,42 @@ def TfmCostReportPass : Pass<"tfm-cost-report", "ModuleOp"> {
   ];
 }
 
+def TfmRecordEntryBoundsPass
+    : Pass<"tfm-record-entry-bounds", "func::FuncOp"> {
+  let summary = "Record which entry arguments hold indices, and their bounds";
+  let description = [{
+    For a public function with a body: every argument that an op uses as an
+    index operand (IndexOperandsOpInterface: token ids into the embedding
+    rows, labels into the vocabulary) gets its bound recorded in the
+    function's `tfm.entry_index_bounds` attribute, a list of
+    `array<i64: argument, bound, allowed>` (`allowed`: the one value outside
+    `[0, bound)` that the argument may hold, such as `ignore_index`, or
+    `bound` when there is none). CompiledFunction checks the arguments
+    against it before every call, so an id of -10^8 is an error naming the
+    argument, not a read far outside the table. Bounds that are not static
+    are not recorded. Runs on tfm ops (the pipelines run it first in
+    `tfm-lower-to-linalg`).
+  }];
+}
+
+def TfmRecordEntryDimsPass
+    : Pass<"tfm-record-entry-dims", "func::FuncOp"> {
+  let summary = "Record which dynamic argument dimensions must agree";
+  let description = [{
+    For a public function with a body, on linalg and tensor ops: dimensions
+    that a structured op's indexing maps tie to one loop, that `tensor.dim`
+    feeds into `tensor.empty` or a slice, and that flow through casts, slices,
+    unit reassociations and `scf` loops and branches are the same size.
+    Each class of these that holds a dynamic dimension of an argument and
+    either another one or a static size is recorded in the function's
+    `tfm.entry_dims` attribute, a list of `array<i64: size, argument,
+    dimension, argument, dimension, ...>` (`size` -1 when the class has no
+    static size). CompiledFunction checks the arguments' sizes against it
+    before every call: mismatched batch or sequence sizes are an error naming
+    both arguments instead of reads out of bounds in the generated code.
+    Classes that would need two different static sizes are dropped (the
+    rules above never produce them on valid IR).
+  }];
+}
+
 #endif // TFM_ANALYSIS_PASSES

@@ -12,6 +12,7 @@
 #ifndef TFM_ENGINE_COMPILEDFUNCTION_H
 #define TFM_ENGINE_COMPILEDFUNCTION_H
 
+#include "tfm/Analysis/EntryContract.h"
 #include "tfm/Engine/DeviceTensor.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -121,6 +122,12 @@ private:
   size_t lastStagedBytes = 0;
   std::unique_ptr<ExecutionEngine> engine;
   std::string entry;
+  /// What the generated code assumes of its arguments (EntryContract.h):
+  /// checked before every call.
+  llvm::Error checkContract(llvm::ArrayRef<Arg> args) const;
+  EntryContract contract;
+  /// The JIT'd `_mlir_ciface_` wrapper's packed form.
+  void (*packedEntry)(void **) = nullptr;
   std::vector<RankedTensorType> argTypes;
   std::vector<RankedTensorType> resultTypes;
 };

@@ -45,6 +45,10 @@ class SafetensorsFile {
 public:
   static llvm::Expected<std::unique_ptr<SafetensorsFile>>
   open(llvm::StringRef path);
+  /// The file's bytes already in memory; the buffer's identifier names it
+  /// in errors.
+  static llvm::Expected<std::unique_ptr<SafetensorsFile>>
+  fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer);
   const std::map<std::string, TensorView> &tensors() const { return views; }
 
 private:

@@ -72,12 +72,18 @@ Value toBatchedHeads(OpBuilder &b, Location loc, Value x, int64_t rep) {
       b, loc, bcast, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}});
 }
 
+/// The static size `size` holds, or dynamic: an expanded type must be
+/// static where its collapsed source is (static batch and sequence sizes).
+int64_t staticSize(OpFoldResult size) {
+  return getConstantIntValue(size).value_or(ShapedType::kDynamic);
+}
+
 /// [B·H, X, Y] -> [B, H, X, Y].
 Value fromBatchedHeads(OpBuilder &b, Location loc, Value x, OpFoldResult batch,
                        int64_t heads) {
   auto t = cast<RankedTensorType>(x.getType());
   auto type = RankedTensorType::get(
-      {ShapedType::kDynamic, heads, t.getDimSize(1), t.getDimSize(2)},
+      {staticSize(batch), heads, t.getDimSize(1), t.getDimSize(2)},
       t.getElementType());
   return tensor::ExpandShapeOp::create(
       b, loc, type, x, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}},
@@ -419,8 +425,7 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
       // [B·Hq, S, E] -> [B, Hkv, group, S, E] -> Σ over group -> [B, S, Hkv, E]
       auto t = cast<RankedTensorType>(perHead.getType());
       auto split = RankedTensorType::get(
-          {ShapedType::kDynamic, hkv, group, t.getDimSize(1), t.getDimSize(2)},
-          st);
+          {staticSize(B), hkv, group, t.getDimSize(1), t.getDimSize(2)}, st);
       Value x = tensor::ExpandShapeOp::create(
           b, loc, split, perHead,
           SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}},

@@ -616,6 +616,13 @@ struct MoeRoutePlanLowering : OpRewritePattern<MoeRoutePlanOp> {
       ReassociationIndices all;
       for (int64_t i = 0; i < it.getRank(); ++i)
         all.push_back(i);
+      // With static indices (static batch and sequence) the flat positions
+      // are static too, as expand_shape requires of its source.
+      if (it.hasStaticShape())
+        pos = tensor::CastOp::create(
+            rewriter, loc,
+            RankedTensorType::get({it.getNumElements()}, it.getElementType()),
+            pos);
       pos = tensor::ExpandShapeOp::create(
           rewriter, loc, it, pos, SmallVector<ReassociationIndices>{all},
           sizesOf(rewriter, loc, op.getIndices()));

@@ -363,3 +363,19 @@ func.func @matmul_dynamic_k(%x: tensor<?x?x?xf32>, %w: tensor<4x8xf32>) {
   %y = tfm.matmul %x, %w {transpose = #tfm.transpose<nt>} : (tensor<?x?x?xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
   return
 }
+
+// -----
+
+// Layer scans do not nest (autodiff of a nested scan used a freed value).
+func.func @nested(%h: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %r = tfm.repeat (%h : tensor<?x8xf32>) layers() {num_layers = 2 : i64} -> tensor<?x8xf32> {
+  ^bb0(%x: tensor<?x8xf32>):
+    // expected-error @+1 {{is nested in another tfm.repeat's layer body; layer scans do not nest}}
+    %i = tfm.repeat (%x : tensor<?x8xf32>) layers() {num_layers = 2 : i64} -> tensor<?x8xf32> {
+    ^bb0(%y: tensor<?x8xf32>):
+      tfm.yield %y : tensor<?x8xf32>
+    }
+    tfm.yield %i : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}

@@ -31,6 +31,17 @@ case("bom", "\ufeff" + text)
 case("nul", text + "\0\0")
 case("act-null", json.dumps(dict(base, hidden_act=None)))
 case("yarn-no-factor", json.dumps(dict(base, rope_scaling={"rope_type": "yarn"})))
+# RoPE parameters HF raises on (log of a negative beta) or that would only
+# show up as NaN logits.
+yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}
+case("yarn-negative-beta", json.dumps(dict(base, rope_scaling=dict(yarn, beta_fast=-32))))
+case("yarn-nan-mscale", json.dumps(dict(base, rope_scaling=dict(yarn, mscale=float("nan"), mscale_all_dim=1))))
+case("yarn-inf-attention", json.dumps(dict(base, rope_scaling=dict(yarn, attention_factor=float("inf")))))
+phi3 = json.load(open(os.path.join(os.path.dirname(__file__), "phi-3-mini-128k-longrope.json")))
+phi3["rope_scaling"]["short_factor"][3] = 0
+case("longrope-zero-factor", json.dumps(phi3))
+phi3["rope_scaling"]["short_factor"][3] = float("nan")
+case("longrope-nan-factor", json.dumps(phi3))
 case("many-layers", json.dumps(dict(base, num_hidden_layers=2_000_000_000)))
 
 # A safetensors header whose dtype nests 100,000 deep (printed in the error).

@@ -140,6 +140,18 @@ LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
                            "non-empty strings (state kinds)");
     return success();
   }
+  // What an entry's generated code assumes of its arguments
+  // (tfm/Analysis/EntryContract.h): lists of array<i64> records.
+  if (attr.getName() == "tfm.entry_index_bounds" ||
+      attr.getName() == "tfm.entry_dims") {
+    auto records = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!records || !llvm::all_of(records, [](Attribute a) {
+          return isa<DenseI64ArrayAttr>(a);
+        }))
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be an array of array<i64> records";
+    return success();
+  }
   return op->emitError() << "unknown tfm attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -736,6 +736,18 @@ static RankedTensorType sliceType(Value stacked) {
 }
 
 LogicalResult RepeatOp::verifyRegions() {
+  // A layer body is one layer: a scan inside it has no meaning for the
+  // importer, autodiff (whose saved slots are per layer) or recompute
+  // planning, so it is refused here rather than half-supported there.
+  for (Region &region : getKinds()) {
+    WalkResult nested = region.walk([](RepeatOp inner) {
+      inner.emitOpError("is nested in another tfm.repeat's layer body; "
+                        "layer scans do not nest");
+      return WalkResult::interrupt();
+    });
+    if (nested.wasInterrupted())
+      return failure();
+  }
   for (auto [k, region] : llvm::enumerate(getKinds())) {
     SmallVector<Type> expected(getInits().getTypes());
     for (unsigned j : getWeightsOfKind(k))
@@ -1035,6 +1047,67 @@ LogicalResult SwigluBackwardOp::verify() {
 }
 LogicalResult GegluBackwardOp::verify() {
   return verifyGluBackward(*this, getDy(), getX(), getDx());
+}
+
+LogicalResult mlir::OpTrait::tfm::verifyNoEmptyDims(Operation *op) {
+  auto check = [&](Type type, llvm::StringRef what,
+                   unsigned i) -> LogicalResult {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (t && llvm::is_contained(t.getShape(), 0))
+      return op->emitOpError() << what << " #" << i << " has type " << t
+                               << " with a zero-size dimension; tfm ops take "
+                                  "non-empty tensors";
+    return success();
+  };
+  for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(t, "operand", i)))
+      return failure();
+  for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(t, "result", i)))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Index operands (IndexOperandsOpInterface)
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Dialect/Tfm/IR/TfmIndexOperands.cpp.inc"
+
+void EmbeddingOp::getIndexOperands(SmallVectorImpl<IndexOperand> &out) {
+  out.push_back({getIdsMutable().getOperandNumber(), getTable(), 0, {}});
+}
+
+void EmbeddingBackwardOp::getIndexOperands(SmallVectorImpl<IndexOperand> &out) {
+  out.push_back({getIdsMutable().getOperandNumber(), getDtable(), 0, {}});
+}
+
+/// Labels index the last dimension of `logits` or are ignore_index.
+template <typename OpTy>
+static void labelsIndexVocabulary(OpTy op, Value vocabOf, unsigned vocabDim,
+                                  SmallVectorImpl<IndexOperand> &out) {
+  out.push_back({op.getLabelsMutable().getOperandNumber(), vocabOf, vocabDim,
+                 op.getIgnoreIndex()});
+}
+
+void CrossEntropyOp::getIndexOperands(SmallVectorImpl<IndexOperand> &out) {
+  labelsIndexVocabulary(*this, getLogits(), rankedOf(getLogits()).getRank() - 1,
+                        out);
+}
+
+void CrossEntropyBackwardOp::getIndexOperands(
+    SmallVectorImpl<IndexOperand> &out) {
+  labelsIndexVocabulary(*this, getLogits(), rankedOf(getLogits()).getRank() - 1,
+                        out);
+}
+
+void FusedLmHeadLossOp::getIndexOperands(SmallVectorImpl<IndexOperand> &out) {
+  labelsIndexVocabulary(*this, getWeight(), 0, out);
+}
+
+void FusedLmHeadLossBackwardOp::getIndexOperands(
+    SmallVectorImpl<IndexOperand> &out) {
+  labelsIndexVocabulary(*this, getWeight(), 0, out);
 }
 
 #define GET_OP_CLASSES

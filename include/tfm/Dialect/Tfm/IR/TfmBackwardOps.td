@@ -28,7 +28,8 @@ def Tfm_ZerosLikeOp : Tfm_Op<"zeros_like", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
-def Tfm_EmbeddingBackwardOp : Tfm_BackwardOp<"embedding_backward"> {
+def Tfm_EmbeddingBackwardOp : Tfm_BackwardOp<"embedding_backward",
+    [DeclareOpInterfaceMethods<Tfm_IndexOperandsOpInterface>]> {
   let summary = "scatter-add of row gradients into the table gradient";
   let description = [{
     `dtable[v] = Σ_{(b,t): ids[b,t] = v} dy[b, t]`; the result is the table
@@ -159,7 +160,8 @@ def Tfm_AttentionBackwardOp : Tfm_BackwardOp<"attention_backward"> {
                       Optional<Tfm_FloatTensor>:$dsinks);
 }
 
-def Tfm_CrossEntropyBackwardOp : Tfm_BackwardOp<"cross_entropy_backward"> {
+def Tfm_CrossEntropyBackwardOp : Tfm_BackwardOp<"cross_entropy_backward",
+    [DeclareOpInterfaceMethods<Tfm_IndexOperandsOpInterface>]> {
   let summary = "gradient of tfm.cross_entropy with respect to the logits";
   let description = [{
     `dlogits[b, t] = dloss/count·(softmax(logits[b, t]) − onehot(target))`
@@ -241,7 +243,8 @@ def Tfm_FlashAttentionBackwardOp : Tfm_BackwardOp<"flash_attention_backward"> {
 }
 
 def Tfm_FusedLmHeadLossBackwardOp
-    : Tfm_BackwardOp<"fused_lm_head_loss_backward"> {
+    : Tfm_BackwardOp<"fused_lm_head_loss_backward",
+        [DeclareOpInterfaceMethods<Tfm_IndexOperandsOpInterface>]> {
   let summary = "gradient of tfm.fused_lm_head_loss, chunk by chunk";
   let description = [{
     For each chunk of positions: the logits are recomputed from `hidden`

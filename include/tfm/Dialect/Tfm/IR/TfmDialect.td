@@ -33,8 +33,15 @@ def Tfm_Dialect : Dialect {
   }];
 }
 
+// Every tfm op takes and returns non-empty tensors: a static dimension of
+// size 0 is refused by the verifier (dynamic ones are checked when a
+// compiled entry is called).
+def Tfm_NoEmptyDims : NativeOpTrait<"NoEmptyDims"> {
+  let cppNamespace = "::mlir::OpTrait::tfm";
+}
+
 class Tfm_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Tfm_Dialect, mnemonic, traits>;
+    : Op<Tfm_Dialect, mnemonic, !listconcat([Tfm_NoEmptyDims], traits)>;
 
 // The explicit "no adjoint" marker: tfm-autodiff never differentiates these
 // ops (backward ops, since second derivatives are out of scope, and

@@ -13,6 +13,7 @@
 
 #include "tfm/Dialect/Tfm/IR/TfmAttrs.h"
 #include "tfm/Dialect/Tfm/IR/TfmDialect.h"
+#include "tfm/Dialect/Tfm/IR/TfmIndexOperands.h"
 
 namespace mlir::tfm {
 /// The head layout of packed QKV [B, T, Hq + 2*Hkv, D]: the Hq query heads
@@ -30,6 +31,18 @@ struct PackedQkvHeads {
 } // namespace mlir::tfm
 
 namespace mlir::OpTrait::tfm {
+/// Refuses a zero-size static dimension in any operand or result (a tensor
+/// op on nothing is a bug upstream of it; its kernels assume work to do).
+LogicalResult verifyNoEmptyDims(Operation *op);
+template <typename ConcreteType>
+class NoEmptyDims
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, NoEmptyDims> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyNoEmptyDims(op);
+  }
+};
+
 /// Marks an op tfm-autodiff does not differentiate (Tfm_NotDifferentiable).
 template <typename ConcreteType>
 class NotDifferentiable

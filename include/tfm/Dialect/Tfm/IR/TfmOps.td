@@ -10,6 +10,7 @@
 
 include "tfm/Dialect/Tfm/IR/TfmDialect.td"
 include "tfm/Dialect/Tfm/IR/TfmAttrs.td"
+include "tfm/Dialect/Tfm/IR/TfmIndexOperands.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -42,7 +43,8 @@ class Tfm_PureOp<string mnemonic, list<Trait> traits = []>
 // Embedding and normalisation
 //===----------------------------------------------------------------------===//
 
-def Tfm_EmbeddingOp : Tfm_PureOp<"embedding"> {
+def Tfm_EmbeddingOp : Tfm_PureOp<"embedding",
+    [DeclareOpInterfaceMethods<Tfm_IndexOperandsOpInterface>]> {
   let summary = "row gather from an embedding table";
   let description = [{
     `result[b, t, :] = table[ids[b, t], :]`. Ids outside `[0, V)` are an
@@ -535,7 +537,8 @@ def Tfm_ConcatOp : Tfm_Op<"concat", [Pure]> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Tfm_CrossEntropyOp : Tfm_PureOp<"cross_entropy"> {
+def Tfm_CrossEntropyOp : Tfm_PureOp<"cross_entropy",
+    [DeclareOpInterfaceMethods<Tfm_IndexOperandsOpInterface>]> {
   let summary = "causal-LM cross-entropy (HF convention)";
   let description = [{
     `logits` `[B, T, V]`, `labels` `[B, T]` unshifted. Position `t < T-1`
@@ -557,7 +560,8 @@ def Tfm_CrossEntropyOp : Tfm_PureOp<"cross_entropy"> {
   let results = (outs Tfm_StatTensor:$loss);
 }
 
-def Tfm_FusedLmHeadLossOp : Tfm_PureOp<"fused_lm_head_loss"> {
+def Tfm_FusedLmHeadLossOp : Tfm_PureOp<"fused_lm_head_loss",
+    [DeclareOpInterfaceMethods<Tfm_IndexOperandsOpInterface>]> {
   let summary = "LM head and cross-entropy without materialising logits";
   let description = [{
     `loss = cross_entropy(softcap?(scale? · (hidden · weightᵀ)), labels)`

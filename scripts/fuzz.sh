@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target (tools/tfm-fuzzers) on its seed corpus for a
+# bounded time in the sanitizer build (ASan + UBSan); fails on any finding.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     default: 60 s, all four
+#   TFM_FUZZ_XUNIT=F scripts/fuzz.sh ...      also a JUnit report (scripts/test.sh)
+#
+# A finding (crash, sanitizer report, LLVM fatal error, hang over the
+# per-input timeout, memory beyond 4 GiB) is saved as
+# $TFM_BUILD/fuzz/<target>/finding-*; once fixed, add it to
+# test/Fuzz/Inputs/<target>-findings/, where test/Fuzz replays it in every
+# build. docs/fuzzing.md has the long runs and their results.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export TFM_SANITIZE=1
+. "$root/scripts/env.sh"
+"$root/scripts/setup.sh" >/dev/null || { echo "fuzz: set-up failed"; exit 1; }
+
+seconds=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(config checkpoint token pipeline)
+work=$TFM_BUILD/fuzz
+
+# Seeds: the configs the importer tests use; safetensors, index and token
+# files made for the targets' input layouts; every IR test, one case per
+# `// -----` split.
+seed_dirs() {
+  case $1 in
+    config) echo "$root/test/Import/Inputs $root/test/GPU/Inputs $root/examples" ;;
+    checkpoint) echo "$root/test/Fuzz/Inputs/checkpoint" ;;
+    token) echo "$root/test/Fuzz/Inputs/tokens" ;;
+    pipeline) echo "$work/pipeline-seeds" ;;
+  esac
+}
+split_ir_tests() {
+  rm -rf "$work/pipeline-seeds" && mkdir -p "$work/pipeline-seeds"
+  python3 "$root/test/Fuzz/Inputs/split_ir_tests.py" "$root/test" "$work/pipeline-seeds"
+}
+
+status=0
+cases=""
+for t in "${targets[@]}"; do
+  bin=$TFM_BUILD/bin/tfm-$t-fuzzer
+  dir=$work/$t
+  mkdir -p "$dir/corpus"
+  [ "$t" = pipeline ] && split_ir_tests
+  # shellcheck disable=SC2046 # seed folders are word lists
+  # Each input gets 25 s (the pipeline target compiles whole models).
+  "$bin" "$dir/corpus" $(seed_dirs "$t") "$root/test/Fuzz/Inputs/$t-findings" \
+    -max_total_time="$seconds" \
+    -timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
+    -artifact_prefix="$dir/finding-" >"$dir/log" 2>&1
+  rc=$?
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log" | grep -o '[0-9]*$')
+  if [ "$rc" -eq 0 ]; then
+    echo "fuzz $t: ${runs:-?} inputs in ${seconds} s, no finding"
+    cases+="<testcase classname=\"fuzz\" name=\"$t\"/>"
+  else
+    status=1
+    echo "fuzz $t: FINDING (exit $rc), see $dir/log:"
+    grep -E 'ERROR|runtime error|tfm fuzz finding|LLVM ERROR|Test unit written' "$dir/log" | head -5
+    cases+="<testcase classname=\"fuzz\" name=\"$t\"><failure/></testcase>"
+  fi
+done
+[ -n "${TFM_FUZZ_XUNIT:-}" ] && echo "<testsuites><testsuite name=\"fuzz\">$cases</testsuite></testsuites>" >"$TFM_FUZZ_XUNIT"
+exit $status
