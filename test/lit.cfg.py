@@ -86,21 +86,10 @@ if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
 
 # The sanitizer build (ASan + UBSan): its options, as scripts/env.sh sets
 # them, unless given; programs that load libtfm.so into an uninstrumented
-# host (Python) preload the ASan runtime through %asan_preload.
-config.substitutions.append(("%asan_preload", ""))
-config.substitutions.append(("%consumer_cmake_flags", ""))
-config.substitutions.append(("%pip_cmake_flags", ""))
+# host (Python) preload the ASan runtime through %asan_preload, and programs
+# built against it use clang (%consumer_cmake_flags, %pip_cmake_flags).
+asan_preload = consumer_cmake_flags = pip_cmake_flags = ""
 if config.tfm_sanitizer:
-    # Programs linking the sanitized libtfm.so link clang's runtime.
-    config.substitutions.remove(("%consumer_cmake_flags", ""))
-    config.substitutions.append(
-        ("%consumer_cmake_flags",
-         "-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22"))
-    config.substitutions.remove(("%pip_cmake_flags", ""))
-    config.substitutions.append(
-        ("%pip_cmake_flags",
-         "-Ccmake.define.CMAKE_C_COMPILER=clang-22 "
-         "-Ccmake.define.CMAKE_CXX_COMPILER=clang++-22"))
     config.available_features.add("asan")
     config.environment.setdefault(
         "ASAN_OPTIONS", os.environ.get(
@@ -112,5 +101,10 @@ if config.tfm_sanitizer:
     runtime = subprocess.run(
         ["clang++-22", "-print-file-name=libclang_rt.asan-x86_64.so"],
         capture_output=True, text=True).stdout.strip()
-    config.substitutions.remove(("%asan_preload", ""))
-    config.substitutions.append(("%asan_preload", f"env LD_PRELOAD={runtime}"))
+    asan_preload = f"env LD_PRELOAD={runtime}"
+    consumer_cmake_flags = "-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22"
+    pip_cmake_flags = ("-Ccmake.define.CMAKE_C_COMPILER=clang-22 "
+                       "-Ccmake.define.CMAKE_CXX_COMPILER=clang++-22")
+config.substitutions.append(("%asan_preload", asan_preload))
+config.substitutions.append(("%consumer_cmake_flags", consumer_cmake_flags))
+config.substitutions.append(("%pip_cmake_flags", pip_cmake_flags))

@@ -60,31 +60,3 @@ struct TfmRecordEntryBoundsPass
 };
 
 } // namespace
-
-EntryContract EntryContract::take(Operation *func) {
-  EntryContract contract;
-  if (!func)
-    return contract;
-  if (auto list = func->getAttrOfType<ArrayAttr>(kEntryIndexBoundsAttr))
-    for (Attribute a : list)
-      if (auto r = dyn_cast<DenseI64ArrayAttr>(a); r && r.size() == 3) {
-        IndexBound ib{unsigned(r[0]), r[1], std::nullopt};
-        if (r[2] != r[1])
-          ib.allowed = r[2];
-        contract.indexBounds.push_back(ib);
-      }
-  if (auto list = func->getAttrOfType<ArrayAttr>(kEntryDimsAttr))
-    for (Attribute a : list)
-      if (auto r = dyn_cast<DenseI64ArrayAttr>(a);
-          r && r.size() >= 3 && r.size() % 2 == 1) {
-        DimClass c;
-        if (r[0] >= 0)
-          c.size = r[0];
-        for (int64_t i = 1; i + 1 < r.size(); i += 2)
-          c.members.push_back({unsigned(r[i]), unsigned(r[i + 1])});
-        contract.dims.push_back(std::move(c));
-      }
-  func->removeAttr(kEntryIndexBoundsAttr);
-  func->removeAttr(kEntryDimsAttr);
-  return contract;
-}

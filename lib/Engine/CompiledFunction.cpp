@@ -302,8 +302,7 @@ CompiledFunction::runResident(llvm::ArrayRef<Arg> args) {
   for (size_t i = 0; i < args.size(); ++i) {
     RankedTensorType t = argTypes[i];
     const Arg &a = args[i];
-    llvm::ArrayRef<int64_t> shape =
-        a.resident ? a.resident->getShape() : llvm::ArrayRef(a.shape);
+    llvm::ArrayRef<int64_t> shape = shapeOf(a);
     if (int64_t(shape.size()) != t.getRank())
       return makeError("argument #" + llvm::Twine(i) + " has rank " +
                        llvm::Twine(shape.size()) + ", expected " +
