@@ -92,6 +92,7 @@ CompiledFunction::prepare(ModuleOp module, llvm::StringRef funcName) {
   if (llvm::Error e =
           rankedTypes(func.getResultTypes(), "result", model->resultTypes))
     return std::move(e);
+  model->name = funcName.str();
   model->entry = ("_mlir_ciface_" + funcName).str();
   return model;
 }
@@ -152,8 +153,7 @@ CompiledFunction::compileWithPipeline(
   (*model)->gpu = gpu;
   if (llvm::Error e = runPipeline(module, buildPipeline))
     return std::move(e);
-  (*model)->contract = EntryContract::take(module.lookupSymbol(
-      (*model)->entry.substr(std::string_view("_mlir_ciface_").size())));
+  (*model)->contract = EntryContract::take(module.lookupSymbol(funcName));
   if (llvm::Error e = (*model)->jit(module))
     return std::move(e);
   return model;
@@ -226,7 +226,7 @@ llvm::Error CompiledFunction::checkContract(llvm::ArrayRef<Arg> args) const {
     return "argument #" + std::to_string(m.first) + " dimension " +
            std::to_string(m.second);
   };
-  std::string func = "@" + entry.substr(std::strlen("_mlir_ciface_"));
+  std::string func = "@" + name;
   for (const EntryContract::DimClass &c : contract.dims) {
     std::optional<std::pair<unsigned, unsigned>> first;
     for (auto m : c.members) {
@@ -355,12 +355,11 @@ CompiledFunction::runResident(llvm::ArrayRef<Arg> args) {
   std::vector<void *> packed;
   for (void *&p : pointers)
     packed.push_back(&p);
-  if (gpu) {
-    if (llvm::Error e = engine->invokePacked(entry, packed))
-      return std::move(e);
-  } else if (llvm::Error e = runGuarded(packedEntry, packed.data())) {
+  // The CPU code's allocations are guarded (AllocationGuard.h); the GPU
+  // host code allocates from the CUDA arena, which reports its own errors.
+  if (llvm::Error e = gpu ? engine->invokePacked(entry, packed)
+                          : runGuarded(packedEntry, packed.data()))
     return std::move(e);
-  }
   if (gpu)
     if (llvm::Error e = cuda::synchronize())
       return std::move(e);

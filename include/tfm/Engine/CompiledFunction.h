@@ -121,7 +121,8 @@ private:
   double lastRunMs = 0;
   size_t lastStagedBytes = 0;
   std::unique_ptr<ExecutionEngine> engine;
-  std::string entry;
+  /// The function's name, and its `_mlir_ciface_` wrapper's.
+  std::string name, entry;
   /// What the generated code assumes of its arguments (EntryContract.h):
   /// checked before every call.
   llvm::Error checkContract(llvm::ArrayRef<Arg> args) const;
