@@ -30,7 +30,16 @@ EntryContract EntryContract::take(Operation *func) {
           c.members.push_back({unsigned(r[i]), unsigned(r[i + 1])});
         contract.dims.push_back(std::move(c));
       }
+  if (auto list = func->getAttrOfType<ArrayAttr>(kEntryDimsAtLeastAttr))
+    for (Attribute a : list)
+      if (auto r = dyn_cast<DenseI64ArrayAttr>(a); r && r.size() == 4) {
+        auto size = [](int64_t arg, int64_t v) {
+          return arg < 0 ? Size{std::nullopt, v} : Size{unsigned(arg), v};
+        };
+        contract.atLeast.push_back({size(r[0], r[1]), size(r[2], r[3])});
+      }
   func->removeAttr(kEntryIndexBoundsAttr);
   func->removeAttr(kEntryDimsAttr);
+  func->removeAttr(kEntryDimsAtLeastAttr);
   return contract;
 }

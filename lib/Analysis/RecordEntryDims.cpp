@@ -19,6 +19,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <array>
 #include <set>
 
 namespace mlir::tfm {
@@ -127,6 +128,9 @@ void addRules(Operation *op, SizeClasses &classes) {
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
     unitGroups(expand.getSrc(), expand.getResult(),
                expand.getReassociationIndices());
+    // The sizes it is given (a [B·T, N] matmul result back to [B, T, ...]).
+    for (auto [d, size] : llvm::enumerate(expand.getMixedOutputShape()))
+      classes.uniteSize(expand.getResult(), d, size);
     return;
   }
   if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -162,6 +166,18 @@ struct TfmRecordEntryDimsPass
       return;
     SizeClasses classes;
     func.walk([&](Operation *op) { addRules(op, classes); });
+    // A tensor.extract at a loop's index inside a structured op reads the
+    // tensor at every index of that loop: its dimension is at least the
+    // loop's size (labels read at each row of the logits, a table at each
+    // position), not equal to it.
+    SmallVector<std::pair<Key, Key>> atLeast; // (big, small)
+    func.walk([&](tensor::ExtractOp extract) {
+      for (auto [k, idx] : llvm::enumerate(extract.getIndices()))
+        if (auto index = idx.getDefiningOp<linalg::IndexOp>())
+          if (auto loopOp = index->getParentOfType<linalg::LinalgOp>())
+            atLeast.push_back({SizeClasses::dim(extract.getTensor(), k),
+                               SizeClasses::loop(loopOp, index.getDim())});
+    });
 
     // Static sizes of each class, from every value's type.
     llvm::DenseMap<unsigned, std::set<int64_t>> staticSizes;
@@ -209,6 +225,40 @@ struct TfmRecordEntryDimsPass
       func->removeAttr(kEntryDimsAttr);
     else
       func->setAttr(kEntryDimsAttr, b.getArrayAttr(records));
+
+    // A class as one size: its static size, else its first dynamic
+    // argument dimension; none when it has neither (or two static sizes).
+    auto sizeOf =
+        [&](unsigned root) -> std::optional<std::pair<int64_t, int64_t>> {
+      const std::set<int64_t> &sizes = staticSizes[root];
+      if (sizes.size() == 1)
+        return std::make_pair(int64_t(-1), *sizes.begin());
+      if (!sizes.empty())
+        return std::nullopt;
+      auto it = members.find(root);
+      if (it == members.end())
+        return std::nullopt;
+      return std::make_pair(it->second[0], it->second[1]);
+    };
+    std::set<std::array<int64_t, 4>> bounds;
+    for (auto [bigKey, smallKey] : atLeast) {
+      unsigned big = classes.find(bigKey), small = classes.find(smallKey);
+      if (big == small)
+        continue;
+      auto bigSize = sizeOf(big), smallSize = sizeOf(small);
+      if (!bigSize || !smallSize ||
+          (bigSize->first < 0 && smallSize->first < 0))
+        continue; // unknown, or static on both sides (the IR's own business)
+      bounds.insert({bigSize->first, bigSize->second, smallSize->first,
+                     smallSize->second});
+    }
+    SmallVector<Attribute> boundRecords;
+    for (const std::array<int64_t, 4> &r : bounds)
+      boundRecords.push_back(b.getDenseI64ArrayAttr(r));
+    if (boundRecords.empty())
+      func->removeAttr(kEntryDimsAtLeastAttr);
+    else
+      func->setAttr(kEntryDimsAtLeastAttr, b.getArrayAttr(boundRecords));
   }
 };
 

@@ -30,10 +30,29 @@ namespace {
 /// arguments.
 struct KindBackward {
   std::unique_ptr<Block> block;
-  /// Forward value -> slot, and the placeholder standing for the slot.
-  llvm::MapVector<Value, unsigned> saved;
-  llvm::DenseMap<unsigned, Operation *> placeholders;
+  /// Forward value -> the placeholder standing for it until it is a slot.
+  llvm::DenseMap<Value, Operation *> placeholders;
+  /// The saved values in forward-body order, and the slot of each.
+  SmallVector<std::pair<Value, unsigned>> saved;
 };
+
+/// The saved values of one kind in the order they are defined in its
+/// forward body (arguments, then results op by op). Slots are numbered in
+/// this order, not in the order the adjoint rules asked for the values:
+/// that order follows the evaluation order of call arguments, which the C++
+/// compilers choose differently, and the IR must not depend on it.
+SmallVector<Value> inBodyOrder(Block &body,
+                               const llvm::DenseMap<Value, Operation *> &vs) {
+  SmallVector<Value> out;
+  for (BlockArgument arg : body.getArguments())
+    if (vs.count(arg))
+      out.push_back(arg);
+  for (Operation &op : body)
+    for (Value r : op.getResults())
+      if (vs.count(r))
+        out.push_back(r);
+  return out;
+}
 
 } // namespace
 
@@ -96,28 +115,17 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
     // The block is detached (no region yet): give the builders the context.
     OpBuilder b(ctx);
     b.setInsertionPointToEnd(block);
-    llvm::SmallDenseSet<unsigned> usedSlots;
-
+    // A forward value the rules read stands in as a placeholder until all
+    // of this kind's rules have run; then it gets its slot.
     auto slotFor = [&](Value v) -> Value {
-      auto [it, inserted] = kb.saved.try_emplace(v, 0);
-      if (!inserted)
-        return kb.placeholders[it->second]->getResult(0);
-      unsigned s = 0;
-      while (s < slotTypes.size() &&
-             (slotTypes[s] != v.getType() || usedSlots.count(s)))
-        ++s;
-      if (s == slotTypes.size()) {
-        slotTypes.push_back(v.getType());
-        slotKinds.emplace_back();
+      Operation *&ph = kb.placeholders[v];
+      if (!ph) {
+        OpBuilder atStart(ctx);
+        atStart.setInsertionPointToStart(block);
+        ph = UnrealizedConversionCastOp::create(
+            atStart, loc, TypeRange{v.getType()}, ValueRange{});
       }
-      usedSlots.insert(s);
-      slotKinds[s].push_back(k);
-      it->second = s;
-      OpBuilder atStart(ctx);
-      atStart.setInsertionPointToStart(block);
-      kb.placeholders[s] = UnrealizedConversionCastOp::create(
-          atStart, loc, TypeRange{v.getType()}, ValueRange{});
-      return kb.placeholders[s]->getResult(0);
+      return ph->getResult(0);
     };
     auto primalOf = [&](Value v) -> Value {
       if (v.getParentRegion() != &region)
@@ -158,6 +166,22 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
             : ZerosLikeOp::create(b, loc, block->getArgument(i)).getResult());
     }
     YieldOp::create(b, loc, outs);
+
+    // Slots: the first one of the value's type this kind does not use yet.
+    llvm::SmallDenseSet<unsigned> usedSlots;
+    for (Value v : inBodyOrder(fb, kb.placeholders)) {
+      unsigned s = 0;
+      while (s < slotTypes.size() &&
+             (slotTypes[s] != v.getType() || usedSlots.count(s)))
+        ++s;
+      if (s == slotTypes.size()) {
+        slotTypes.push_back(v.getType());
+        slotKinds.emplace_back();
+      }
+      usedSlots.insert(s);
+      slotKinds[s].push_back(k);
+      kb.saved.push_back({v, s});
+    }
   }
 
   // A slot covers the kinds that save into it (slots are shared between
@@ -169,12 +193,11 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
                                              : DenseI64ArrayAttr::get(ctx, ks));
   // Every backward body takes its kind's slots as stacked inputs, in slot
   // order.
-  for (auto [k, kb] : llvm::enumerate(kinds)) {
-    for (auto [s, type] : llvm::enumerate(slotTypes)) {
-      Operation *ph = kb.placeholders.lookup(s);
-      if (!ph)
-        continue;
-      BlockArgument arg = kb.block->addArgument(type, loc);
+  for (KindBackward &kb : kinds) {
+    llvm::sort(kb.saved, llvm::less_second());
+    for (auto [v, s] : kb.saved) {
+      Operation *ph = kb.placeholders.lookup(v);
+      BlockArgument arg = kb.block->addArgument(v.getType(), loc);
       ph->getResult(0).replaceAllUsesWith(arg);
       ph->erase();
     }
@@ -197,11 +220,7 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
     dst.takeBody(fwd.getKinds()[k]);
     auto yield = cast<YieldOp>(dst.front().getTerminator());
     SmallVector<Value> values(yield.getValues());
-    SmallVector<std::pair<unsigned, Value>> bySlot;
-    for (auto [v, s] : kinds[k].saved)
-      bySlot.push_back({s, v});
-    llvm::sort(bySlot, llvm::less_first());
-    for (auto [s, v] : bySlot)
+    for (auto [v, s] : kinds[k].saved) // sorted by slot above
       values.push_back(v);
     yield->setOperands(values);
   }

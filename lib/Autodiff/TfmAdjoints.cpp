@@ -53,9 +53,6 @@ LogicalResult adjoint(EmbeddingOp op, AdjointBuilder &ab) {
 LogicalResult adjoint(RmsNormOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 1, "rstd")))
     return failure();
-  // Each operand() / primal() may claim a saved slot of an enclosing
-  // tfm.repeat, numbered in call order: named in a fixed order here, not
-  // in the unspecified order of a call's arguments (gcc and clang differ).
   Value rstd = ab.primal(op.getRstd());
   Value w = ab.operand(1), x = ab.operand(0);
   auto bw = RmsNormBackwardOp::create(
@@ -70,7 +67,6 @@ LogicalResult adjoint(LayerNormOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 1, "mean")) ||
       failed(noGradThrough(ab, 2, "rstd")))
     return failure();
-  // Slots in a fixed order (see the RmsNormOp rule).
   Value rstd = ab.primal(op.getRstd()), mean = ab.primal(op.getMean());
   Value w = ab.operand(1), x = ab.operand(0);
   auto bw = LayerNormBackwardOp::create(
@@ -89,7 +85,6 @@ LogicalResult adjoint(FusedResidualRmsNormOp op, AdjointBuilder &ab) {
   // d(residual_out) in total = its own gradient + the norm's input gradient.
   Value total = ab.resultGrad(1);
   if (Value dy = ab.resultGrad(0)) {
-    // Slots in a fixed order (see the RmsNormOp rule).
     Value rstd = ab.primal(op.getRstd()), w = ab.operand(2);
     Value residual = ab.primal(op.getResidualOut());
     auto bw = RmsNormBackwardOp::create(

@@ -246,6 +246,23 @@ llvm::Error CompiledFunction::checkContract(llvm::ArrayRef<Arg> args) const {
                          ": " + func + " uses them as one size");
     }
   }
+  for (const EntryContract::AtLeast &r : contract.atLeast) {
+    auto size = [&](const EntryContract::Size &s) -> std::optional<int64_t> {
+      if (!s.argument)
+        return s.dimOrSize;
+      return sizeOf({*s.argument, unsigned(s.dimOrSize)});
+    };
+    auto describe = [&](const EntryContract::Size &s) {
+      return s.argument ? where({*s.argument, unsigned(s.dimOrSize)}) + " (" +
+                              std::to_string(*size(s)) + ")"
+                        : "its static size " + std::to_string(s.dimOrSize);
+    };
+    std::optional<int64_t> big = size(r.big), small = size(r.small);
+    if (big && small && *big < *small)
+      return makeError(describe(r.big) + " is smaller than " +
+                       describe(r.small) + ": " + func +
+                       " reads it at each index up to that size");
+  }
   for (const EntryContract::IndexBound &ib : contract.indexBounds) {
     if (ib.argument >= args.size() || ib.argument >= argTypes.size())
       continue;

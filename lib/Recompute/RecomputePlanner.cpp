@@ -184,45 +184,92 @@ public:
                                     : g.ops[p].trafficPerToken;
     return c;
   }
-  /// objective(goal) <= bound, as a row.
-  Row atMost(Goal goal, bool withOffloaded, double bound) const {
-    Row row{{}, {}, 'L', bound};
+  /// A goal's costs as CBC gets them: whole numbers of units of 2^-k,
+  /// with the largest k that keeps the largest cost within 2^26 units.
+  /// The cost model's sizes and counts are sums of power-of-two fractions,
+  /// so this is exact for them; anything else rounds to the nearest unit
+  /// (a nonzero cost stays at least one). In whole-number data the bounds
+  /// CBC derives while it holds a goal at its optimum cannot cross by
+  /// rounding; with costs from 1 to 1e8 as doubles they did, and Debian's
+  /// Clp asserts on that (Qwen3-Next, DeepSeek-V3 layers) instead of
+  /// going on.
+  struct Scaled {
+    std::vector<double> units;
+    double unit;
+  };
+  Scaled scaled(Goal goal, bool withOffloaded) const {
     std::vector<double> c = objective(goal, withOffloaded);
+    double largest = 0;
+    for (double x : c)
+      largest = std::max(largest, std::abs(x));
+    int exp = 0;
+    if (largest > 0)
+      std::frexp(largest, &exp); // largest < 2^exp
+    double unit = std::ldexp(1.0, exp - 26);
+    for (double &x : c)
+      if (x != 0) {
+        double u = std::round(x / unit);
+        x = u != 0 ? u : std::copysign(1.0, x);
+      }
+    return {std::move(c), unit};
+  }
+  /// What `plan` costs in `costs`' units.
+  double unitsOf(const Scaled &costs, const RecomputePlan &plan) const {
+    double sum = 0;
+    for (unsigned v = 0; v < numValues; ++v) {
+      if (plan.saved[v])
+        sum += costs.units[s(v)];
+      if (plan.offloaded[v])
+        sum += costs.units[o(v)];
+    }
+    for (unsigned p = 0; p < numOps; ++p)
+      if (plan.recomputed[p])
+        sum += costs.units[r(p)];
+    return sum;
+  }
+  /// costs <= bound (in their units), as a row; only the columns `use`
+  /// accepts, when given.
+  Row atMost(const Scaled &costs, double bound,
+             llvm::function_ref<bool(unsigned)> use = nullptr) const {
+    Row row{{}, {}, 'L', bound};
     for (unsigned col = 0; col < numCols(); ++col)
-      if (c[col] != 0) {
+      if (costs.units[col] != 0 && (!use || use(col))) {
         row.cols.push_back(col);
-        row.coefs.push_back(c[col]);
+        row.coefs.push_back(costs.units[col]);
       }
     return row;
   }
+  /// A bound in bytes, FLOPs, ... in `costs`' units, rounded down: a plan
+  /// within it is within the bound (exactly so for exact units). A bound
+  /// computed in doubles (a fraction of the save-all bytes, what a link
+  /// moves in a layer's time) may fall a rounding error short of a whole
+  /// unit; that error is forgiven.
+  static double unitsBelow(const Scaled &costs, double bound) {
+    double units = bound / costs.unit;
+    return std::floor(units + 1e-9 * std::abs(units) + 1e-9);
+  }
 
-  /// Minimises `objective` under the rows plus `extra`; std::nullopt when
-  /// infeasible. Objective values are normalised to ~1 so that CBC's
-  /// tolerances are relative ones.
+  /// Minimises `units` (a goal's scaled costs) under the rows plus
+  /// `extra`; std::nullopt when infeasible.
   llvm::Expected<std::optional<std::vector<double>>>
-  solve(std::vector<double> objective, llvm::ArrayRef<Row> extra) const {
-    double scale = 0;
-    for (double c : objective)
-      scale = std::max(scale, std::abs(c));
-    if (scale == 0)
-      scale = 1;
+  solve(const std::vector<double> &units, llvm::ArrayRef<Row> extra) const {
+    // A row no assignment within the bounds can meet is infeasible before
+    // any solve.
+    auto unreachable = [&](const Row &row) {
+      double most = 0, least = 0;
+      for (auto [col, c] : llvm::zip(row.cols, row.coefs))
+        (c > 0 ? most : least) += c * upper[col];
+      return row.sense == 'G' ? most < row.rhs : least > row.rhs;
+    };
+    if (llvm::any_of(rows, unreachable) || llvm::any_of(extra, unreachable))
+      return std::optional<std::vector<double>>();
     Cbc_Model *m = Cbc_newModel();
     Cbc_setLogLevel(m, 0);
     for (unsigned c = 0; c < numCols(); ++c)
-      Cbc_addCol(m, "", 0, upper[c], objective[c] / scale, 1, 0, nullptr,
-                 nullptr);
+      Cbc_addCol(m, "", 0, upper[c], units[c], 1, 0, nullptr, nullptr);
     auto add = [&](const Row &row) {
-      // Rows in bytes or FLOPs: scale them too.
-      double rs = 0;
-      for (double c : row.coefs)
-        rs = std::max(rs, std::abs(c));
-      if (rs == 0)
-        rs = 1;
-      std::vector<double> coefs;
-      for (double c : row.coefs)
-        coefs.push_back(c / rs);
-      Cbc_addRow(m, "", row.cols.size(), row.cols.data(), coefs.data(),
-                 row.sense, row.rhs / rs);
+      Cbc_addRow(m, "", row.cols.size(), row.cols.data(), row.coefs.data(),
+                 row.sense, row.rhs);
     };
     for (const Row &row : rows)
       add(row);
@@ -318,15 +365,12 @@ RecomputePlan saveAllPlan(const LayerKindGraph &g) {
   return plan;
 }
 
-/// Slack for holding an optimum found by an earlier solve as a constraint.
-double slack(double optimum) { return std::abs(optimum) * 1e-9 + 1e-9; }
-
 } // namespace
 
 llvm::Expected<double> mlir::tfm::minimumSavedBytes(const LayerKindGraph &g) {
   PlanProgram prog(g, /*offload=*/false);
   prog.addStructure();
-  auto x = prog.solve(prog.objective(Goal::Bytes, false), {});
+  auto x = prog.solve(prog.scaled(Goal::Bytes, false).units, {});
   if (!x)
     return x.takeError();
   if (!*x)
@@ -351,18 +395,20 @@ mlir::tfm::planLayerKind(const LayerKindGraph &g, const RecomputeBudget &budget,
   if (offload) {
     double hidden = options.offloadBytesPerSecond * g.forwardFlopsPerToken /
                     options.deviceFlopsPerSecond;
-    Row row{{}, {}, 'L', hidden};
-    for (unsigned v = 0; v < g.values.size(); ++v) {
-      row.cols.push_back(prog.o(v));
-      row.coefs.push_back(g.values[v].bytesPerToken);
-    }
-    extra.push_back(std::move(row));
+    // Offloaded bytes only (the o columns).
+    PlanProgram::Scaled bytes = prog.scaled(Goal::Bytes, true);
+    extra.push_back(prog.atMost(
+        bytes, PlanProgram::unitsBelow(bytes, hidden), [&](unsigned col) {
+          return col >= unsigned(prog.o(0)) && col < unsigned(prog.r(0));
+        }));
   }
 
-  std::vector<double> first, second;
   if (budget.kind == Kind::Full) {
+    // Everything that can be rebuilt is: an op the backward cannot re-run
+    // (it reads a value from outside the layer, or has effects) keeps its
+    // results saved.
     for (auto [v, value] : llvm::enumerate(g.values))
-      if (value.def >= 0)
+      if (value.def >= 0 && g.ops[value.def].recomputable)
         prog.upper[prog.s(v)] = 0;
   } else if (budget.kind == Kind::Selective) {
     for (auto [p, op] : llvm::enumerate(g.ops))
@@ -372,7 +418,8 @@ mlir::tfm::planLayerKind(const LayerKindGraph &g, const RecomputeBudget &budget,
     double bytes = budget.kind == Kind::Fraction
                        ? budget.value * g.saveAllBytesPerToken()
                        : budget.value;
-    extra.push_back(prog.atMost(Goal::Bytes, false, bytes + slack(bytes)));
+    PlanProgram::Scaled costs = prog.scaled(Goal::Bytes, false);
+    extra.push_back(prog.atMost(costs, PlanProgram::unitsBelow(costs, bytes)));
   }
 
   // Selective: fewest bytes, then FLOPs, then traffic. Otherwise FLOPs,
@@ -383,7 +430,7 @@ mlir::tfm::planLayerKind(const LayerKindGraph &g, const RecomputeBudget &budget,
     goals[1] = Goal::Flops;
     goals[2] = Goal::Traffic;
   }
-  auto x = prog.solve(prog.objective(goals[0], offload), extra);
+  auto x = prog.solve(prog.scaled(goals[0], offload).units, extra);
   if (!x)
     return x.takeError();
   if (!*x) {
@@ -407,22 +454,12 @@ mlir::tfm::planLayerKind(const LayerKindGraph &g, const RecomputeBudget &budget,
         saveAll > 0 ? 100 * *least / saveAll : 0.0, bytes(saveAll), fraction));
   }
   RecomputePlan plan = planFrom(g, prog, **x);
-  auto achieved = [&](Goal goal) {
-    switch (goal) {
-    case Goal::Flops:
-      return plan.recomputeFlopsPerToken;
-    case Goal::Traffic:
-      return plan.recomputeTrafficPerToken;
-    case Goal::Bytes:
-      return plan.savedBytesPerToken + plan.offloadedBytesPerToken;
-    }
-    return 0.0;
-  };
   for (unsigned i = 1; i < 3; ++i) {
-    // The trimmed plan is feasible and no worse: hold the goal at it.
-    double held = achieved(goals[i - 1]);
-    extra.push_back(prog.atMost(goals[i - 1], offload, held + slack(held)));
-    auto y = prog.solve(prog.objective(goals[i], offload), extra);
+    // The trimmed plan is feasible and no worse: hold the goal at it
+    // (exactly: whole units).
+    PlanProgram::Scaled held = prog.scaled(goals[i - 1], offload);
+    extra.push_back(prog.atMost(held, prog.unitsOf(held, plan)));
+    auto y = prog.solve(prog.scaled(goals[i], offload).units, extra);
     if (!y)
       return y.takeError();
     if (*y)

@@ -14,12 +14,13 @@
 // CHECK-SAME: %[[DLOSS:[a-z0-9]+]]: tensor<f32>)
 // CHECK-SAME: -> (tensor<?x?x16xf32>, tensor<f32>, tensor<16x8xf32> {tfm.grad_of = 2 : i64}, tensor<2x8xf32> {tfm.grad_of = 3 : i64}, tensor<2x8x8xf32> {tfm.grad_of = 4 : i64})
 
-// Forward scan: carried result, then four saved slots stacked per layer.
+// Forward scan: carried result, then four saved slots stacked per layer, in
+// the order the body defines them (not the order the rules read them).
 // CHECK: %[[FWD:.*]]:5 = tfm.repeat(%{{.*}} : tensor<?x?x8xf32>) layers(%[[N]], %[[W]] : tensor<2x8xf32>, tensor<2x8x8xf32>) {num_layers = 2 : i64} -> tensor<?x?x8xf32>, tensor<2x?x?x8xf32>, tensor<2x?x?x8xf32>, tensor<2x?x?xf32>, tensor<2x?x?x8xf32> {
 // CHECK: ^bb0(%[[X:.*]]: tensor<?x?x8xf32>, %{{.*}}: tensor<8xf32>, %{{.*}}: tensor<8x8xf32>):
 // CHECK: %[[Y:.*]], %[[RSTD:.*]] = tfm.rmsnorm %[[X]]
 // CHECK: %[[Z:.*]] = tfm.matmul %[[Y]]
-// CHECK: tfm.yield %{{.*}}, %[[Z]], %[[Y]], %[[RSTD]], %[[X]] :
+// CHECK: tfm.yield %{{.*}}, %[[X]], %[[Y]], %[[RSTD]], %[[Z]] :
 
 // The loss adjoint, then the LM head (tied to the embedding).
 // CHECK: %[[DL:.*]] = tfm.cross_entropy_backward %[[DLOSS]]
@@ -29,7 +30,7 @@
 // Reverse scan: carried gradient, weights then saved slots as stacked inputs,
 // weight gradients as stacked outputs.
 // CHECK: %[[BWD:.*]]:3 = tfm.repeat(%[[DH]] : tensor<?x?x8xf32>) layers(%[[N]], %[[W]], %[[FWD]]#1, %[[FWD]]#2, %[[FWD]]#3, %[[FWD]]#4 : {{.*}}) {num_layers = 2 : i64, reverse} -> tensor<?x?x8xf32>, tensor<2x8xf32>, tensor<2x8x8xf32> {
-// CHECK: ^bb0(%[[G:.*]]: tensor<?x?x8xf32>, %[[NL:.*]]: tensor<8xf32>, %[[WL:.*]]: tensor<8x8xf32>, %[[SZ:.*]]: tensor<?x?x8xf32>, %[[SY:.*]]: tensor<?x?x8xf32>, %[[SR:.*]]: tensor<?x?xf32>, %[[SX:.*]]: tensor<?x?x8xf32>):
+// CHECK: ^bb0(%[[G:.*]]: tensor<?x?x8xf32>, %[[NL:.*]]: tensor<8xf32>, %[[WL:.*]]: tensor<8x8xf32>, %[[SX:.*]]: tensor<?x?x8xf32>, %[[SY:.*]]: tensor<?x?x8xf32>, %[[SR:.*]]: tensor<?x?xf32>, %[[SZ:.*]]: tensor<?x?x8xf32>):
 // CHECK: %[[DZ:.*]] = tfm.silu_backward %[[G]], %[[SZ]]
 // CHECK: %[[DY:.*]] = tfm.matmul %[[DZ]], %[[WL]] {transpose = #tfm.transpose<nn>}
 // CHECK: %[[DW:.*]] = tfm.matmul_grad_weight %[[DZ]], %[[SY]]

@@ -22,6 +22,8 @@ namespace mlir::tfm {
 inline constexpr llvm::StringLiteral kEntryIndexBoundsAttr =
     "tfm.entry_index_bounds";
 inline constexpr llvm::StringLiteral kEntryDimsAttr = "tfm.entry_dims";
+inline constexpr llvm::StringLiteral kEntryDimsAtLeastAttr =
+    "tfm.entry_dims_at_least";
 
 struct EntryContract {
   /// Argument `argument` holds indices in [0, bound), or `allowed`.
@@ -35,8 +37,19 @@ struct EntryContract {
     std::optional<int64_t> size;
     std::vector<std::pair<unsigned, unsigned>> members;
   };
+  /// A size: of an argument's dimension, or a static one.
+  struct Size {
+    std::optional<unsigned> argument;
+    int64_t dimOrSize;
+  };
+  /// `big` >= `small`: the code reads `big`'s dimension at every index of
+  /// a loop over `small`.
+  struct AtLeast {
+    Size big, small;
+  };
   std::vector<IndexBound> indexBounds;
   std::vector<DimClass> dims;
+  std::vector<AtLeast> atLeast;
 
   /// Reads (and removes, so that nothing downstream sees them) the
   /// attributes of `func`, any op (func.func or llvm.func). Malformed

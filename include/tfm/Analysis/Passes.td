@@ -55,8 +55,9 @@ def TfmRecordEntryDimsPass
   let description = [{
     For a public function with a body, on linalg and tensor ops: dimensions
     that a structured op's indexing maps tie to one loop, that `tensor.dim`
-    feeds into `tensor.empty` or a slice, and that flow through casts, slices,
-    unit reassociations and `scf` loops and branches are the same size.
+    feeds into `tensor.empty`, a slice or an `expand_shape`, and that flow
+    through casts, slices, unit reassociations and `scf` loops and branches
+    are the same size.
     Each class of these that holds a dynamic dimension of an argument and
     either another one or a static size is recorded in the function's
     `tfm.entry_dims` attribute, a list of `array<i64: size, argument,
@@ -66,6 +67,14 @@ def TfmRecordEntryDimsPass
     both arguments instead of reads out of bounds in the generated code.
     Classes that would need two different static sizes are dropped (the
     rules above never produce them on valid IR).
+
+    A `tensor.extract` at a `linalg.index` inside a structured op reads its
+    tensor at every index of that loop: the tensor's dimension must be at
+    least the loop's size (labels read at each row of the logits). Where
+    either side is an argument's dynamic dimension, the function's
+    `tfm.entry_dims_at_least` attribute gets `array<i64: argument,
+    dimension, argument, dimension>` (the first at least the second; an
+    argument of -1 stands for a static size in place of the dimension).
   }];
 }
 

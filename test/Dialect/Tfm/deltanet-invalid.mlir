@@ -126,3 +126,12 @@ func.func @bw_grad_type(%dy: tensor<?x?x4x8xf32>, %q: tensor<?x?x2x16xf32>, %v: 
   %d:7 = tfm.gated_delta_rule_backward %dy, %q, %q, %v, %g, %g, %h, %h, %s {chunk_size = 64 : i64} : (tensor<?x?x4x8xf32>, tensor<?x?x2x16xf32>, tensor<?x?x2x16xf32>, tensor<?x?x4x8xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<?x?x4x16x8xf32>) -> (tensor<?x?x2x16xf32>, tensor<?x?x2x16xf32>, tensor<?x?x4x8xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<4xbf16>, tensor<4xf32>)
   return
 }
+
+// -----
+
+// With a static sequence the chunk count is known: ceil(65 / 64) = 2 states.
+func.func @static_chunks(%q: tensor<1x65x2x16xf32>, %v: tensor<1x65x4x8xf32>, %g: tensor<1x65x4xf32>, %h: tensor<4xf32>) {
+  // expected-error @+1 {{states must have shape [1, 2, 4, 16, 8]}}
+  %y, %s = tfm.gated_delta_rule %q, %q, %v, %g, %g, %h, %h {chunk_size = 64 : i64} : (tensor<1x65x2x16xf32>, tensor<1x65x2x16xf32>, tensor<1x65x4x8xf32>, tensor<1x65x4xf32>, tensor<1x65x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<1x65x4x8xf32>, tensor<1x65x4x16x8xf32>)
+  return
+}

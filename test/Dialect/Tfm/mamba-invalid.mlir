@@ -358,3 +358,12 @@ func.func @gate_bw_dz(%dy: tensor<?x?x64xf32>, %x: tensor<?x?x64xf32>) {
   %d:2 = tfm.silu_gate_backward %dy, %x, %x : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xbf16>)
   return
 }
+
+// -----
+
+// With a static sequence the chunk count is known: ceil(10 / 4) = 3 states.
+func.func @scan_static_chunks(%x: tensor<2x10x8x4xf32>, %dt: tensor<2x10x8xf32>, %b: tensor<2x10x2x16xf32>, %h: tensor<8xf32>) {
+  // expected-error @+1 {{states must have shape [2, 3, 8, 4, 16]}}
+  %y, %s = tfm.mamba_ssd_scan %x, %dt, %h, %b, %b, %h, %h {chunk_size = 4 : i64, dt_min = 0.0 : f64, dt_max = 1.0 : f64} : (tensor<2x10x8x4xf32>, tensor<2x10x8xf32>, tensor<8xf32>, tensor<2x10x2x16xf32>, tensor<2x10x2x16xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x10x8x4xf32>, tensor<2x10x8x4x16xf32>)
+  return
+}

@@ -28,6 +28,9 @@ save("embed-bad.in", np.array([[0, 5, 15], [-100000000, 1, 2]], np.int64), table
 logits = np.zeros((1, 2, 16), f32)
 save("loss-good.in", logits, np.array([[3, -100]], np.int64))
 save("loss-bad.in", logits, np.array([[3, 16]], np.int64))
+# Labels for one sequence, logits for two: the loss reads labels at every
+# row of the logits.
+save("loss-short.in", np.zeros((2, 2, 16), f32), np.array([[3, -100]], np.int64))
 t = 1 << 20
 qkv = np.zeros((1, t, 1, 1), f32)
 save("attention-long.in", qkv, qkv, qkv)

@@ -57,7 +57,10 @@ static FailureOr<SmallVector<int64_t>> verifyRule(Operation *op,
   if (r.chunkSize <= 0)
     return op->emitOpError()
            << "chunk_size must be positive, got " << r.chunkSize;
-  return SmallVector<int64_t>{batch, kDyn, heads, keyDim, valueDim};
+  // One state per chunk: with a static sequence, ceil(T / chunk_size).
+  int64_t chunks =
+      ShapedType::isDynamic(seq) ? kDyn : llvm::divideCeil(seq, r.chunkSize);
+  return SmallVector<int64_t>{batch, chunks, heads, keyDim, valueDim};
 }
 
 LogicalResult GatedDeltaRuleOp::verify() {

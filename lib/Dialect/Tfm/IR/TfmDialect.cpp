@@ -143,7 +143,8 @@ LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
   // What an entry's generated code assumes of its arguments
   // (tfm/Analysis/EntryContract.h): lists of array<i64> records.
   if (attr.getName() == "tfm.entry_index_bounds" ||
-      attr.getName() == "tfm.entry_dims") {
+      attr.getName() == "tfm.entry_dims" ||
+      attr.getName() == "tfm.entry_dims_at_least") {
     auto records = dyn_cast<ArrayAttr>(attr.getValue());
     if (!records || !llvm::all_of(records, [](Attribute a) {
           return isa<DenseI64ArrayAttr>(a);

@@ -113,7 +113,10 @@ static FailureOr<SmallVector<int64_t>> verifyScan(Operation *op,
     return op->emitOpError() << "dt limits must satisfy 0 <= dt_min <= dt_max, "
                                 "got ["
                              << s.dtMin << ", " << s.dtMax << "]";
-  return SmallVector<int64_t>{batch, kDyn, heads, headDim, state};
+  // One state per chunk: with a static sequence, ceil(T / chunk_size).
+  int64_t chunks =
+      ShapedType::isDynamic(seq) ? kDyn : llvm::divideCeil(seq, s.chunkSize);
+  return SmallVector<int64_t>{batch, chunks, heads, headDim, state};
 }
 
 LogicalResult MambaSsdScanOp::verify() {

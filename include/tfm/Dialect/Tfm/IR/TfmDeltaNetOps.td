@@ -39,7 +39,8 @@ def Tfm_GatedDeltaRuleOp : Tfm_PureOp<"gated_delta_rule"> {
     within a chunk the UT transform `(I + strictly_lower(β k̂ k̂ᵀ ⊙ decay))⁻¹`
     turns the updates into products. `y` has `v`'s type (HF rounds the
     rule's output to the model's type); `states` `[B, NC, H, Dk, Dv]` is f32
-    and holds `S` just before each of the `NC = ceil(T / chunk_size)` chunks.
+    and holds `S` just before each of the `NC = ceil(T / chunk_size)` chunks
+    (checked when T is static).
 
     ```mlir
     %y, %s = tfm.gated_delta_rule %q, %k, %v, %a, %b, %a_log, %dt_bias {chunk_size = 64 : i64}

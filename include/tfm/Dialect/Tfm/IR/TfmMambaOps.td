@@ -59,7 +59,8 @@ def Tfm_MambaSsdScanOp : Tfm_PureOp<"mamba_ssd_scan"> {
 
     evaluated by chunks of `chunk_size` positions. `y` and `states` are f32
     (f64 for f64 `x`), as HF's torch path keeps them; `states` `[B, NC, H, P,
-    N]` holds `s` just before each of the `NC = ceil(T / chunk_size)` chunks.
+    N]` holds `s` just before each of the `NC = ceil(T / chunk_size)` chunks
+    (checked when T is static).
 
     ```mlir
     %y, %s = tfm.mamba_ssd_scan %x, %dt, %a_log, %b, %c, %d, %dt_bias
