@@ -53,11 +53,10 @@ LogicalResult adjoint(EmbeddingOp op, AdjointBuilder &ab) {
 LogicalResult adjoint(RmsNormOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 1, "rstd")))
     return failure();
-  Value rstd = ab.primal(op.getRstd());
-  Value w = ab.operand(1), x = ab.operand(0);
   auto bw = RmsNormBackwardOp::create(
       ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
-      ab.resultGrad(0), x, w, rstd, op.getUnitOffsetAttr());
+      ab.resultGrad(0), ab.operand(0), ab.operand(1), ab.primal(op.getRstd()),
+      op.getUnitOffsetAttr());
   ab.addGrad(0, bw.getDx());
   ab.addGrad(1, bw.getDweight());
   return success();
@@ -67,11 +66,10 @@ LogicalResult adjoint(LayerNormOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 1, "mean")) ||
       failed(noGradThrough(ab, 2, "rstd")))
     return failure();
-  Value rstd = ab.primal(op.getRstd()), mean = ab.primal(op.getMean());
-  Value w = ab.operand(1), x = ab.operand(0);
   auto bw = LayerNormBackwardOp::create(
       ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
-      op.getWeight().getType(), ab.resultGrad(0), x, w, mean, rstd);
+      op.getWeight().getType(), ab.resultGrad(0), ab.operand(0), ab.operand(1),
+      ab.primal(op.getMean()), ab.primal(op.getRstd()));
   ab.addGrad(0, bw.getDx());
   ab.addGrad(1, bw.getDweight());
   if (op.getBias())
@@ -85,11 +83,10 @@ LogicalResult adjoint(FusedResidualRmsNormOp op, AdjointBuilder &ab) {
   // d(residual_out) in total = its own gradient + the norm's input gradient.
   Value total = ab.resultGrad(1);
   if (Value dy = ab.resultGrad(0)) {
-    Value rstd = ab.primal(op.getRstd()), w = ab.operand(2);
-    Value residual = ab.primal(op.getResidualOut());
     auto bw = RmsNormBackwardOp::create(
         ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
-        dy, residual, w, rstd, op.getUnitOffsetAttr());
+        dy, ab.primal(op.getResidualOut()), ab.operand(2),
+        ab.primal(op.getRstd()), op.getUnitOffsetAttr());
     total = total ? AddOp::create(ab.builder, ab.getLoc(), total, bw.getDx())
                         .getResult()
                   : bw.getDx();

@@ -418,8 +418,8 @@ mlir::tfm::planLayerKind(const LayerKindGraph &g, const RecomputeBudget &budget,
     double bytes = budget.kind == Kind::Fraction
                        ? budget.value * g.saveAllBytesPerToken()
                        : budget.value;
-    PlanProgram::Scaled costs = prog.scaled(Goal::Bytes, false);
-    extra.push_back(prog.atMost(costs, PlanProgram::unitsBelow(costs, bytes)));
+    PlanProgram::Scaled saved = prog.scaled(Goal::Bytes, false);
+    extra.push_back(prog.atMost(saved, PlanProgram::unitsBelow(saved, bytes)));
   }
 
   // Selective: fewest bytes, then FLOPs, then traffic. Otherwise FLOPs,
@@ -430,7 +430,10 @@ mlir::tfm::planLayerKind(const LayerKindGraph &g, const RecomputeBudget &budget,
     goals[1] = Goal::Flops;
     goals[2] = Goal::Traffic;
   }
-  auto x = prog.solve(prog.scaled(goals[0], offload).units, extra);
+  PlanProgram::Scaled costs[3];
+  for (unsigned i = 0; i < 3; ++i)
+    costs[i] = prog.scaled(goals[i], offload);
+  auto x = prog.solve(costs[0].units, extra);
   if (!x)
     return x.takeError();
   if (!*x) {
@@ -457,9 +460,9 @@ mlir::tfm::planLayerKind(const LayerKindGraph &g, const RecomputeBudget &budget,
   for (unsigned i = 1; i < 3; ++i) {
     // The trimmed plan is feasible and no worse: hold the goal at it
     // (exactly: whole units).
-    PlanProgram::Scaled held = prog.scaled(goals[i - 1], offload);
+    const PlanProgram::Scaled &held = costs[i - 1];
     extra.push_back(prog.atMost(held, prog.unitsOf(held, plan)));
-    auto y = prog.solve(prog.scaled(goals[i], offload).units, extra);
+    auto y = prog.solve(costs[i].units, extra);
     if (!y)
       return y.takeError();
     if (*y)
