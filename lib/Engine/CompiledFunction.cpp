@@ -12,6 +12,7 @@
 #include "AllocationGuard.h"
 #include "tfm/Analysis/EntryContract.h"
 #include "tfm/Pipelines/Pipelines.h"
+#include "tfm/Runtime/BlasKernels.h"
 #include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Support/BFloat16.h"
 #include "tfm/Support/Error.h"
@@ -173,6 +174,9 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
   const char *perf = std::getenv("TFM_JIT_PERF");
   engineOptions.enablePerfNotificationListener =
       perf && std::string(perf) == "1";
+  // CPU steps call OpenBLAS; make sure it runs this CPU's kernels.
+  if (!gpu)
+    rt::selectBlasKernels();
   auto created = ExecutionEngine::create(module, engineOptions);
   if (!created)
     return makeError("JIT compilation failed: " +
