@@ -35,6 +35,9 @@ extern "C" void _mlir_ciface_tfm_rt_sgemm(void *a, void *b, void *c,
 extern "C" void _mlir_ciface_tfm_rt_sgemm_batched(void *a, void *b, void *c,
                                                   int32_t transA,
                                                   int32_t transB);
+extern "C" void tfm_rt_memref_copy(int64_t elementSize,
+                                   UnrankedMemRefType<char> *source,
+                                   UnrankedMemRefType<char> *target);
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -194,7 +197,7 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
     add("_mlir_ciface_tfm_rt_sgemm_batched",
         &_mlir_ciface_tfm_rt_sgemm_batched);
     // Bufferization emits copies of dynamically shaped memrefs as calls.
-    add("memrefCopy", &memrefCopy);
+    add("memrefCopy", &tfm_rt_memref_copy);
     // Buffers: a failed allocation becomes an error (AllocationGuard.h).
     add("malloc", &tfm_rt_guarded_malloc);
     add("free", &tfm_rt_guarded_free);
