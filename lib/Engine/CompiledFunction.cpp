@@ -10,6 +10,7 @@
 
 #include "tfm/Engine/CompiledFunction.h"
 #include "AllocationGuard.h"
+#include "JitOptimizer.h"
 #include "tfm/Analysis/EntryContract.h"
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/BlasKernels.h"
@@ -19,7 +20,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
@@ -166,12 +166,14 @@ CompiledFunction::compileWithPipeline(
 llvm::Error CompiledFunction::jit(ModuleOp module) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  // The transformer is a function_ref: keep its target alive (an
-  // ExecutionEngine option holds only a reference).
-  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
-                                            /*targetMachine=*/nullptr);
+  // An ExecutionEngine option holds the transformer only by reference: it
+  // and its target machine live until the lookup below has compiled.
+  auto optimizer = makeJitOptimizer();
+  if (!optimizer)
+    return makeError("cannot describe this host to LLVM: " +
+                     llvm::toString(optimizer.takeError()));
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = optimize;
+  engineOptions.transformer = optimizer->transform;
   // The perf listener writes a jitdump file per run under $TMPDIR/.debug;
   // only a profiling session wants those (TFM_JIT_PERF=1).
   const char *perf = std::getenv("TFM_JIT_PERF");
