@@ -1,6 +1,7 @@
 //===- AllocationGuard.cpp - allocation failure in JIT'd code as an error -===//
 
 #include "AllocationGuard.h"
+#include "BufferCache.h"
 #include "tfm/Support/Error.h"
 
 #include "llvm/Support/Format.h"
@@ -8,9 +9,6 @@
 
 #include <csetjmp>
 #include <cstdlib>
-#include <malloc.h>
-#include <map>
-#include <mutex>
 #include <unordered_map>
 
 namespace {
@@ -24,76 +22,10 @@ struct Guard {
 };
 thread_local Guard *active = nullptr;
 
-/// Large buffers the generated code freed, kept for the next step. A step
-/// allocates the same sizes every time; without this, each large buffer is
-/// a fresh mmap whose pages fault in on first touch and are zeroed by the
-/// kernel (about a tenth of a CPU training step's time).
-class BlockCache {
-public:
-  /// Smaller blocks come from malloc's own free lists.
-  static constexpr size_t kMinBytes = size_t(1) << 18;
-  /// What the cache may hold; beyond it blocks are really freed.
-  static constexpr size_t kMaxCachedBytes = size_t(8) << 30;
-
-  /// A cached block of at least `bytes` and at most 1/8 more, or null.
-  void *take(size_t bytes) {
-    if (bytes < kMinBytes)
-      return nullptr;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = blocks.lower_bound(bytes);
-    if (it == blocks.end() || it->first > bytes + bytes / 8)
-      return nullptr;
-    void *p = it->second;
-    cachedBytes -= it->first;
-    blocks.erase(it);
-    return p;
-  }
-
-  /// Keeps `p` for reuse; false if it is small or the cache is full.
-  bool keep(void *p) {
-    size_t bytes = malloc_usable_size(p);
-    if (bytes < kMinBytes)
-      return false;
-    std::lock_guard<std::mutex> lock(mutex);
-    if (cachedBytes + bytes > kMaxCachedBytes)
-      return false;
-    blocks.emplace(bytes, p);
-    cachedBytes += bytes;
-    return true;
-  }
-
-  /// Frees every cached block (before giving up on an allocation).
-  void release() {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (auto &[bytes, p] : blocks)
-      std::free(p);
-    blocks.clear();
-    cachedBytes = 0;
-  }
-
-private:
-  std::mutex mutex;
-  std::multimap<size_t, void *> blocks; // by usable size
-  size_t cachedBytes = 0;
-};
-
-BlockCache &blockCache() {
-  static BlockCache *cache = new BlockCache; // outlives static destructors
-  return *cache;
-}
-
-void *allocate(size_t bytes) {
-  if (void *p = blockCache().take(bytes))
-    return p;
-  if (void *p = std::malloc(bytes))
-    return p;
-  blockCache().release();
-  return std::malloc(bytes);
-}
 } // namespace
 
 extern "C" void *tfm_rt_guarded_malloc(size_t bytes) {
-  void *p = allocate(bytes);
+  void *p = mlir::tfm::buffer_cache::allocate(bytes);
   Guard *guard = active;
   if (!guard)
     return p;
@@ -114,9 +46,7 @@ extern "C" void tfm_rt_guarded_free(void *pointer) {
       guard->live.erase(it);
     }
   }
-  if (pointer && blockCache().keep(pointer))
-    return;
-  std::free(pointer);
+  mlir::tfm::buffer_cache::release(pointer);
 }
 
 static std::string formatBytes(size_t bytes) {
@@ -142,7 +72,7 @@ llvm::Error mlir::tfm::runGuarded(void (*fn)(void **), void **args) {
   }
   active = outer;
   for (auto &[pointer, bytes] : guard.live)
-    std::free(pointer);
+    mlir::tfm::buffer_cache::discard(pointer);
   return makeError(
       "out of memory: the step needs " + formatBytes(guard.failedBytes) +
       " more (one buffer of " + llvm::Twine(guard.failedBytes) +

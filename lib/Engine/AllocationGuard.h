@@ -18,7 +18,9 @@
 #include <cstddef>
 
 extern "C" {
-/// What the JIT binds `malloc` and `free` of CPU code to.
+/// What the JIT binds `malloc` and `free` of CPU code to (large buffers
+/// through BufferCache.h). Results the code returns are freed with
+/// tfm_rt_guarded_free too, so that the next step reuses them.
 void *tfm_rt_guarded_malloc(size_t bytes);
 void tfm_rt_guarded_free(void *pointer);
 }

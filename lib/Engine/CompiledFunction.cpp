@@ -404,8 +404,9 @@ CompiledFunction::runResident(llvm::ArrayRef<Arg> args) {
     std::shared_ptr<char> &o = owners[allocated];
     if (!o)
       o = std::shared_ptr<char>(
-          static_cast<char *>(allocated),
-          [onGpu](char *p) { onGpu ? cuda::arenaFree(p) : std::free(p); });
+          static_cast<char *>(allocated), [onGpu](char *p) {
+            onGpu ? cuda::arenaFree(p) : tfm_rt_guarded_free(p);
+          });
     return o;
   };
   std::vector<std::shared_ptr<char>> all;
