@@ -26,8 +26,8 @@ public:
       if (it != cached.end() && it->first <= bytes + bytes / 8) {
         void *buffer = it->second;
         cachedBytes -= it->first;
-        liveBytes += it->first;
         cached.erase(it);
+        addLive(buffer);
         return buffer;
       }
       // Live, cached and the new buffer together stay within the peak.
@@ -38,8 +38,7 @@ public:
     void *buffer = mallocOrRelease(bytes);
     if (buffer) {
       std::lock_guard<std::mutex> lock(mutex);
-      liveBytes += malloc_usable_size(buffer);
-      peakBytes = std::max(peakBytes, liveBytes);
+      addLive(buffer);
     }
     return buffer;
   }
@@ -61,6 +60,12 @@ public:
   }
 
 private:
+  /// Counts `buffer` as handed out. The caller holds the mutex.
+  void addLive(void *buffer) {
+    liveBytes += malloc_usable_size(buffer);
+    peakBytes = std::max(peakBytes, liveBytes);
+  }
+
   /// malloc, and if it fails, again after freeing every cached buffer.
   void *mallocOrRelease(size_t bytes) {
     if (void *buffer = std::malloc(bytes))

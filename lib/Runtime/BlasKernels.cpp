@@ -17,7 +17,6 @@
 
 #include <cblas.h>
 #include <cstdlib>
-#include <cstring>
 #include <dlfcn.h>
 #include <mutex>
 

@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 extern "C" void tfm_rt_memref_copy(int64_t elementSize,
                                    UnrankedMemRefType<char> *source,
@@ -37,7 +37,7 @@ extern "C" void tfm_rt_memref_copy(int64_t elementSize,
     return;
   }
   // Odometer over the outer dimensions.
-  std::vector<int64_t> index(inner, 0);
+  llvm::SmallVector<int64_t, 8> index(inner, 0);
   int64_t srcAt = 0, dstAt = 0;
   while (true) {
     std::memmove(to + dstAt * elementSize, from + srcAt * elementSize,
