@@ -14,6 +14,7 @@
 #include "tfm/InitAll.h"
 #include "tfm/Recompute/RecomputePlanner.h"
 #include "tfm/Runtime/CudaRuntime.h"
+#include "tfm/Runtime/HostAllocator.h"
 #include "tfm/Support/CommandLine.h"
 #include "tfm/Support/OutputPath.h"
 
@@ -268,6 +269,8 @@ static int removeOutputsOnFailure(int status) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  // Steps allocate and free the same memory again and again.
+  rt::keepFreedHostMemory();
   cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "Run a tfm-compiled step on an HF checkpoint\n");

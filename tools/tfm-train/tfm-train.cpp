@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Engine/TrainRun.h"
+#include "tfm/Runtime/HostAllocator.h"
 #include "tfm/Support/CommandLine.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -150,6 +151,8 @@ static TrainRunOptions optionsFromCommandLine() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  // Steps allocate and free the same memory again and again.
+  rt::keepFreedHostMemory();
   cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv,
