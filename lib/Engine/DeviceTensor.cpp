@@ -63,17 +63,19 @@ HostArray DeviceTensor::toHost() const {
   HostArray out;
   out.shape = shape;
   int64_t n = getNumElements();
+  // assign(first, last), not resize + memcpy: no zero-filling pass over
+  // what is overwritten next (results of a step are ~150 MiB).
   if (elementType.isF64()) {
-    out.f64.resize(n);
-    std::memcpy(out.f64.data(), first, n * sizeof(double));
+    auto *values = static_cast<const double *>(first);
+    out.f64.assign(values, values + n);
   } else if (elementType.isBF16()) {
     out.f32.resize(n);
     auto *bits = static_cast<const uint16_t *>(first);
     for (int64_t i = 0; i < n; ++i)
       out.f32[i] = bf16BitsToFloat(bits[i]);
   } else {
-    out.f32.resize(n);
-    std::memcpy(out.f32.data(), first, n * sizeof(float));
+    auto *values = static_cast<const float *>(first);
+    out.f32.assign(values, values + n);
   }
   return out;
 }

@@ -28,11 +28,12 @@ void tfm::buildTfmBufferizeCpuPipeline(OpPassManager &pm,
 
 void tfm::buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm) {
   // tfm-lower-dynamic-expand-shape, tfm-outline-loop-bodies,
-  // convert-linalg-to-loops, convert-math-to-libm, convert-scf-to-cf,
-  // expand-strided-metadata, lower-affine, convert-to-llvm,
+  // tfm-vectorize-inner-loops, convert-linalg-to-loops, convert-math-to-libm,
+  // convert-scf-to-cf, expand-strided-metadata, lower-affine, convert-to-llvm,
   // reconcile-unrealized-casts
   pm.addNestedPass<func::FuncOp>(createTfmLowerDynamicExpandShapePass());
   pm.addPass(createTfmOutlineLoopBodiesPass());
+  pm.addNestedPass<func::FuncOp>(createTfmVectorizeInnerLoopsPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createSCFToControlFlowPass());

@@ -55,6 +55,57 @@ def TfmLowerDynamicExpandShapePass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TfmVectorizeInnerLoopsPass
+    : InterfacePass<"tfm-vectorize-inner-loops", "mlir::FunctionOpInterface"> {
+  let summary = "Vector loops for linalg.generic's innermost contiguous dimension";
+  let description = [{
+    On memrefs, before `convert-linalg-to-loops`: a `linalg.generic` whose
+    innermost loop walks every operand that depends on it contiguously
+    (the loop's dimension is the operand's last, with stride 1) becomes
+    `scf.for` loops over the outer dimensions around a loop over the
+    innermost one in steps of `lanes`: `vector.load`s, the body's
+    element-wise ops on `vector<lanes x T>` (values that do not depend on
+    the innermost loop stay scalar and are broadcast where needed), then
+    `vector.store`s; the last `size mod lanes` iterations run the scalar
+    body. Operands that do not depend on the innermost loop are loaded once
+    per outer iteration.
+
+    An innermost *reduction* (`addf`, `mulf`, `maximumf`, `minimumf`,
+    `maxnumf`, `minnumf` of the output and one value, the output used
+    nowhere else) accumulates `lanes` partial results, lane `j` taking
+    iterations `j, j + lanes, ...` from the combiner's identity; then the
+    initial value and the lanes combine in lane order (`vector.reduction`,
+    which LLVM keeps ordered without `reassoc`), and the scalar tail
+    follows. The order is fixed by the IR, so the same op gives the same
+    bits in every program it appears in (recomputation relies on it); it
+    differs from the sequential order in rounding only. LLVM cannot do this
+    itself without `reassoc`, which would let its choice of vector width,
+    made per loop, change the order.
+
+    Then `math.exp`, `math.log` and `math.tanh` on f32 vectors become
+    MLIR's polynomial approximations (scalar ones keep their libm calls),
+    and vector `math.fma`, `floor`, `absf`, ... the LLVM intrinsics, which
+    `convert-math-to-libm` would otherwise split into scalar calls.
+
+    Left as they are: other element types than f32, i1, i32, i64 and
+    index (f64 and bf16 bodies keep the scalar lowering), bodies with ops
+    that are not element-wise, a static innermost size below `lanes`,
+    operands read across the innermost dimension (transposes) or with a
+    non-unit innermost stride.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", "16",
+           "Vector length (16 f32 lanes: one AVX-512 register)">,
+    Option<"approximateMath", "approximate-math", "bool", "true",
+           "Polynomial exp, log and tanh on f32 vectors">
+  ];
+  let dependentDialects = [
+    "::mlir::vector::VectorDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect", "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
 def TfmOutlineLoopBodiesPass : Pass<"tfm-outline-loop-bodies", "ModuleOp"> {
   let summary = "Move large scf loop and branch bodies into functions of their own";
   let description = [{
