@@ -118,10 +118,10 @@ func.func @row_max(%x: memref<?x?xf32>, %out: memref<?xf32>) {
 // Left alone: a transposed read (the innermost loop is not the operand's
 // last dimension), a static innermost size below lanes, f64, a non-unit
 // innermost stride, a reduction whose output is used twice, a combiner it
-// has no identity for (subf), an i1 memref, a body op that is not
-// element-wise.
+// has no identity for (subf), an i1 memref, a load whose place changes
+// with the innermost loop (a gather), a load from what the op writes.
 // CHECK-LABEL: func.func @left_alone(
-// CHECK-COUNT-8: linalg.generic
+// CHECK-COUNT-9: linalg.generic
 // CHECK-NOT: vector.
 func.func @left_alone(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %small: memref<?x3xf32>,
                       %d: memref<?x?xf64>, %s: memref<?x?xf32, strided<[?, 2]>>,
@@ -164,11 +164,47 @@ func.func @left_alone(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %small: memref<?
   }
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<?x?xf32>) outs(%b : memref<?x?xf32>) {
   ^bb0(%x: f32, %o: f32):
-    %c0 = arith.constant 0 : index
-    %v = memref.load %idx[%c0] : memref<?xindex>
+    %j = linalg.index 1 : index
+    %v = memref.load %idx[%j] : memref<?xindex>
     %f = arith.index_cast %v : index to i32
     %g = arith.sitofp %f : i32 to f32
     %r = arith.addf %x, %g : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<?x?xf32>) outs(%b : memref<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %c0 = arith.constant 0 : index
+    %v = memref.load %b[%i, %c0] : memref<?x?xf32>
+    %r = arith.addf %x, %v : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A load at the same place for every innermost iteration (a label per
+// row, as the cross-entropy gradient reads it) stays one scalar load per
+// vector; the comparison with the innermost index is a vector.
+// CHECK-LABEL: func.func @label_per_row(
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: scf.for %[[K:.*]] =
+// CHECK: %[[L:.*]] = memref.load %{{.*}}[%[[I]]] : memref<?xindex>
+// CHECK: %[[LV:.*]] = vector.broadcast %[[L]] : index to vector<4xindex>
+// CHECK: arith.cmpi eq, %{{.*}}, %[[LV]] : vector<4xindex>
+// CHECK: vector.store
+func.func @label_per_row(%p: memref<?x?xf32>, %labels: memref<?xindex>, %g: memref<?x?xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%p : memref<?x?xf32>) outs(%g : memref<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %label = memref.load %labels[%i] : memref<?xindex>
+    %hit = arith.cmpi eq, %j, %label : index
+    %t = arith.select %hit, %one, %zero : f32
+    %r = arith.subf %x, %t : f32
     linalg.yield %r : f32
   }
   return

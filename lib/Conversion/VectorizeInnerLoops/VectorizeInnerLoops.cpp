@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -84,6 +85,13 @@ struct Plan {
   SmallVector<vector::CombiningKind> kinds; // per init, when `reduction`
 };
 
+/// The allocation or argument a memref view is of.
+Value rootOf(Value memref) {
+  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
+    memref = view.getViewSource();
+  return memref;
+}
+
 std::optional<Plan> planFor(linalg::GenericOp op, int64_t lanes) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
       op->getNumRegions() != 1 || !op.getRegion().hasOneBlock())
@@ -118,10 +126,36 @@ std::optional<Plan> planFor(linalg::GenericOp op, int64_t lanes) {
     }
     plan.varies.push_back(varies);
   }
+  // Values that differ between iterations of the innermost loop: the block
+  // arguments of operands that depend on it, its index, and what is
+  // computed from them. Everything else is computed once per vector.
   Block &body = op.getRegion().front();
+  llvm::SmallPtrSet<Value, 16> varying;
+  for (OpOperand &operand : op->getOpOperands())
+    if (plan.varies[operand.getOperandNumber()] ||
+        (plan.reduction && operand.getOperandNumber() >= numInputs))
+      varying.insert(op.getMatchingBlockArgument(&operand));
+  SmallVector<Value> initRoots;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    initRoots.push_back(rootOf(init.get()));
   for (Operation &inner : body.without_terminator()) {
-    if (isa<linalg::IndexOp, arith::ConstantOp>(inner))
+    bool anyVarying = llvm::any_of(
+        inner.getOperands(), [&](Value v) { return varying.contains(v); });
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      if (index.getDim() == plan.inner)
+        varying.insert(index.getResult());
       continue;
+    }
+    if (isa<arith::ConstantOp, memref::DimOp>(inner))
+      continue;
+    // A load at the same place for every iteration (a label, a scale)
+    // stays scalar; not from what the op writes (a store in an earlier
+    // iteration could change it).
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      if (anyVarying || llvm::is_contained(initRoots, rootOf(load.getMemRef())))
+        return std::nullopt;
+      continue;
+    }
     if (inner.getNumRegions() || inner.getNumResults() != 1 ||
         !OpTrait::hasElementwiseMappableTraits(&inner))
       return std::nullopt;
@@ -130,6 +164,8 @@ std::optional<Plan> planFor(linalg::GenericOp op, int64_t lanes) {
         return std::nullopt;
     if (!isVectorizableScalar(inner.getResult(0).getType()))
       return std::nullopt;
+    if (anyVarying)
+      varying.insert(inner.getResult(0));
   }
   if (!plan.reduction)
     return plan;
