@@ -227,3 +227,49 @@ func.func @rank_zero_init(%x: memref<?xf32>, %out: memref<f32>) {
   }
   return
 }
+
+// -----
+
+// A transpose that keeps the last dimension and a broadcast (GQA's repeated
+// heads) become generics, then vector copies along it.
+// CHECK-LABEL: func.func @copies(
+// CHECK-NOT: linalg.
+// CHECK: vector.load %{{.*}} : memref<?x8x?x64xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}} : memref<?x?x8x64xf32>, vector<4xf32>
+// CHECK: vector.load %{{.*}} : memref<?x2x?x64xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}} : memref<?x2x4x?x64xf32>, vector<4xf32>
+func.func @copies(%x: memref<?x8x?x64xf32>, %t: memref<?x?x8x64xf32>, %kv: memref<?x2x?x64xf32>, %rep: memref<?x2x4x?x64xf32>) {
+  linalg.transpose ins(%x : memref<?x8x?x64xf32>) outs(%t : memref<?x?x8x64xf32>) permutation = [0, 2, 1, 3]
+  linalg.broadcast ins(%kv : memref<?x2x?x64xf32>) outs(%rep : memref<?x2x4x?x64xf32>) dimensions = [2]
+  return
+}
+
+// -----
+
+// A head-group sum whose reduction loop is not innermost: the last
+// dimension (64, contiguous everywhere) moves innermost, the group loop
+// stays outside it in its order (bit-identical sums).
+// CHECK-LABEL: func.func @group_sum(
+// CHECK: scf.for %{{.*}} =
+// CHECK: scf.for %{{.*}} =
+// CHECK: scf.for %{{.*}} =
+// CHECK: scf.for %[[G:.*]] =
+// CHECK: scf.for %[[K:.*]] =
+// CHECK: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[G]], %{{.*}}, %[[K]]] : memref<?x2x4x?x64xf32>, vector<4xf32>
+// CHECK: arith.addf
+// CHECK: vector.store
+// A transpose that moves the last dimension is left.
+// CHECK-LABEL: func.func @last_dim_moves(
+// CHECK: linalg.generic
+func.func @group_sum(%g: memref<?x2x4x?x64xf32>, %out: memref<?x?x2x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, t, h, d, r) -> (b, h, r, t, d)>, affine_map<(b, t, h, d, r) -> (b, t, h, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%g : memref<?x2x4x?x64xf32>) outs(%out : memref<?x?x2x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @last_dim_moves(%x: memref<?x64xf32>, %t: memref<64x?xf32>) {
+  linalg.transpose ins(%x : memref<?x64xf32>) outs(%t : memref<64x?xf32>) permutation = [1, 0]
+  return
+}

@@ -68,7 +68,13 @@ def TfmVectorizeInnerLoopsPass
     the innermost loop stay scalar and are broadcast where needed), then
     `vector.store`s; the last `size mod lanes` iterations run the scalar
     body. Operands that do not depend on the innermost loop are loaded once
-    per outer iteration.
+    per outer iteration; a `memref.load` in the body at the same place for
+    every innermost iteration (a label per row) stays scalar. When the
+    innermost loop does not qualify but a parallel loop does (contiguous in
+    every operand that depends on it), that loop is moved innermost
+    (`linalg::interchangeGenericOp`; reduction loops keep their order, so
+    results are bit-identical). `linalg.transpose` and `linalg.broadcast`
+    become generics first, so copies along the last dimension qualify.
 
     An innermost *reduction* (`addf`, `mulf`, `maximumf`, `minimumf`,
     `maxnumf`, `minnumf` of the output and one value, the output used
@@ -91,7 +97,8 @@ def TfmVectorizeInnerLoopsPass
     index (f64 and bf16 bodies keep the scalar lowering), bodies with ops
     that are not element-wise, a static innermost size below `lanes`,
     operands read across the innermost dimension (transposes) or with a
-    non-unit innermost stride.
+    non-unit innermost stride, loads whose place changes with the innermost
+    loop (gathers) or from what the op writes.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", "16",

@@ -14,6 +14,7 @@
 
 #include "tfm/Conversion/Passes.h"
 
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -183,6 +184,44 @@ std::optional<Plan> planFor(linalg::GenericOp op, int64_t lanes) {
     plan.kinds.push_back(*kind);
   }
   return plan;
+}
+
+/// When the innermost loop does not qualify: a parallel loop that every
+/// operand depending on it reads as its last, unit-stride dimension, and
+/// every output depends on (a GQA head-group sum over [B, Hkv, G, T, D]
+/// reduces G inside D). Moving it innermost keeps each output's reduction
+/// order, so results are bit-identical.
+std::optional<unsigned> contiguousLoop(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() < 2)
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (int64_t c = int64_t(op.getNumLoops()) - 2; c >= 0; --c) {
+    if (iterators[c] != utils::IteratorType::parallel)
+      continue;
+    bool ok = true;
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (!type || !map.isProjectedPermutation()) {
+        ok = false;
+        break;
+      }
+      if (!map.isFunctionOfDim(c)) {
+        ok = operand.getOperandNumber() < op.getNumDpsInputs();
+      } else {
+        SmallVector<int64_t> strides;
+        int64_t offset;
+        ok = map.getResults().back() == getAffineDimExpr(c, op.getContext()) &&
+             succeeded(type.getStridesAndOffset(strides, offset)) &&
+             strides.back() == 1;
+      }
+      if (!ok)
+        break;
+    }
+    if (ok)
+      return unsigned(c);
+  }
+  return std::nullopt;
 }
 
 /// Rewrites one op along `plan`.
@@ -431,12 +470,50 @@ struct TfmVectorizeInnerLoopsPass
           << lanes;
       return signalPassFailure();
     }
-    SmallVector<std::pair<linalg::GenericOp, Plan>> work;
-    getOperation()->walk([&](linalg::GenericOp op) {
-      if (std::optional<Plan> plan = planFor(op, lanes))
-        work.push_back({op, std::move(*plan)});
-    });
     IRRewriter rewriter(&getContext());
+    // Transposes that keep the last dimension and broadcasts (GQA's
+    // repeated heads) are copies along it: as generics they qualify.
+    SmallVector<linalg::LinalgOp> named;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<linalg::TransposeOp, linalg::BroadcastOp>(op) &&
+          cast<linalg::LinalgOp>(op).hasPureBufferSemantics())
+        named.push_back(cast<linalg::LinalgOp>(op));
+    });
+    for (linalg::LinalgOp op : named) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
+    }
+    SmallVector<linalg::GenericOp> generics;
+    getOperation()->walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    SmallVector<std::pair<linalg::GenericOp, Plan>> work;
+    for (linalg::GenericOp op : generics) {
+      std::optional<Plan> plan = planFor(op, lanes);
+      if (!plan) {
+        std::optional<unsigned> c = contiguousLoop(op);
+        if (!c)
+          continue;
+        SmallVector<unsigned> order;
+        for (unsigned d = 0; d < op.getNumLoops(); ++d)
+          if (d != *c)
+            order.push_back(d);
+        order.push_back(*c);
+        rewriter.setInsertionPoint(op);
+        FailureOr<linalg::GenericOp> moved =
+            linalg::interchangeGenericOp(rewriter, op, order);
+        if (failed(moved))
+          continue;
+        op = *moved;
+        plan = planFor(op, lanes);
+        if (!plan) { // the body does not qualify: the loops as they were
+          SmallVector<unsigned> inverse(order.size());
+          for (auto [p, d] : llvm::enumerate(order))
+            inverse[d] = p;
+          (void)linalg::interchangeGenericOp(rewriter, op, inverse);
+          continue;
+        }
+      }
+      work.push_back({op, std::move(*plan)});
+    }
     for (auto &[op, plan] : work)
       InnerLoopVectorizer(op, plan, lanes).rewrite(rewriter);
 
