@@ -125,6 +125,95 @@ static Value longropePredicate(OpBuilder &b, Location loc, Value positions,
                                limit);
 }
 
+/// HF's cos and sin tables for the first `half` frequencies at each
+/// position: [B, T, half] in the compute type, rounded through the
+/// activation type as HF casts them, times the attention factor; sin
+/// negated for the inverse rotation. Once per call, not per head.
+static std::pair<Value, Value>
+buildCosSinTables(OpBuilder &b, Location loc, Value positions, int64_t half,
+                  Type elem, double attentionFactor, Value table,
+                  Value longTable, Value useLong, bool inverse) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type(), ct = computeType(elem);
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, positions);
+  sizes.push_back(b.getIndexAttr(half));
+  AffineMap posMap =
+      AffineMap::get(3, 0, {b.getAffineDimExpr(0), b.getAffineDimExpr(1)}, ctx);
+  auto build = [&](bool isSin) {
+    return buildMap(
+        b, loc, sizes, ct, ValueRange{positions}, {posMap},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value i = linalg::IndexOp::create(nb, l, 2);
+          Value freq = tensor::ExtractOp::create(nb, l, table, ValueRange{i});
+          if (longTable)
+            freq = arith::SelectOp::create(
+                nb, l, useLong,
+                tensor::ExtractOp::create(nb, l, longTable, ValueRange{i}),
+                freq);
+          Value pos = arith::SIToFPOp::create(nb, l, f32, a[0]);
+          Value angle = arith::MulFOp::create(nb, l, pos, freq);
+          Value v = isSin ? Value(math::SinOp::create(nb, l, angle))
+                          : Value(math::CosOp::create(nb, l, angle));
+          v = arith::MulFOp::create(nb, l, v,
+                                    constFloat(nb, l, f32, attentionFactor));
+          if (isSin && inverse)
+            v = arith::NegFOp::create(nb, l, v);
+          return castFloat(nb, l, castFloat(nb, l, v, elem), ct);
+        });
+  };
+  return {build(false), build(true)};
+}
+
+/// Rotate-half RoPE as two generics over the halves of the rotary part,
+/// each reading both halves contiguously (x1 * cos - x2 * sin, then
+/// x2 * cos + x1 * sin), so that the CPU path vectorises them; the same
+/// operations in the same order as the per-element form.
+static Value buildHalfRotation(OpBuilder &b, Location loc, Value x,
+                               Value positions, int64_t rotaryDim,
+                               double attentionFactor, Value table,
+                               Value longTable, Value useLong, bool inverse) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Type elem = type.getElementType(), ct = computeType(elem);
+  int64_t half = rotaryDim / 2, dim = type.getDimSize(3);
+  auto [cosT, sinT] =
+      buildCosSinTables(b, loc, positions, half, elem, attentionFactor, table,
+                        longTable, useLong, inverse);
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = identityMap(ctx, 4);
+  AffineMap tableMap = AffineMap::get(
+      4, 0,
+      {b.getAffineDimExpr(0), b.getAffineDimExpr(1), b.getAffineDimExpr(3)},
+      ctx);
+  Value x1 = sliceAlong(b, loc, x, 3, 0, half);
+  Value x2 = sliceAlong(b, loc, x, 3, half, half);
+  auto rotate = [&](Value self, Value other, bool first) {
+    return buildMap(
+        b, loc, sizesOf(b, loc, self), elem,
+        ValueRange{self, other, cosT, sinT}, {id, id, tableMap, tableMap},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value s = castFloat(nb, l, a[0], ct), o = castFloat(nb, l, a[1], ct);
+          if (first)
+            o = arith::NegFOp::create(nb, l, o);
+          // Created in sequence (not as call arguments, whose evaluation
+          // order differs between compilers): the IR is the same for all.
+          Value sc = arith::MulFOp::create(nb, l, s, a[2]);
+          Value os = arith::MulFOp::create(nb, l, o, a[3]);
+          Value out = arith::AddFOp::create(nb, l, sc, os);
+          return castFloat(nb, l, out, elem);
+        });
+  };
+  Value out = emptyTensor(b, loc, sizesOf(b, loc, x), elem);
+  Value lo = rotate(x1, x2, /*first=*/true);
+  out = insertAlong(b, loc, lo, out, 3, 0);
+  Value hi = rotate(x2, x1, /*first=*/false);
+  out = insertAlong(b, loc, hi, out, 3, half);
+  if (rotaryDim < dim) // pass-through dimensions (partial rotary)
+    out = insertAlong(b, loc,
+                      sliceAlong(b, loc, x, 3, rotaryDim, dim - rotaryDim), out,
+                      3, rotaryDim);
+  return out;
+}
+
 Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
                                      Value positions, double theta,
                                      int64_t rotaryDim, Attribute scalingAttr,
@@ -146,6 +235,9 @@ Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
     useLong = longropePredicate(b, loc, positions, scaling.getOriginal());
   }
   MLIRContext *ctx = b.getContext();
+  if (!interleaved && !type.isDynamicDim(3))
+    return buildHalfRotation(b, loc, x, positions, rotaryDim, attentionFactor,
+                             table, longTable, useLong, inverse);
   AffineMap posMap =
       AffineMap::get(4, 0, {b.getAffineDimExpr(0), b.getAffineDimExpr(1)}, ctx);
   return buildMap(

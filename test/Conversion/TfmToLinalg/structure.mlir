@@ -26,12 +26,24 @@ func.func @rmsnorm(%x: tensor<?x?x16xf32>, %w: tensor<16xf32>) -> (tensor<?x?x16
 
 // -----
 
-// RoPE: inverse frequencies are a constant computed at compile time.
+// RoPE: inverse frequencies are a constant computed at compile time; cos
+// and sin tables [B, T, rotary/2] once per call (not per head); then the
+// two halves of the rotary part, each reading both halves contiguously
+// (x1 cos - x2 sin, x2 cos + x1 sin), inserted into the result.
 // CHECK-LABEL: func @rope
 // CHECK: arith.constant dense<[1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03]> : tensor<4xf32>
-// CHECK: linalg.generic
+// CHECK: %[[COS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?x4xf32>)
 // CHECK: math.cos
+// CHECK: %[[SIN:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?x4xf32>)
 // CHECK: math.sin
+// CHECK-DAG: %[[X1:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [%{{.*}}, %{{.*}}, 2, 4] [1, 1, 1, 1]
+// CHECK-DAG: %[[X2:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 4] [%{{.*}}, %{{.*}}, 2, 4] [1, 1, 1, 1]
+// CHECK: %[[LO:.*]] = linalg.generic {{.*}} ins(%[[X1]], %[[X2]], %[[COS]], %[[SIN]] :
+// CHECK: arith.negf
+// CHECK: tensor.insert_slice %[[LO]] into %{{.*}}[0, 0, 0, 0]
+// CHECK: %[[HI:.*]] = linalg.generic {{.*}} ins(%[[X2]], %[[X1]], %[[COS]], %[[SIN]] :
+// CHECK-NOT: arith.negf
+// CHECK: tensor.insert_slice %[[HI]] into %{{.*}}[0, 0, 0, 4]
 func.func @rope(%x: tensor<?x?x2x8xf32>, %p: tensor<?x?xi64>) -> tensor<?x?x2x8xf32> {
   %y = tfm.rope %x, %p {theta = 1.0e4 : f64, rotary_dim = 8 : i64} : (tensor<?x?x2x8xf32>, tensor<?x?xi64>) -> tensor<?x?x2x8xf32>
   return %y : tensor<?x?x2x8xf32>
