@@ -35,6 +35,13 @@ extern "C" void _mlir_ciface_tfm_rt_sgemm(void *a, void *b, void *c,
 extern "C" void _mlir_ciface_tfm_rt_sgemm_batched(void *a, void *b, void *c,
                                                   int32_t transA,
                                                   int32_t transB);
+extern "C" void _mlir_ciface_tfm_rt_sgemm_overwrite(void *a, void *b, void *c,
+                                                    int32_t transA,
+                                                    int32_t transB);
+extern "C" void _mlir_ciface_tfm_rt_sgemm_batched_overwrite(void *a, void *b,
+                                                            void *c,
+                                                            int32_t transA,
+                                                            int32_t transB);
 extern "C" void tfm_rt_memref_copy(int64_t elementSize,
                                    UnrankedMemRefType<char> *source,
                                    UnrankedMemRefType<char> *target);
@@ -198,6 +205,10 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
     add("_mlir_ciface_tfm_rt_sgemm", &_mlir_ciface_tfm_rt_sgemm);
     add("_mlir_ciface_tfm_rt_sgemm_batched",
         &_mlir_ciface_tfm_rt_sgemm_batched);
+    add("_mlir_ciface_tfm_rt_sgemm_overwrite",
+        &_mlir_ciface_tfm_rt_sgemm_overwrite);
+    add("_mlir_ciface_tfm_rt_sgemm_batched_overwrite",
+        &_mlir_ciface_tfm_rt_sgemm_batched_overwrite);
     // Bufferization emits copies of dynamically shaped memrefs as calls.
     add("memrefCopy", &tfm_rt_memref_copy);
     // Buffers: a failed allocation becomes an error (AllocationGuard.h).

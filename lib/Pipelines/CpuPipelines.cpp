@@ -21,8 +21,12 @@ using namespace mlir::tfm::detail;
 void tfm::buildTfmBufferizeCpuPipeline(OpPassManager &pm,
                                        const CpuPipelineOptions &options) {
   addBufferization(pm);
-  if (options.useBlas)
-    pm.addPass(createTfmLinalgMatmulToBlasPass());
+  if (options.useBlas) {
+    // The CPU runtime has the beta = 0 GEMMs (lib/Runtime/CpuBlas.cpp).
+    TfmLinalgMatmulToBlasPassOptions blas;
+    blas.foldZeroFill = true;
+    pm.addPass(createTfmLinalgMatmulToBlasPass(blas));
+  }
   addDeallocation(pm);
 }
 

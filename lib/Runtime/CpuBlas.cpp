@@ -2,7 +2,9 @@
 //
 // Called from code produced by tfm-linalg-matmul-to-blas as
 // _mlir_ciface_tfm_rt_sgemm(A, B, C, transA, transB): C += op(A)·op(B),
-// row-major, with memref descriptors (any offset and strides).
+// row-major, with memref descriptors (any offset and strides). The
+// *_overwrite variants compute C = op(A)·op(B) (BLAS's beta = 0): the pass
+// calls them where C was just filled with zeros, and drops the fill.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +23,11 @@ struct Memref2D {
 };
 } // namespace
 
-extern "C" void _mlir_ciface_tfm_rt_sgemm(Memref2D *a, Memref2D *b, Memref2D *c,
-                                          int32_t transA, int32_t transB) {
+namespace {
+
+/// C = beta·C + op(A)·op(B), beta 0 or 1 (with 0, C is not read).
+void sgemm(Memref2D *a, Memref2D *b, Memref2D *c, int32_t transA,
+           int32_t transB, float beta) {
   int64_t m = c->sizes[0], n = c->sizes[1];
   int64_t k = transA ? a->sizes[0] : a->sizes[1];
   if (m == 0 || n == 0)
@@ -35,7 +40,7 @@ extern "C" void _mlir_ciface_tfm_rt_sgemm(Memref2D *a, Memref2D *b, Memref2D *c,
     };
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
                 transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
-                1.0f, a->data(), int(ld(a)), b->data(), int(ld(b)), 1.0f,
+                1.0f, a->data(), int(ld(a)), b->data(), int(ld(b)), beta,
                 c->data(), int(ld(c)));
     return;
   }
@@ -49,8 +54,22 @@ extern "C" void _mlir_ciface_tfm_rt_sgemm(Memref2D *a, Memref2D *b, Memref2D *c,
                           : a->data()[i * a->strides[0] + p * a->strides[1]];
         acc += av * bv;
       }
-      c->data()[i * c->strides[0] + j * c->strides[1]] += acc;
+      float &out = c->data()[i * c->strides[0] + j * c->strides[1]];
+      out = beta == 0.0f ? acc : out + acc;
     }
+}
+
+} // namespace
+
+extern "C" void _mlir_ciface_tfm_rt_sgemm(Memref2D *a, Memref2D *b, Memref2D *c,
+                                          int32_t transA, int32_t transB) {
+  sgemm(a, b, c, transA, transB, 1.0f);
+}
+
+extern "C" void _mlir_ciface_tfm_rt_sgemm_overwrite(Memref2D *a, Memref2D *b,
+                                                    Memref2D *c, int32_t transA,
+                                                    int32_t transB) {
+  sgemm(a, b, c, transA, transB, 0.0f);
 }
 
 namespace {
@@ -78,6 +97,15 @@ extern "C" void _mlir_ciface_tfm_rt_sgemm_batched(Memref3D *a, Memref3D *b,
                                                   int32_t transB) {
   for (int64_t i = 0; i < c->sizes[0]; ++i) {
     Memref2D ai = slice(*a, i), bi = slice(*b, i), ci = slice(*c, i);
-    _mlir_ciface_tfm_rt_sgemm(&ai, &bi, &ci, transA, transB);
+    sgemm(&ai, &bi, &ci, transA, transB, 1.0f);
+  }
+}
+
+/// C[i] = op(A[i])·op(B[i]) for every batch index i.
+extern "C" void _mlir_ciface_tfm_rt_sgemm_batched_overwrite(
+    Memref3D *a, Memref3D *b, Memref3D *c, int32_t transA, int32_t transB) {
+  for (int64_t i = 0; i < c->sizes[0]; ++i) {
+    Memref2D ai = slice(*a, i), bi = slice(*b, i), ci = slice(*c, i);
+    sgemm(&ai, &bi, &ci, transA, transB, 0.0f);
   }
 }

@@ -1,4 +1,5 @@
 // RUN: tfm-opt %s --split-input-file --tfm-linalg-matmul-to-blas | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --tfm-linalg-matmul-to-blas=fold-zero-fill | FileCheck %s --check-prefix=FOLD
 
 // CHECK: func.func private @tfm_rt_sgemm({{.*}}) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func @nt
@@ -45,5 +46,67 @@ func.func @batched(%a: memref<?x4x8xf32>, %b: memref<?x5x8xf32>, %c: memref<?x4x
 // CHECK: linalg.matmul
 func.func @f64(%a: memref<?x16xf64>, %b: memref<16x24xf64>, %c: memref<?x24xf64>) {
   linalg.matmul ins(%a, %b : memref<?x16xf64>, memref<16x24xf64>) outs(%c : memref<?x24xf64>)
+  return
+}
+
+// -----
+
+// fold-zero-fill: a GEMM whose C was just filled with zeros calls the
+// beta = 0 entry point and the fill goes; views and casts of other buffers
+// between them do not matter. Without the option the fill stays.
+// CHECK-LABEL: func @zeroed
+// CHECK: linalg.fill
+// CHECK: call @tfm_rt_sgemm(
+// CHECK: linalg.fill
+// CHECK: call @tfm_rt_sgemm_batched(
+// FOLD-DAG: func.func private @tfm_rt_sgemm_batched_overwrite(
+// FOLD-DAG: func.func private @tfm_rt_sgemm_overwrite(
+// FOLD-LABEL: func @zeroed
+// FOLD-NOT: linalg.fill
+// FOLD: call @tfm_rt_sgemm_overwrite(
+// FOLD-NOT: linalg.fill
+// FOLD: call @tfm_rt_sgemm_batched_overwrite(
+func.func @zeroed(%a: memref<?x16xf32>, %b: memref<24x16xf32>, %c: memref<?x24xf32>,
+                  %ba: memref<?x4x8xf32>, %bb: memref<?x5x8xf32>, %bc: memref<?x4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x24xf32>)
+  %view = memref.collapse_shape %ba [[0, 1], [2]] : memref<?x4x8xf32> into memref<?x8xf32>
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : memref<?x16xf32>, memref<24x16xf32>) outs(%c : memref<?x24xf32>)
+  linalg.fill ins(%zero : f32) outs(%bc : memref<?x4x5xf32>)
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%ba, %bb : memref<?x4x8xf32>, memref<?x5x8xf32>) outs(%bc : memref<?x4x5xf32>)
+  return
+}
+
+// -----
+
+// Kept: a fill of another value, a fill of a view of C (not C itself), and
+// an op between the fill and the GEMM that touches C's buffer.
+// FOLD-LABEL: func @kept
+// FOLD: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<?x24xf32>)
+// FOLD: call @tfm_rt_sgemm(
+// FOLD: linalg.fill
+// FOLD: call @tfm_rt_sgemm(
+// FOLD: linalg.fill
+// FOLD: memref.store
+// FOLD: call @tfm_rt_sgemm(
+// FOLD-NOT: _overwrite
+func.func @kept(%a: memref<?x16xf32>, %b: memref<24x16xf32>, %c: memref<?x24xf32>, %big: memref<?x48xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  linalg.fill ins(%one : f32) outs(%c : memref<?x24xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : memref<?x16xf32>, memref<24x16xf32>) outs(%c : memref<?x24xf32>)
+  %n = memref.dim %big, %c0 : memref<?x48xf32>
+  %half = memref.subview %big[0, 0] [%n, 24] [1, 1] : memref<?x48xf32> to memref<?x24xf32, strided<[48, 1]>>
+  linalg.fill ins(%zero : f32) outs(%big : memref<?x48xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : memref<?x16xf32>, memref<24x16xf32>) outs(%half : memref<?x24xf32, strided<[48, 1]>>)
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x24xf32>)
+  memref.store %one, %c[%c0, %c0] : memref<?x24xf32>
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : memref<?x16xf32>, memref<24x16xf32>) outs(%c : memref<?x24xf32>)
   return
 }

@@ -32,11 +32,20 @@ def TfmLinalgMatmulToBlasPass : Pass<"tfm-linalg-matmul-to-blas", "ModuleOp"> {
     transposed-B) on memrefs becomes a call to `tfm_rt_sgemm` (declared
     with the C interface), which the runtime implements with `cblas_sgemm`.
     Other element types are left to the generic lowering.
+
+    With `fold-zero-fill`, a GEMM whose C was filled with 0.0 just before
+    (no op in between touching C's buffer) calls
+    `<prefix>_sgemm_overwrite` / `<prefix>_sgemm_batched_overwrite`
+    (C = op(A)·op(B), BLAS's beta = 0) and the fill is dropped: C is then
+    written once instead of zeroed, read and written.
   }];
   let options = [
     Option<"prefix", "prefix", "std::string", "\"tfm_rt\"",
            "Callee prefix: <prefix>_sgemm and <prefix>_sgemm_batched "
-           "(tfm_rt: OpenBLAS on the CPU; tfm_cuda: cuBLASLt)">
+           "(tfm_rt: OpenBLAS on the CPU; tfm_cuda: cuBLASLt)">,
+    Option<"foldZeroFill", "fold-zero-fill", "bool", "false",
+           "Call the *_overwrite GEMMs for C just filled with zeros and drop "
+           "the fill (the CPU runtime has them)">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect"];
 }

@@ -16,7 +16,9 @@
 #include "tfm/Conversion/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfm {
@@ -49,9 +51,46 @@ func::FuncOp declareGemm(ModuleOp module, StringRef name, unsigned rank) {
   return f;
 }
 
+/// The allocation or argument a memref view is of.
+Value rootOf(Value memref) {
+  while (true) {
+    if (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
+      memref = view.getViewSource();
+    else if (auto cast = memref.getDefiningOp<memref::CastOp>())
+      memref = cast.getSource();
+    else
+      return memref;
+  }
+}
+
+/// The `linalg.fill` of 0.0 into exactly `c` that `op` can replace: the
+/// closest earlier op in the block touching c's buffer, with nothing in
+/// between reading or writing it.
+linalg::FillOp zeroFillBefore(Operation *op, Value c) {
+  Value root = rootOf(c);
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev);
+        fill && fill.getOutputs().front() == c) {
+      // ±0.0: the products are then the result (a sum that is exactly
+      // zero may keep the sign the products give it).
+      return matchPattern(fill.getInputs().front(), m_AnyZeroFloat()) ? fill
+                                                                      : nullptr;
+    }
+    bool touches = false;
+    prev->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (isa<BaseMemRefType>(v.getType()) && rootOf(v) == root)
+          touches = true;
+    });
+    if (touches)
+      return nullptr;
+  }
+  return nullptr;
+}
+
 /// Replaces a GEMM-like linalg op on f32 memrefs with a call of `callee`.
 LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee,
-                              bool transA, bool transB,
+                              bool transA, bool transB, linalg::FillOp zeroFill,
                               PatternRewriter &rewriter) {
   if (!op.hasPureBufferSemantics())
     return rewriter.notifyMatchFailure(op, "needs memref operands");
@@ -62,6 +101,8 @@ LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee,
   MemRefType m =
       anyStrided(rewriter.getContext(),
                  cast<MemRefType>(op->getOperand(0).getType()).getRank());
+  if (zeroFill)
+    rewriter.eraseOp(zeroFill);
   SmallVector<Value> args;
   for (Value v : op->getOperands())
     args.push_back(memref::CastOp::create(rewriter, loc, m, v));
@@ -75,8 +116,10 @@ LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee,
 }
 
 struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
-  MatmulToSgemm(MLIRContext *ctx, ModuleOp module, std::string callee)
-      : OpRewritePattern(ctx), module(module), callee(std::move(callee)) {}
+  MatmulToSgemm(MLIRContext *ctx, ModuleOp module, std::string callee,
+                bool foldZeroFill)
+      : OpRewritePattern(ctx), module(module), callee(std::move(callee)),
+        foldZeroFill(foldZeroFill) {}
   LogicalResult matchAndRewrite(linalg::MatmulOp op,
                                 PatternRewriter &rewriter) const override {
     bool transA = isa<linalg::MatmulTransposeAOp>(op.getOperation());
@@ -85,17 +128,23 @@ struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
         !linalg::MatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
       return rewriter.notifyMatchFailure(
           op, "only plain and transposed-A/B matmuls");
-    return replaceWithCall(op, declareGemm(module, callee, 2), transA, transB,
-                           rewriter);
+    linalg::FillOp fill =
+        foldZeroFill ? zeroFillBefore(op, op.getOutputs().front()) : nullptr;
+    return replaceWithCall(
+        op, declareGemm(module, fill ? callee + "_overwrite" : callee, 2),
+        transA, transB, fill, rewriter);
   }
   ModuleOp module;
   std::string callee;
+  bool foldZeroFill;
 };
 
 /// Batched GEMMs (attention's per-head products): one BLAS call per batch.
 struct BatchMatmulToSgemm : OpRewritePattern<linalg::BatchMatmulOp> {
-  BatchMatmulToSgemm(MLIRContext *ctx, ModuleOp module, std::string callee)
-      : OpRewritePattern(ctx), module(module), callee(std::move(callee)) {}
+  BatchMatmulToSgemm(MLIRContext *ctx, ModuleOp module, std::string callee,
+                     bool foldZeroFill)
+      : OpRewritePattern(ctx), module(module), callee(std::move(callee)),
+        foldZeroFill(foldZeroFill) {}
   LogicalResult matchAndRewrite(linalg::BatchMatmulOp op,
                                 PatternRewriter &rewriter) const override {
     bool transA = isa<linalg::BatchMatmulTransposeAOp>(op.getOperation());
@@ -104,11 +153,15 @@ struct BatchMatmulToSgemm : OpRewritePattern<linalg::BatchMatmulOp> {
         !linalg::BatchMatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
       return rewriter.notifyMatchFailure(
           op, "only plain and transposed-A/B batch matmuls");
-    return replaceWithCall(op, declareGemm(module, callee, 3), transA, transB,
-                           rewriter);
+    linalg::FillOp fill =
+        foldZeroFill ? zeroFillBefore(op, op.getOutputs().front()) : nullptr;
+    return replaceWithCall(
+        op, declareGemm(module, fill ? callee + "_overwrite" : callee, 3),
+        transA, transB, fill, rewriter);
   }
   ModuleOp module;
   std::string callee;
+  bool foldZeroFill;
 };
 
 struct TfmLinalgMatmulToBlasPass
@@ -122,9 +175,10 @@ struct TfmLinalgMatmulToBlasPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RewritePatternSet patterns(&getContext());
-    patterns.add<MatmulToSgemm>(&getContext(), module, prefix + "_sgemm");
+    patterns.add<MatmulToSgemm>(&getContext(), module, prefix + "_sgemm",
+                                foldZeroFill);
     patterns.add<BatchMatmulToSgemm>(&getContext(), module,
-                                     prefix + "_sgemm_batched");
+                                     prefix + "_sgemm_batched", foldZeroFill);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       signalPassFailure();
   }
