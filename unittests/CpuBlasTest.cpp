@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -15,15 +17,10 @@
 #include <random>
 #include <vector>
 
-namespace {
-struct Memref2D {
-  float *allocated;
-  float *aligned;
-  int64_t offset;
-  int64_t sizes[2];
-  int64_t strides[2];
-};
+/// MLIR's descriptor of a rank-2 memref, as compiled code passes it.
+using Memref2D = StridedMemRefType<float, 2>;
 
+namespace {
 Memref2D view(std::vector<float> &v, int64_t rows, int64_t cols,
               int64_t rowStride, int64_t colStride) {
   return {v.data(), v.data(), 0, {rows, cols}, {rowStride, colStride}};
