@@ -10,18 +10,21 @@
 // LINALG: scf.for
 // LINALG: linalg.matmul
 
-// BUF: func.func private @tfm_rt_sgemm(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i32, i32) attributes {llvm.emit_c_interface}
+// The GEMM's C is a fresh zero-filled buffer: the beta = 0 entry point,
+// without the fill (fold-zero-fill).
+// BUF: func.func private @tfm_rt_sgemm_overwrite(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i32, i32) attributes {llvm.emit_c_interface}
 // BUF-LABEL: func.func @forward
 // BUF-SAME: memref<?x?x8xf32>
 // BUF-SAME: -> memref<?x?x8xf32>
 // BUF-SAME: llvm.emit_c_interface
 // BUF: memref.subview
-// BUF: call @tfm_rt_sgemm
+// BUF-NOT: call @tfm_rt_sgemm(
+// BUF: call @tfm_rt_sgemm_overwrite(
 // BUF: memref.dealloc
 
-// LLVM: llvm.func @_mlir_ciface_tfm_rt_sgemm
+// LLVM: llvm.func @_mlir_ciface_tfm_rt_sgemm_overwrite(
 // LLVM: llvm.func @forward
-// LLVM: llvm.call @tfm_rt_sgemm
+// LLVM: llvm.call @tfm_rt_sgemm_overwrite(
 // LLVM: llvm.func @_mlir_ciface_forward
 // LLVM-NOT: tfm.rmsnorm
 func.func @forward(%h: tensor<?x?x8xf32>,
