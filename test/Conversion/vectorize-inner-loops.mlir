@@ -113,15 +113,31 @@ func.func @row_max(%x: memref<?x?xf32>, %out: memref<?xf32>) {
   return
 }
 
+// maxnumf ignores NaN, so NaN (not -inf) is its identity.
+// CHECK-LABEL: func.func @row_maxnum(
+// CHECK: arith.constant dense<0x7FC00000> : vector<4xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: vector.reduction <maxnumf>
+func.func @row_maxnum(%x: memref<?x?xf32>, %out: memref<?xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<?x?xf32>) outs(%out : memref<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.maxnumf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
 // -----
 
 // Left alone: a transposed read (the innermost loop is not the operand's
 // last dimension), a static innermost size below lanes, f64, a non-unit
 // innermost stride, a reduction whose output is used twice, a combiner it
 // has no identity for (subf), an i1 memref, a load whose place changes
-// with the innermost loop (a gather), a load from what the op writes.
+// with the innermost loop (a gather), a load from what the op writes, an
+// input that is a view of the output (read once per row, it would miss the
+// row's own writes), a dimension chosen by the innermost index.
 // CHECK-LABEL: func.func @left_alone(
-// CHECK-COUNT-9: linalg.generic
+// CHECK-COUNT-11: linalg.generic
 // CHECK-NOT: vector.
 func.func @left_alone(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %small: memref<?x3xf32>,
                       %d: memref<?x?xf64>, %s: memref<?x?xf32, strided<[?, 2]>>,
@@ -177,6 +193,25 @@ func.func @left_alone(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %small: memref<?
     %c0 = arith.constant 0 : index
     %v = memref.load %b[%i, %c0] : memref<?x?xf32>
     %r = arith.addf %x, %v : f32
+    linalg.yield %r : f32
+  }
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %b, %c0 : memref<?x?xf32>
+  %first = memref.subview %b[0, 0] [%rows, 1] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[?]>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%first : memref<?xf32, strided<[?]>>) outs(%b : memref<?x?xf32>) {
+  ^bb0(%den: f32, %o: f32):
+    %r = arith.divf %o, %den : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<?x?xf32>) outs(%b : memref<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %two = arith.constant 2 : index
+    %k = arith.remui %j, %two : index
+    %n = memref.dim %a, %k : memref<?x?xf32>
+    %f = arith.index_cast %n : index to i32
+    %g = arith.sitofp %f : i32 to f32
+    %r = arith.addf %x, %g : f32
     linalg.yield %r : f32
   }
   return

@@ -51,8 +51,8 @@ func.func @f64(%a: memref<?x16xf64>, %b: memref<16x24xf64>, %c: memref<?x24xf64>
 
 // -----
 
-// fold-zero-fill: a GEMM whose C was just filled with zeros calls the
-// beta = 0 entry point and the fill goes; views and casts of other buffers
+// fold-zero-fill: a GEMM whose C (a fresh allocation) was just filled with
+// zeros calls the beta = 0 entry point and the fill goes; views and casts
 // between them do not matter. Without the option the fill stays.
 // CHECK-LABEL: func @zeroed
 // CHECK: linalg.fill
@@ -66,9 +66,14 @@ func.func @f64(%a: memref<?x16xf64>, %b: memref<16x24xf64>, %c: memref<?x24xf64>
 // FOLD: call @tfm_rt_sgemm_overwrite(
 // FOLD-NOT: linalg.fill
 // FOLD: call @tfm_rt_sgemm_batched_overwrite(
-func.func @zeroed(%a: memref<?x16xf32>, %b: memref<24x16xf32>, %c: memref<?x24xf32>,
-                  %ba: memref<?x4x8xf32>, %bb: memref<?x5x8xf32>, %bc: memref<?x4x5xf32>) {
+func.func @zeroed(%a: memref<?x16xf32>, %b: memref<24x16xf32>,
+                  %ba: memref<?x4x8xf32>, %bb: memref<?x5x8xf32>) -> (memref<?x24xf32>, memref<?x4x5xf32>) {
   %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %a, %c0 : memref<?x16xf32>
+  %nb = memref.dim %ba, %c0 : memref<?x4x8xf32>
+  %c = memref.alloc(%m) : memref<?x24xf32>
+  %bc = memref.alloc(%nb) : memref<?x4x5xf32>
   linalg.fill ins(%zero : f32) outs(%c : memref<?x24xf32>)
   %view = memref.collapse_shape %ba [[0, 1], [2]] : memref<?x4x8xf32> into memref<?x8xf32>
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
@@ -76,13 +81,15 @@ func.func @zeroed(%a: memref<?x16xf32>, %b: memref<24x16xf32>, %c: memref<?x24xf
   linalg.fill ins(%zero : f32) outs(%bc : memref<?x4x5xf32>)
   linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
       ins(%ba, %bb : memref<?x4x8xf32>, memref<?x5x8xf32>) outs(%bc : memref<?x4x5xf32>)
-  return
+  return %c, %bc : memref<?x24xf32>, memref<?x4x5xf32>
 }
 
 // -----
 
-// Kept: a fill of another value, a fill of a view of C (not C itself), and
-// an op between the fill and the GEMM that touches C's buffer.
+// Kept: a fill of another value, a fill of a view of C (not C itself), an
+// op between the fill and the GEMM that touches C's buffer, a GEMM reading
+// C as A, and a C that is a function argument (another argument may alias
+// it).
 // FOLD-LABEL: func @kept
 // FOLD: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<?x24xf32>)
 // FOLD: call @tfm_rt_sgemm(
@@ -91,11 +98,18 @@ func.func @zeroed(%a: memref<?x16xf32>, %b: memref<24x16xf32>, %c: memref<?x24xf
 // FOLD: linalg.fill
 // FOLD: memref.store
 // FOLD: call @tfm_rt_sgemm(
+// FOLD: linalg.fill
+// FOLD: call @tfm_rt_sgemm(
+// FOLD: linalg.fill
+// FOLD: call @tfm_rt_sgemm(
 // FOLD-NOT: _overwrite
-func.func @kept(%a: memref<?x16xf32>, %b: memref<24x16xf32>, %c: memref<?x24xf32>, %big: memref<?x48xf32>) {
+func.func @kept(%a: memref<?x16xf32>, %b: memref<24x16xf32>, %arg: memref<?x24xf32>, %sq: memref<24x24xf32>) {
   %one = arith.constant 1.0 : f32
   %zero = arith.constant 0.0 : f32
   %c0 = arith.constant 0 : index
+  %rows = memref.dim %a, %c0 : memref<?x16xf32>
+  %c = memref.alloc(%rows) : memref<?x24xf32>
+  %big = memref.alloc(%rows) : memref<?x48xf32>
   linalg.fill ins(%one : f32) outs(%c : memref<?x24xf32>)
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%a, %b : memref<?x16xf32>, memref<24x16xf32>) outs(%c : memref<?x24xf32>)
@@ -108,5 +122,14 @@ func.func @kept(%a: memref<?x16xf32>, %b: memref<24x16xf32>, %c: memref<?x24xf32
   memref.store %one, %c[%c0, %c0] : memref<?x24xf32>
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%a, %b : memref<?x16xf32>, memref<24x16xf32>) outs(%c : memref<?x24xf32>)
+  %s = memref.alloc() : memref<24x24xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<24x24xf32>)
+  linalg.matmul ins(%s, %sq : memref<24x24xf32>, memref<24x24xf32>) outs(%s : memref<24x24xf32>)
+  linalg.fill ins(%zero : f32) outs(%arg : memref<?x24xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : memref<?x16xf32>, memref<24x16xf32>) outs(%arg : memref<?x24xf32>)
+  memref.dealloc %c : memref<?x24xf32>
+  memref.dealloc %big : memref<?x48xf32>
+  memref.dealloc %s : memref<24x24xf32>
   return
 }

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -63,11 +64,25 @@ Value rootOf(Value memref) {
   }
 }
 
+/// Whether `root` is a buffer allocated here: then only values derived
+/// from it in SSA can alias it.
+bool isAllocation(Value root) {
+  return root.getDefiningOp<memref::AllocOp>() ||
+         root.getDefiningOp<memref::AllocaOp>();
+}
+
 /// The `linalg.fill` of 0.0 into exactly `c` that `op` can replace: the
 /// closest earlier op in the block touching c's buffer, with nothing in
-/// between reading or writing it.
-linalg::FillOp zeroFillBefore(Operation *op, Value c) {
+/// between that could read or write it. C must be (a view of) a fresh
+/// allocation that `op` does not also read; an op in between with memory
+/// effects on anything not provably another allocation stops the search.
+linalg::FillOp zeroFillBefore(linalg::LinalgOp op, Value c) {
   Value root = rootOf(c);
+  if (!isAllocation(root))
+    return nullptr;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (rootOf(input->get()) == root)
+      return nullptr;
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev);
         fill && fill.getOutputs().front() == c) {
@@ -78,8 +93,11 @@ linalg::FillOp zeroFillBefore(Operation *op, Value c) {
     }
     bool touches = false;
     prev->walk([&](Operation *inner) {
+      if (isMemoryEffectFree(inner))
+        return; // views, casts, dims
       for (Value v : inner->getOperands())
-        if (isa<BaseMemRefType>(v.getType()) && rootOf(v) == root)
+        if (isa<BaseMemRefType>(v.getType()) &&
+            (rootOf(v) == root || !isAllocation(rootOf(v))))
           touches = true;
     });
     if (touches)
@@ -88,15 +106,20 @@ linalg::FillOp zeroFillBefore(Operation *op, Value c) {
   return nullptr;
 }
 
+/// Whether every operand of `op` is an f32 memref (what the BLAS call takes).
+bool isF32OnBuffers(linalg::LinalgOp op) {
+  return op.hasPureBufferSemantics() &&
+         llvm::all_of(op->getOperandTypes(), [](Type t) {
+           return cast<MemRefType>(t).getElementType().isF32();
+         });
+}
+
 /// Replaces a GEMM-like linalg op on f32 memrefs with a call of `callee`.
 LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee,
                               bool transA, bool transB, linalg::FillOp zeroFill,
                               PatternRewriter &rewriter) {
-  if (!op.hasPureBufferSemantics())
-    return rewriter.notifyMatchFailure(op, "needs memref operands");
-  for (Value v : op->getOperands())
-    if (!cast<MemRefType>(v.getType()).getElementType().isF32())
-      return rewriter.notifyMatchFailure(op, "only f32");
+  if (!isF32OnBuffers(op))
+    return rewriter.notifyMatchFailure(op, "needs f32 memref operands");
   Location loc = op.getLoc();
   MemRefType m =
       anyStrided(rewriter.getContext(),
@@ -128,8 +151,9 @@ struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
         !linalg::MatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
       return rewriter.notifyMatchFailure(
           op, "only plain and transposed-A/B matmuls");
-    linalg::FillOp fill =
-        foldZeroFill ? zeroFillBefore(op, op.getOutputs().front()) : nullptr;
+    linalg::FillOp fill = foldZeroFill && isF32OnBuffers(op)
+                              ? zeroFillBefore(op, op.getOutputs().front())
+                              : nullptr;
     return replaceWithCall(
         op, declareGemm(module, fill ? callee + "_overwrite" : callee, 2),
         transA, transB, fill, rewriter);
@@ -153,8 +177,9 @@ struct BatchMatmulToSgemm : OpRewritePattern<linalg::BatchMatmulOp> {
         !linalg::BatchMatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
       return rewriter.notifyMatchFailure(
           op, "only plain and transposed-A/B batch matmuls");
-    linalg::FillOp fill =
-        foldZeroFill ? zeroFillBefore(op, op.getOutputs().front()) : nullptr;
+    linalg::FillOp fill = foldZeroFill && isF32OnBuffers(op)
+                              ? zeroFillBefore(op, op.getOutputs().front())
+                              : nullptr;
     return replaceWithCall(
         op, declareGemm(module, fill ? callee + "_overwrite" : callee, 3),
         transA, transB, fill, rewriter);

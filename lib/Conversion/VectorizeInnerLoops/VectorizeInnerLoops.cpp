@@ -61,7 +61,7 @@ std::optional<vector::CombiningKind> combiningKindOf(Operation *op) {
 }
 
 /// x ⊕ identity == x for every x (-0.0 for sums: 0.0 would turn a -0.0
-/// result into +0.0).
+/// result into +0.0; NaN for maxnumf/minnumf: maxnum(NaN, -inf) is -inf).
 double identityOf(vector::CombiningKind kind) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   switch (kind) {
@@ -70,10 +70,11 @@ double identityOf(vector::CombiningKind kind) {
   case vector::CombiningKind::MUL:
     return 1.0;
   case vector::CombiningKind::MAXIMUMF:
-  case vector::CombiningKind::MAXNUMF:
     return -inf;
-  default:
+  case vector::CombiningKind::MINIMUMF:
     return inf;
+  default: // maxnumf, minnumf: NaN is what they ignore (not ∓inf)
+    return std::numeric_limits<double>::quiet_NaN();
   }
 }
 
@@ -127,6 +128,15 @@ std::optional<Plan> planFor(linalg::GenericOp op, int64_t lanes) {
     }
     plan.varies.push_back(varies);
   }
+  // An input of the buffer the op writes is read once per vector (or once
+  // per row), not once per iteration: only the same view at the same
+  // place (in-place element-wise) is safe.
+  for (OpOperand *input : op.getDpsInputOperands())
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (rootOf(input->get()) == rootOf(init.get()) &&
+          (input->get() != init.get() || op.getMatchingIndexingMap(input) !=
+                                             op.getMatchingIndexingMap(&init)))
+        return std::nullopt;
   // Values that differ between iterations of the innermost loop: the block
   // arguments of operands that depend on it, its index, and what is
   // computed from them. Everything else is computed once per vector.
@@ -147,8 +157,13 @@ std::optional<Plan> planFor(linalg::GenericOp op, int64_t lanes) {
         varying.insert(index.getResult());
       continue;
     }
-    if (isa<arith::ConstantOp, memref::DimOp>(inner))
+    if (isa<arith::ConstantOp>(inner))
       continue;
+    if (isa<memref::DimOp>(inner)) {
+      if (anyVarying) // a dimension chosen by the innermost index
+        return std::nullopt;
+      continue;
+    }
     // A load at the same place for every iteration (a label, a scale)
     // stays scalar; not from what the op writes (a store in an earlier
     // iteration could change it).
