@@ -33,8 +33,9 @@ def TfmLinalgMatmulToBlasPass : Pass<"tfm-linalg-matmul-to-blas", "ModuleOp"> {
     with the C interface), which the runtime implements with `cblas_sgemm`.
     Other element types are left to the generic lowering.
 
-    With `fold-zero-fill`, a GEMM whose C was filled with 0.0 just before
-    (no op in between touching C's buffer) calls
+    With `fold-zero-fill`, a GEMM whose C (a view of a fresh allocation the
+    GEMM does not also read) was filled with 0.0 just before (no op in
+    between touching C's buffer or a buffer of unknown provenance) calls
     `<prefix>_sgemm_overwrite` / `<prefix>_sgemm_batched_overwrite`
     (C = op(A)·op(B), BLAS's beta = 0) and the fill is dropped: C is then
     written once instead of zeroed, read and written.
