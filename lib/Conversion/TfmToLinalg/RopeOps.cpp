@@ -125,6 +125,19 @@ static Value longropePredicate(OpBuilder &b, Location loc, Value positions,
                                limit);
 }
 
+/// The rotation angle position · inv_freq[index] in f32 (the longrope
+/// table when `useLong`), inside a generic's body.
+static Value ropeAngle(OpBuilder &b, Location l, Value position, Value index,
+                       Value table, Value longTable, Value useLong) {
+  Value freq = tensor::ExtractOp::create(b, l, table, ValueRange{index});
+  if (longTable)
+    freq = arith::SelectOp::create(
+        b, l, useLong,
+        tensor::ExtractOp::create(b, l, longTable, ValueRange{index}), freq);
+  Value pos = arith::SIToFPOp::create(b, l, b.getF32Type(), position);
+  return arith::MulFOp::create(b, l, pos, freq);
+}
+
 /// HF's cos and sin tables for the first `half` frequencies at each
 /// position: [B, T, half] in the compute type, rounded through the
 /// activation type as HF casts them, times the attention factor; sin
@@ -144,14 +157,7 @@ buildCosSinTables(OpBuilder &b, Location loc, Value positions, int64_t half,
         b, loc, sizes, ct, ValueRange{positions}, {posMap},
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
           Value i = linalg::IndexOp::create(nb, l, 2);
-          Value freq = tensor::ExtractOp::create(nb, l, table, ValueRange{i});
-          if (longTable)
-            freq = arith::SelectOp::create(
-                nb, l, useLong,
-                tensor::ExtractOp::create(nb, l, longTable, ValueRange{i}),
-                freq);
-          Value pos = arith::SIToFPOp::create(nb, l, f32, a[0]);
-          Value angle = arith::MulFOp::create(nb, l, pos, freq);
+          Value angle = ropeAngle(nb, l, a[0], i, table, longTable, useLong);
           Value v = isSin ? Value(math::SinOp::create(nb, l, angle))
                           : Value(math::CosOp::create(nb, l, angle));
           v = arith::MulFOp::create(nb, l, v,
@@ -274,15 +280,8 @@ Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
         // Pass-through dimensions read themselves; keep indices in range.
         freqIdx = arith::SelectOp::create(nb, l, inRotary, freqIdx, idx(0));
         partner = arith::SelectOp::create(nb, l, inRotary, partner, di);
-        Value freq =
-            tensor::ExtractOp::create(nb, l, table, ValueRange{freqIdx});
-        if (longTable)
-          freq = arith::SelectOp::create(
-              nb, l, useLong,
-              tensor::ExtractOp::create(nb, l, longTable, ValueRange{freqIdx}),
-              freq);
-        Value pos = arith::SIToFPOp::create(nb, l, f32, a[0]);
-        Value angle = arith::MulFOp::create(nb, l, pos, freq);
+        Value angle =
+            ropeAngle(nb, l, a[0], freqIdx, table, longTable, useLong);
         Value af = constFloat(nb, l, f32, attentionFactor);
         Value cosv =
             arith::MulFOp::create(nb, l, math::CosOp::create(nb, l, angle), af);
