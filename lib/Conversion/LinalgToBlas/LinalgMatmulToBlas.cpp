@@ -138,6 +138,20 @@ LogicalResult replaceWithCall(linalg::LinalgOp op, func::FuncOp callee,
   return success();
 }
 
+/// The call of `callee` (or its `_overwrite` form, when the zero fill of
+/// C before `op` can go) on rank-`rank` memrefs in place of `op`.
+LogicalResult replaceWithGemmCall(linalg::LinalgOp op, ModuleOp module,
+                                  const std::string &callee, unsigned rank,
+                                  bool foldZeroFill, bool transA, bool transB,
+                                  PatternRewriter &rewriter) {
+  linalg::FillOp fill = foldZeroFill && isF32OnBuffers(op)
+                            ? zeroFillBefore(op, op.getDpsInits().front())
+                            : nullptr;
+  return replaceWithCall(
+      op, declareGemm(module, fill ? callee + "_overwrite" : callee, rank),
+      transA, transB, fill, rewriter);
+}
+
 struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
   MatmulToSgemm(MLIRContext *ctx, ModuleOp module, std::string callee,
                 bool foldZeroFill)
@@ -151,12 +165,8 @@ struct MatmulToSgemm : OpRewritePattern<linalg::MatmulOp> {
         !linalg::MatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
       return rewriter.notifyMatchFailure(
           op, "only plain and transposed-A/B matmuls");
-    linalg::FillOp fill = foldZeroFill && isF32OnBuffers(op)
-                              ? zeroFillBefore(op, op.getOutputs().front())
-                              : nullptr;
-    return replaceWithCall(
-        op, declareGemm(module, fill ? callee + "_overwrite" : callee, 2),
-        transA, transB, fill, rewriter);
+    return replaceWithGemmCall(op, module, callee, 2, foldZeroFill, transA,
+                               transB, rewriter);
   }
   ModuleOp module;
   std::string callee;
@@ -177,12 +187,8 @@ struct BatchMatmulToSgemm : OpRewritePattern<linalg::BatchMatmulOp> {
         !linalg::BatchMatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
       return rewriter.notifyMatchFailure(
           op, "only plain and transposed-A/B batch matmuls");
-    linalg::FillOp fill = foldZeroFill && isF32OnBuffers(op)
-                              ? zeroFillBefore(op, op.getOutputs().front())
-                              : nullptr;
-    return replaceWithCall(
-        op, declareGemm(module, fill ? callee + "_overwrite" : callee, 3),
-        transA, transB, fill, rewriter);
+    return replaceWithGemmCall(op, module, callee, 3, foldZeroFill, transA,
+                               transB, rewriter);
   }
   ModuleOp module;
   std::string callee;
