@@ -365,6 +365,26 @@ func.func @main(%qkv: {ty([None, None, 4, 4])}, %s: tensor<2xf32>) -> ({ty([None
      lambda t, s: list(attn_ref(t[:, :, :2], t[:, :, 2:3], t[:, :, 3:], 0.5, window=70, softcap=3.0,
                                 sinks=s)))
 
+# Its backward in the same tiles: each tile's dq is complete, dk, dv and
+# dsinks are summed over tiles, and keys outside a tile's causal window are
+# skipped (non-causal: every tile sees every key).
+long_dout = randn(1, 150, 2, 4)
+def flash_grads(do, t, s, **kw):
+    q, k, v = t[:, :, :2], t[:, :, 2:3], t[:, :, 3:]
+    dq, dk, dv, ds = attn_grads(q, k, v, do, 0.5, sinks=s, **kw)
+    return [torch.cat([dq, dk, dv], 2), ds]
+for name, attrs, kw in [
+        ("flash_attention_backward_tiles",
+         "causal, scale = 0.5 : f64, sliding_window = 70 : i64, softcap = 3.0 : f64",
+         dict(window=70, softcap=3.0)),
+        ("flash_attention_backward_tiles_causal", "causal, scale = 0.5 : f64", dict()),
+        ("flash_attention_backward_tiles_full", "scale = 0.5 : f64", dict(causal=False))]:
+    case("attention", name, f"""
+func.func @main(%do: {ty([None, None, 2, 4])}, %qkv: {ty([None, None, 4, 4])}, %s: tensor<2xf32>) -> ({ty([None, None, 4, 4])}, tensor<2xf32>) {{
+  %d, %ds = tfm.flash_attention_backward %do, %qkv, %s {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, {attrs}}} : ({ty([None, None, 2, 4])}, {ty([None, None, 4, 4])}, tensor<2xf32>) -> ({ty([None, None, 4, 4])}, tensor<2xf32>)
+  return %d, %ds : {ty([None, None, 4, 4])}, tensor<2xf32>
+}}""", [long_dout, long_qkv, randn(2)], lambda do, t, s, kw=kw: flash_grads(do, t, s, **kw))
+
 # ---------------------------------------------------------------- losses
 V = 40
 logits = randn(B, T, V, scale=3.0)

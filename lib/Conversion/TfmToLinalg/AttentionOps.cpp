@@ -92,11 +92,22 @@ Value fromBatchedHeads(OpBuilder &b, Location loc, Value x, OpFoldResult batch,
                                 tensor::getMixedSize(b, loc, x, 2)});
 }
 
-/// `queryOffset` (index, optional) is the position of q's first row: the
-/// tiled flash lowering passes one query tile at a time.
+/// Positions of the first query row and the first key (index values, null
+/// for 0): the tiled flash lowering passes one query tile at a time and only
+/// the keys that tile can see.
+struct TileOffsets {
+  Value query, key;
+};
+
+/// The position `index` of a tile dimension stands for, `offset` + index.
+Value tilePosition(OpBuilder &b, Location loc, unsigned dim, Value offset) {
+  Value i = linalg::IndexOp::create(b, loc, dim);
+  return offset ? arith::AddIOp::create(b, loc, i, offset) : i;
+}
+
 AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
                                    Value sinks, const AttentionConfig &cfg,
-                                   Type st, Value queryOffset = {}) {
+                                   Type st, TileOffsets offsets = {}) {
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(q.getType());
   int64_t hq = qt.getDimSize(2);
@@ -141,16 +152,21 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
             })
             .getResult(0);
   }
-  Value scaled =
-      buildMap(b, loc, scoreSizes, st, ValueRange{dots}, {},
-               [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                 return arith::MulFOp::create(nb, l, a[0],
-                                              constFloat(nb, l, st, cfg.scale));
-               });
-  // Soft-cap, then mask (HF order).
+  // Scale, soft-cap, then mask (HF order), in one pass over the scores; the
+  // scaled pre-softcap scores are kept only when the soft-cap's derivative
+  // needs them.
   double negInf = -std::numeric_limits<double>::infinity();
+  auto scale = [&](OpBuilder &nb, Location l, Value dot) -> Value {
+    return arith::MulFOp::create(nb, l, dot, constFloat(nb, l, st, cfg.scale));
+  };
+  Value scaled;
+  if (cfg.softcap)
+    scaled = buildMap(b, loc, scoreSizes, st, ValueRange{dots}, {},
+                      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                        return scale(nb, l, a[0]);
+                      });
   Value scores = buildMap(
-      b, loc, scoreSizes, st, ValueRange{scaled}, {},
+      b, loc, scoreSizes, st, ValueRange{scaled ? scaled : dots}, {},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value s = a[0];
         if (cfg.softcap) {
@@ -159,13 +175,13 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
               nb, l,
               math::TanhOp::create(nb, l, arith::DivFOp::create(nb, l, s, c)),
               c);
+        } else {
+          s = scale(nb, l, s);
         }
         if (!cfg.causal)
           return s;
-        Value ti = linalg::IndexOp::create(nb, l, 2),
-              si = linalg::IndexOp::create(nb, l, 3);
-        if (queryOffset)
-          ti = arith::AddIOp::create(nb, l, ti, queryOffset);
+        Value ti = tilePosition(nb, l, 2, offsets.query),
+              si = tilePosition(nb, l, 3, offsets.key);
         Value masked =
             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, si, ti);
         if (cfg.window) {
@@ -232,7 +248,7 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
 std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
                                        Value k, Value v, Value sinks,
                                        const AttentionConfig &cfg, Type st,
-                                       Value queryOffset = {}) {
+                                       TileOffsets offsets = {}) {
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(q.getType());
   auto vt = cast<RankedTensorType>(v.getType());
@@ -240,8 +256,7 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
   int64_t hq = qt.getDimSize(2);
   int64_t group = hq / cast<RankedTensorType>(k.getType()).getDimSize(2);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  AttentionProbs p =
-      buildAttentionProbs(b, loc, q, k, sinks, cfg, st, queryOffset);
+  AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st, offsets);
   // HF rounds the probabilities to the activation type before P·V.
   Value probs = p.probs;
   if (elem != st)
@@ -312,11 +327,15 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, unsigned headDim,
       outShape);
 }
 
-/// The gradient of attention (docs/spec.md) from recomputed probabilities.
+/// The gradient of attention (docs/spec.md) from recomputed probabilities:
+/// {dq (element type), dk, dv (, dsinks)} with dk, dv and dsinks still in the
+/// statistic type `st`, so a tiled caller can sum them over query tiles
+/// before rounding.
 SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
                                           Value dout, Value q, Value k, Value v,
                                           Value sinks,
-                                          const AttentionConfig &cfg, Type st) {
+                                          const AttentionConfig &cfg, Type st,
+                                          TileOffsets offsets = {}) {
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(q.getType());
   auto kt = cast<RankedTensorType>(k.getType());
@@ -328,7 +347,7 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
     return castFloat(nb, l, x, st);
   };
   auto round = [&](Value x) { return roundTensor(b, loc, x, elem); };
-  AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st);
+  AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st, offsets);
   SmallVector<OpFoldResult> scoreSizes = sizesOf(b, loc, p.probs);
   bool batched = useBatchedGemm(q, st);
   OpFoldResult B = tensor::getMixedSize(b, loc, q, 0);
@@ -380,10 +399,15 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
                                      arith::MulFOp::create(nb, l, a[0], a[1]));
       });
   // ds = p · (dp − delta), times the soft-cap derivative.
+  SmallVector<Value> dsInputs = {p.probs, dp, delta};
+  SmallVector<AffineMap> dsMaps = {identityMap(ctx, 4), identityMap(ctx, 4),
+                                   dropLastDimMap(ctx, 4)};
+  if (cfg.softcap) {
+    dsInputs.push_back(p.scaled);
+    dsMaps.push_back(identityMap(ctx, 4));
+  }
   Value ds = buildMap(
-      b, loc, scoreSizes, st, ValueRange{p.probs, dp, delta, p.scaled},
-      {identityMap(ctx, 4), identityMap(ctx, 4), dropLastDimMap(ctx, 4),
-       identityMap(ctx, 4)},
+      b, loc, scoreSizes, st, dsInputs, dsMaps,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value g = arith::MulFOp::create(
             nb, l, a[0], arith::SubFOp::create(nb, l, a[1], a[2]));
@@ -433,7 +457,7 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
                                     b.getIndexAttr(group),
                                     tensor::getMixedSize(b, loc, perHead, 1),
                                     tensor::getMixedSize(b, loc, perHead, 2)});
-      Value sum = buildReduction(
+      return buildReduction(
           b, loc, sizesOf(b, loc, like), st, 0.0, ValueRange{x},
           {AffineMap::get(5, 0, {d(0), d(2), d(4), d(1), d(3)}, ctx)},
           AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx),
@@ -444,7 +468,6 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
                 arith::MulFOp::create(nb, l, a[0],
                                       constFloat(nb, l, st, factor)));
           });
-      return round(sum);
     };
     Value dk = groupSum(gemm(linalg::BatchMatmulTransposeAOp(), dsB, qB, S,
                              b.getIndexAttr(dqk)),
@@ -498,7 +521,7 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
           return arith::AddFOp::create(
               nb, l, a[2], arith::MulFOp::create(nb, l, a[0], f(nb, l, a[1])));
         });
-    grads = {round(dq), round(dk), round(dv)};
+    grads = {round(dq), dk, dv};
   }
   if (sinks) {
     // dsink[h] = −Σ_{b, t} exp(sink[h] − lse[b, h, t]) · delta[b, h, t]
@@ -513,7 +536,7 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
           return arith::SubFOp::create(nb, l, a[3],
                                        arith::MulFOp::create(nb, l, ps, a[2]));
         });
-    grads.push_back(round(dsink));
+    grads.push_back(dsink);
   }
   return grads;
 }
@@ -541,6 +564,69 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
 
 /// Rows of queries per tile in the CPU flash lowering.
 constexpr int64_t kQueryTile = 64;
+
+/// [lo, lo + size) of `x` along dimension `dim`, full extent elsewhere.
+Value sliceRange(OpBuilder &b, Location loc, Value x, unsigned dim,
+                 OpFoldResult lo, OpFoldResult size) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
+  off[dim] = lo;
+  sizes[dim] = size;
+  return tensor::ExtractSliceOp::create(
+      b, loc, x, off, sizes,
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+}
+
+/// `part` written into `into` from `lo` along dimension `dim`.
+Value insertRange(OpBuilder &b, Location loc, Value part, Value into,
+                  unsigned dim, OpFoldResult lo) {
+  int64_t rank = cast<RankedTensorType>(part.getType()).getRank();
+  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
+  off[dim] = lo;
+  return tensor::InsertSliceOp::create(
+      b, loc, part, into, off, sizesOf(b, loc, part),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+}
+
+/// `into` + `part` element-wise, written into `into` (an accumulator slice:
+/// bufferizes in place).
+Value accumulate(OpBuilder &b, Location loc, Value part, Value into) {
+  unsigned rank = cast<RankedTensorType>(into.getType()).getRank();
+  AffineMap id = identityMap(b.getContext(), rank);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{into.getType()}, ValueRange{part},
+             ValueRange{into}, SmallVector<AffineMap>{id, id},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &nb, Location l, ValueRange a) {
+               yieldValue(nb, l, arith::AddFOp::create(nb, l, a[1], a[0]));
+             })
+      .getResult(0);
+}
+
+/// The keys [lo, lo + size) that queries [t0, t0 + rows) can see: every key,
+/// or under a causal mask those up to the tile's last query and from its
+/// first query's window. Masked keys outside the range contribute exact
+/// zeros, so skipping them changes no value; a causal step does about half
+/// the work of the full score matrix.
+std::pair<Value, Value> visibleKeys(OpBuilder &b, Location loc,
+                                    const AttentionConfig &cfg, Value t0,
+                                    Value rows, Value numKeys) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  if (!cfg.causal)
+    return {zero, numKeys};
+  Value hi = arith::MinSIOp::create(b, loc, numKeys,
+                                    arith::AddIOp::create(b, loc, t0, rows));
+  Value lo = zero;
+  if (cfg.window) {
+    Value back = arith::ConstantIndexOp::create(b, loc, *cfg.window - 1);
+    lo = arith::MaxSIOp::create(b, loc, zero,
+                                arith::SubIOp::create(b, loc, t0, back));
+    lo = arith::MinSIOp::create(b, loc, lo, hi);
+  }
+  return {lo, arith::SubIOp::create(b, loc, hi, lo)};
+}
 
 struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -573,22 +659,14 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
         [&](OpBuilder &b, Location l, Value t0, ValueRange acc) {
           Value rows = arith::MinSIOp::create(
               b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
-          SmallVector<OpFoldResult> qSizes = sizesOf(b, l, q);
-          qSizes[1] = rows;
-          SmallVector<OpFoldResult> qOff(4, b.getIndexAttr(0));
-          qOff[1] = t0;
-          SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
-          Value qTile =
-              tensor::ExtractSliceOp::create(b, l, q, qOff, qSizes, ones);
+          Value qTile = sliceRange(b, l, q, 1, t0, rows);
+          auto [kLo, kSize] = visibleKeys(b, l, cfg, t0, rows, tLen);
           auto [o, lse] =
-              buildAttention(b, l, qTile, k, v, op.getSinks(), cfg, st, t0);
-          Value out = tensor::InsertSliceOp::create(b, l, o, acc[0], qOff,
-                                                    sizesOf(b, l, o), ones);
-          SmallVector<OpFoldResult> lOff = {b.getIndexAttr(0),
-                                            b.getIndexAttr(0), t0};
-          Value lseAcc = tensor::InsertSliceOp::create(
-              b, l, lse, acc[1], lOff, sizesOf(b, l, lse),
-              SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+              buildAttention(b, l, qTile, sliceRange(b, l, k, 1, kLo, kSize),
+                             sliceRange(b, l, v, 1, kLo, kSize), op.getSinks(),
+                             cfg, st, {t0, kLo});
+          Value out = insertRange(b, l, o, acc[0], 1, t0);
+          Value lseAcc = insertRange(b, l, lse, acc[1], 2, t0);
           scf::YieldOp::create(b, l, ValueRange{out, lseAcc});
         });
     rewriter.replaceOp(op, loop.getResults());
@@ -602,10 +680,14 @@ struct AttentionBackwardLowering : OpRewritePattern<AttentionBackwardOp> {
                                 PatternRewriter &rewriter) const override {
     AttentionConfig cfg{op.getScale().convertToDouble(), op.getCausal(),
                         op.getSlidingWindow(), optionalDouble(op.getSoftcap())};
-    Type st = computeType(op.getQ().getType().getElementType());
-    rewriter.replaceOp(op, buildAttentionBackward(
-                               rewriter, op.getLoc(), op.getDout(), op.getQ(),
-                               op.getK(), op.getV(), op.getSinks(), cfg, st));
+    Type elem = op.getQ().getType().getElementType();
+    Type st = computeType(elem);
+    SmallVector<Value> grads =
+        buildAttentionBackward(rewriter, op.getLoc(), op.getDout(), op.getQ(),
+                               op.getK(), op.getV(), op.getSinks(), cfg, st);
+    for (Value &g : MutableArrayRef<Value>(grads).drop_front())
+      g = roundTensor(rewriter, op.getLoc(), g, elem);
+    rewriter.replaceOp(op, grads);
     return success();
   }
 };
@@ -629,16 +711,75 @@ struct FlashAttentionBackwardLowering
     auto slice = [&](PackedQkvHeads::Range r) {
       return sliceAlong(rewriter, loc, qkv, 2, r.start, r.count);
     };
-    SmallVector<Value> grads = buildAttentionBackward(
-        rewriter, loc, op.getDout(), slice(ranges[0]), slice(ranges[1]),
-        slice(ranges[2]), op.getSinks(), cfg, st);
-    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv),
-                            type.getElementType());
-    for (auto [g, r] : llvm::zip(ArrayRef(grads).take_front(3), ranges))
-      out = insertAlong(rewriter, loc, g, out, 2, r.start);
+    Value q = slice(ranges[0]), k = slice(ranges[1]), v = slice(ranges[2]);
+    Value dout = op.getDout(), sinks = op.getSinks();
+    // Query tiles as in the forward: each tile's dq is complete, its dk, dv
+    // (and dsinks) are partial sums over its queries, accumulated in the
+    // statistic type across tiles and rounded once at the end. When that is
+    // the element type (f32) they accumulate in place in the packed result.
+    Type elem = type.getElementType();
+    bool packed = st == elem;
+    auto zeros = [&](Value like) {
+      return filledTensor(rewriter, loc, sizesOf(rewriter, loc, like), st, 0.0);
+    };
+    SmallVector<Value> inits;
+    if (packed)
+      inits.push_back(zeros(qkv));
+    else
+      inits = {emptyTensor(rewriter, loc, sizesOf(rewriter, loc, q), elem),
+               zeros(k), zeros(v)};
+    if (sinks)
+      inits.push_back(zeros(sinks));
+    unsigned sinkAcc = inits.size() - 1;
+    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value tileSize = arith::ConstantIndexOp::create(rewriter, loc, kQueryTile);
+    Value tLen = tensor::DimOp::create(rewriter, loc, q, 1);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, c0, tLen, tileSize, inits,
+        [&](OpBuilder &b, Location l, Value t0, ValueRange iterArgs) {
+          Value rows = arith::MinSIOp::create(
+              b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
+          auto [kLo, kSize] = visibleKeys(b, l, cfg, t0, rows, tLen);
+          SmallVector<Value> part = buildAttentionBackward(
+              b, l, sliceRange(b, l, dout, 1, t0, rows),
+              sliceRange(b, l, q, 1, t0, rows),
+              sliceRange(b, l, k, 1, kLo, kSize),
+              sliceRange(b, l, v, 1, kLo, kSize), sinks, cfg, st, {t0, kLo});
+          SmallVector<Value> acc(iterArgs);
+          // `p` into positions [lo, lo + p's size) of gradient g (0: q,
+          // 1: k, 2: v): written, or added to what earlier tiles summed.
+          auto update = [&](unsigned g, Value lo, Value p, bool add) {
+            Value &dst = acc[packed ? 0 : g];
+            Value heads = packed ? sliceAlong(b, l, dst, 2, ranges[g].start,
+                                              ranges[g].count)
+                                 : dst;
+            if (add)
+              p = accumulate(b, l, p,
+                             sliceRange(b, l, heads, 1, lo,
+                                        tensor::getMixedSize(b, l, p, 1)));
+            Value updated = insertRange(b, l, p, heads, 1, lo);
+            dst = packed ? insertAlong(b, l, updated, dst, 2, ranges[g].start)
+                         : updated;
+          };
+          update(0, t0, part[0], /*add=*/false);
+          update(1, kLo, part[1], /*add=*/true);
+          update(2, kLo, part[2], /*add=*/true);
+          if (sinks)
+            acc[sinkAcc] = accumulate(b, l, part[3], acc[sinkAcc]);
+          scf::YieldOp::create(b, l, acc);
+        });
+    Value out = loop.getResult(0);
+    if (!packed) {
+      out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, qkv), elem);
+      for (auto [g, r] : llvm::zip(loop.getResults().take_front(3), ranges))
+        out = insertAlong(rewriter, loc, roundTensor(rewriter, loc, g, elem),
+                          out, 2, r.start);
+    }
     SmallVector<Value> results{out};
-    if (op.getSinks())
-      results.push_back(grads[3]);
+    if (sinks)
+      results.push_back(roundTensor(
+          rewriter, loc, loop.getResult(sinkAcc),
+          cast<RankedTensorType>(op.getDsinks().getType()).getElementType()));
     rewriter.replaceOp(op, results);
     return success();
   }

@@ -266,25 +266,53 @@ template <typename OpTy> struct GluBackwardLowering : OpRewritePattern<OpTy> {
     Location loc = op.getLoc();
     Value x = op.getX();
     auto type = cast<RankedTensorType>(x.getType());
-    int64_t last = type.getRank() - 1, half = type.getShape().back() / 2;
+    int64_t half = type.getShape().back() / 2;
     auto [up, gate] = splitGlu(rewriter, loc, x, op.getGateFirst());
-    Value dup = buildElementwise(
-        rewriter, loc, ValueRange{op.getDy(), gate},
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return arith::MulFOp::create(b, l, a[0], act(b, l, a[1]));
+    // One generic over [..., 2, I] writes the packed result: half h of row
+    // r is dup = dy · act(gate) or dgate = dy · up · act'(gate), in the
+    // compute type, rounded to the element type. The inputs ignore h, so
+    // each row of dy, up and gate comes from memory once (the second half
+    // reads it from cache), and no half is written then copied.
+    Type elem = type.getElementType(), ct = computeType(elem);
+    MLIRContext *ctx = rewriter.getContext();
+    unsigned rank = type.getRank(), iterRank = rank + 1;
+    SmallVector<OpFoldResult> outSizes = sizesOf(rewriter, loc, x);
+    outSizes.back() = rewriter.getIndexAttr(half);
+    outSizes.insert(outSizes.end() - 1, rewriter.getIndexAttr(2));
+    Value init = emptyTensor(rewriter, loc, outSizes, elem);
+    SmallVector<AffineExpr> rowDims;
+    for (unsigned d = 0; d < iterRank; ++d)
+      if (d != rank - 1)
+        rowDims.push_back(rewriter.getAffineDimExpr(d));
+    AffineMap in = AffineMap::get(iterRank, 0, rowDims, ctx);
+    int64_t dupHalf = op.getGateFirst() ? 1 : 0;
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{init.getType()},
+        ValueRange{op.getDy(), up, gate}, ValueRange{init},
+        SmallVector<AffineMap>{in, in, in, identityMap(ctx, iterRank)},
+        SmallVector<utils::IteratorType>(iterRank,
+                                         utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value dy = castFloat(b, l, a[0], ct), u = castFloat(b, l, a[1], ct),
+                g = castFloat(b, l, a[2], ct);
+          Value dup = arith::MulFOp::create(b, l, dy, act(b, l, g));
+          Value dgate = arith::MulFOp::create(
+              b, l, arith::MulFOp::create(b, l, dy, u), derivative(b, l, g));
+          Value isDup = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::eq,
+              linalg::IndexOp::create(b, l, rank - 1),
+              arith::ConstantIndexOp::create(b, l, dupHalf));
+          yieldValue(b, l,
+                     castFloat(b, l,
+                               arith::SelectOp::create(b, l, isDup, dup, dgate),
+                               elem));
         });
-    Value dgate =
-        buildElementwise(rewriter, loc, ValueRange{op.getDy(), up, gate},
-                         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                           return arith::MulFOp::create(
-                               b, l, arith::MulFOp::create(b, l, a[0], a[1]),
-                               derivative(b, l, a[2]));
-                         });
-    Value out = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, x),
-                            type.getElementType());
-    bool gateFirst = op.getGateFirst();
-    out = insertAlong(rewriter, loc, dup, out, last, gateFirst ? half : 0);
-    out = insertAlong(rewriter, loc, dgate, out, last, gateFirst ? 0 : half);
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d + 1 < int64_t(rank); ++d)
+      groups.push_back({d});
+    groups.push_back({int64_t(rank) - 1, int64_t(rank)});
+    Value out = tensor::CollapseShapeOp::create(rewriter, loc, type.clone(elem),
+                                                generic.getResult(0), groups);
     rewriter.replaceOp(op, out);
     return success();
   }

@@ -80,11 +80,20 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
          llvm::concat<DenseI64ArrayAttr>(weightSets, stackedSets))
       addRankTable(set);
 
+    // Carried values equal in every iteration share one loop-carried value:
+    // the reverse scan of a fused residual norm carries the gradients of
+    // hidden and residual, which are the same tensor, and two iter_args
+    // yielding one value would make bufferization copy it every layer.
+    SmallVector<unsigned> carriedSlot = shareEqualCarries(op);
+    SmallVector<Value> iterInits;
+    for (auto [j, init] : llvm::enumerate(op.getInits()))
+      if (carriedSlot[j] == iterInits.size())
+        iterInits.push_back(init);
+    size_t numLoopCarried = iterInits.size();
     // Stacked outputs start as placeholders; dynamic sizes are only known
     // from the first layer's values (see insertStacked). alloc_tensor, not
     // tensor.empty: CSE would merge identical empties into one buffer that
     // two stacked outputs then both write.
-    SmallVector<Value> iterInits(op.getInits());
     for (Value r : op.getStackedResults()) {
       auto t = cast<RankedTensorType>(r.getType());
       SmallVector<Value> dyn(t.getNumDynamicDims(), lb);
@@ -102,7 +111,8 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
       layer = arith::SubIOp::create(
           rewriter, loc,
           arith::ConstantIndexOp::create(rewriter, loc, numLayers - 1), iv);
-    Scan scan{op, forOp, layer, rankTables, weightSets, stackedSets};
+    Scan scan{op,         forOp,       layer,       rankTables,
+              weightSets, stackedSets, carriedSlot, numLoopCarried};
 
     SmallVector<Value> next;
     if (numKinds == 1) {
@@ -129,8 +139,37 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
       next.assign(sw.getResults().begin(), sw.getResults().end());
     }
     scf::YieldOp::create(rewriter, loc, next);
-    rewriter.replaceOp(op, forOp.getResults());
+    SmallVector<Value> replacements;
+    for (unsigned slot : carriedSlot)
+      replacements.push_back(forOp.getResult(slot));
+    llvm::append_range(replacements,
+                       forOp.getResults().drop_front(numLoopCarried));
+    rewriter.replaceOp(op, replacements);
     return success();
+  }
+
+  /// For each carried value, the loop-carried slot holding it: carried value
+  /// j shares the slot of an earlier i when both start from the same value
+  /// and every layer kind yields one value for both (so they are equal after
+  /// every layer).
+  static SmallVector<unsigned> shareEqualCarries(RepeatOp op) {
+    OperandRange inits = op.getInits();
+    SmallVector<unsigned> slot;
+    unsigned numSlots = 0;
+    for (unsigned j = 0; j < inits.size(); ++j) {
+      std::optional<unsigned> same;
+      for (unsigned i = 0; i < j && !same; ++i) {
+        bool equal = inits[i] == inits[j];
+        for (Region &kind : op.getKinds()) {
+          auto yield = cast<YieldOp>(kind.front().getTerminator());
+          equal = equal && yield.getValues()[i] == yield.getValues()[j];
+        }
+        if (equal)
+          same = slot[i];
+      }
+      slot.push_back(same ? *same : numSlots++);
+    }
+    return slot;
   }
 
   /// The loop being built: what each layer kind's code needs.
@@ -140,6 +179,10 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
     Value layer;
     const DenseMap<Attribute, Value> &rankTables;
     ArrayRef<DenseI64ArrayAttr> weightSets, stackedSets;
+    /// Carried value j lives in loop-carried slot carriedSlot[j]; the loop
+    /// carries numLoopCarried values, then the stacked outputs.
+    ArrayRef<unsigned> carriedSlot;
+    size_t numLoopCarried;
 
     /// Where layer `layer` sits in a stacked value covering `set`.
     Value sliceIndex(PatternRewriter &rewriter, DenseI64ArrayAttr set) {
@@ -161,31 +204,40 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
       rewriter.setInsertionPointToEnd(dest);
       size_t numCarried = op.getInits().size();
       ValueRange iterArgs = forOp.getRegionIterArgs();
-      SmallVector<Value> args(iterArgs.take_front(numCarried));
-      for (unsigned j : op.getWeightsOfKind(k)) {
-        Value w = op.getWeights()[j];
-        auto type = cast<RankedTensorType>(w.getType());
-        int64_t rank = type.getRank();
-        SmallVector<OpFoldResult> off(rank, rewriter.getIndexAttr(0));
-        off[0] = sliceIndex(rewriter, weightSets[j]);
-        SmallVector<OpFoldResult> sizes =
-            tensor::getMixedSizes(rewriter, loc, w);
-        sizes[0] = rewriter.getIndexAttr(1);
-        auto sliceType = RankedTensorType::get(type.getShape().drop_front(),
-                                               type.getElementType());
-        args.push_back(tensor::ExtractSliceOp::create(
-            rewriter, loc, sliceType, w, off, sizes,
-            SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1))));
-      }
+      SmallVector<Value> args;
+      for (unsigned slot : carriedSlot)
+        args.push_back(iterArgs[slot]);
+      for (unsigned j : op.getWeightsOfKind(k))
+        args.push_back(layerSlice(rewriter, op.getWeights()[j],
+                                  sliceIndex(rewriter, weightSets[j])));
       SmallVector<Value> results =
           inlineBody(rewriter, op.getKinds()[k].front(), dest, args);
       rewriter.setInsertionPointToEnd(dest);
-      SmallVector<Value> next(results.begin(), results.begin() + numCarried);
-      next.append(iterArgs.begin() + numCarried, iterArgs.end());
+      SmallVector<Value> next(numLoopCarried);
+      for (auto [j, slot] : llvm::enumerate(carriedSlot))
+        next[slot] = results[j];
+      next.append(iterArgs.begin() + numLoopCarried, iterArgs.end());
       for (auto [pos, i] : llvm::enumerate(op.getStackedOfKind(k)))
-        next[numCarried + i] = insertStacked(
-            rewriter, i, results[numCarried + pos], iterArgs[numCarried + i]);
+        next[numLoopCarried + i] =
+            insertStacked(rewriter, i, results[numCarried + pos],
+                          iterArgs[numLoopCarried + i]);
       return next;
+    }
+
+    /// Slice `index` of stacked input `w` [L, d1, .., dn] as [d1, .., dn].
+    Value layerSlice(PatternRewriter &rewriter, Value w, Value index) {
+      Location loc = op.getLoc();
+      auto type = cast<RankedTensorType>(w.getType());
+      int64_t rank = type.getRank();
+      SmallVector<OpFoldResult> off(rank, rewriter.getIndexAttr(0));
+      off[0] = index;
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, w);
+      sizes[0] = rewriter.getIndexAttr(1);
+      auto sliceType = RankedTensorType::get(type.getShape().drop_front(),
+                                             type.getElementType());
+      return tensor::ExtractSliceOp::create(
+          rewriter, loc, sliceType, w, off, sizes,
+          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
     }
 
     /// Inserts layer `layer`'s value `out` of stacked output `i` into `buf`.

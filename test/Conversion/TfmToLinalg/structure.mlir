@@ -148,6 +148,44 @@ func.func @repeat_partial(%h: tensor<?x?x8xf32>, %w: tensor<4x8xf32>, %w1: tenso
 
 // -----
 
+// Carried values equal after every layer (same init, one value yielded for
+// both: the gradients of hidden and residual in a backward scan) share one
+// iter_arg; both results are its result.
+// CHECK-LABEL: func @repeat_shared_carry
+// CHECK: %[[R:.*]] = scf.for {{.*}} iter_args(%[[X:.*]] = %arg0) -> (tensor<?x?x8xf32>)
+// CHECK: math.exp
+// CHECK: return %[[R]], %[[R]]
+func.func @repeat_shared_carry(%d: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+  %r:2 = tfm.repeat (%d, %d : tensor<?x?x8xf32>, tensor<?x?x8xf32>) layers() {num_layers = 2 : i64, reverse} -> tensor<?x?x8xf32>, tensor<?x?x8xf32> {
+  ^bb0(%a: tensor<?x?x8xf32>, %b: tensor<?x?x8xf32>):
+    %y = tfm.silu %b : tensor<?x?x8xf32>
+    tfm.yield %y, %y : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+  }
+  return %r#0, %r#1 : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}
+
+// -----
+
+// Same init but different yields (or different inits): two iter_args.
+// CHECK-LABEL: func @repeat_distinct_carries
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %arg0, %{{.*}} = %arg0) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}#0, %{{.*}} = %arg1) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+func.func @repeat_distinct_carries(%d: tensor<?x?x8xf32>, %e: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+  %r:2 = tfm.repeat (%d, %d : tensor<?x?x8xf32>, tensor<?x?x8xf32>) layers() {num_layers = 2 : i64} -> tensor<?x?x8xf32>, tensor<?x?x8xf32> {
+  ^bb0(%a: tensor<?x?x8xf32>, %b: tensor<?x?x8xf32>):
+    %y = tfm.silu %b : tensor<?x?x8xf32>
+    tfm.yield %y, %b : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+  }
+  %q:2 = tfm.repeat (%r#0, %e : tensor<?x?x8xf32>, tensor<?x?x8xf32>) layers() {num_layers = 2 : i64} -> tensor<?x?x8xf32>, tensor<?x?x8xf32> {
+  ^bb0(%a: tensor<?x?x8xf32>, %b: tensor<?x?x8xf32>):
+    %y = tfm.silu %b : tensor<?x?x8xf32>
+    tfm.yield %y, %y : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+  }
+  return %q#0, %q#1 : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}
+
+// -----
+
 // Cross-entropy: row log-sum-exp, then one reduction over (b, t) reading the
 // shifted label and the target logit.
 // CHECK-LABEL: func @cross_entropy
@@ -165,12 +203,19 @@ func.func @cross_entropy(%l: tensor<?x?x32xf32>, %y: tensor<?x?xi64>) -> tensor<
 // -----
 
 // flash_attention works in query tiles of 64 rows: scores exist for one
-// tile at a time, never T x T.
+// tile at a time, never T x T, and a causal tile reads only the keys up to
+// its last query (here every key from 0: the mask's key position is the
+// index itself).
 // CHECK-LABEL: func @flash_tiles
 // CHECK: %[[C64:.*]] = arith.constant 64 : index
 // CHECK: scf.for %[[T0:.*]] = %{{.*}} to %{{.*}} step %[[C64]] iter_args
 // CHECK: %[[ROWS:.*]] = arith.minsi
 // CHECK: tensor.extract_slice %{{.*}}[0, %[[T0]], 0, 0] [%{{.*}}, %[[ROWS]], 2, 4]
+// CHECK: %[[END:.*]] = arith.addi %[[T0]], %[[ROWS]]
+// CHECK: %[[KEYS:.*]] = arith.minsi %{{.*}}, %[[END]]
+// CHECK: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [%{{.*}}, %[[KEYS]], 1, 4]
+// CHECK: %[[S:.*]] = linalg.index 3
+// CHECK: arith.cmpi sgt, %[[S]]
 // CHECK: tensor.insert_slice
 func.func @flash_tiles(%qkv: tensor<?x?x4x4xf32>) -> (tensor<?x?x2x4xf32>, tensor<?x2x?xf32>) {
   %o, %l = tfm.flash_attention %qkv {num_q_heads = 2 : i64, num_kv_heads = 1 : i64, causal, scale = 0.5 : f64} : (tensor<?x?x4x4xf32>) -> (tensor<?x?x2x4xf32>, tensor<?x2x?xf32>)
@@ -191,4 +236,20 @@ func.func @flash_tiles(%qkv: tensor<?x?x4x4xf32>) -> (tensor<?x?x2x4xf32>, tenso
 func.func @lm_head_chunks(%h: tensor<?x?x16xf32>, %w: tensor<64x16xf32>, %y: tensor<?x?xi64>) -> (tensor<f32>, tensor<?x?xf32>) {
   %loss, %lse = tfm.fused_lm_head_loss %h, %w, %y {softcap = 3.0 : f64} : (tensor<?x?x16xf32>, tensor<64x16xf32>, tensor<?x?xi64>) -> (tensor<f32>, tensor<?x?xf32>)
   return %loss, %lse : tensor<f32>, tensor<?x?xf32>
+}
+
+// -----
+
+// swiglu_backward: one generic over [B, T, 2, I] writes both halves of the
+// packed gradient (the half index selects d_up or d_gate), then the halves
+// collapse into [B, T, 2I]; no insert of a separately computed half.
+// CHECK-LABEL: func @swiglu_backward_one_pass
+// CHECK: %[[G:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<?x?x2x4xf32>)
+// CHECK: linalg.index 2
+// CHECK: arith.select
+// CHECK: tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2, 3]] : tensor<?x?x2x4xf32> into tensor<?x?x8xf32>
+// CHECK-NOT: tensor.insert_slice
+func.func @swiglu_backward_one_pass(%dy: tensor<?x?x4xf32>, %x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %d = tfm.swiglu_backward %dy, %x : (tensor<?x?x4xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  return %d : tensor<?x?x8xf32>
 }
