@@ -661,10 +661,12 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
               b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
           Value qTile = sliceRange(b, l, q, 1, t0, rows);
           auto [kLo, kSize] = visibleKeys(b, l, cfg, t0, rows, tLen);
-          auto [o, lse] =
-              buildAttention(b, l, qTile, sliceRange(b, l, k, 1, kLo, kSize),
-                             sliceRange(b, l, v, 1, kLo, kSize), op.getSinks(),
-                             cfg, st, {t0, kLo});
+          // Ops created in sequence, not as call arguments (whose order of
+          // evaluation, hence of the IR, would depend on the compiler).
+          Value kKeys = sliceRange(b, l, k, 1, kLo, kSize);
+          Value vKeys = sliceRange(b, l, v, 1, kLo, kSize);
+          auto [o, lse] = buildAttention(b, l, qTile, kKeys, vKeys,
+                                         op.getSinks(), cfg, st, {t0, kLo});
           Value out = insertRange(b, l, o, acc[0], 1, t0);
           Value lseAcc = insertRange(b, l, lse, acc[1], 2, t0);
           scf::YieldOp::create(b, l, ValueRange{out, lseAcc});
@@ -740,11 +742,12 @@ struct FlashAttentionBackwardLowering
           Value rows = arith::MinSIOp::create(
               b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
           auto [kLo, kSize] = visibleKeys(b, l, cfg, t0, rows, tLen);
+          Value doutTile = sliceRange(b, l, dout, 1, t0, rows);
+          Value qTile = sliceRange(b, l, q, 1, t0, rows);
+          Value kKeys = sliceRange(b, l, k, 1, kLo, kSize);
+          Value vKeys = sliceRange(b, l, v, 1, kLo, kSize);
           SmallVector<Value> part = buildAttentionBackward(
-              b, l, sliceRange(b, l, dout, 1, t0, rows),
-              sliceRange(b, l, q, 1, t0, rows),
-              sliceRange(b, l, k, 1, kLo, kSize),
-              sliceRange(b, l, v, 1, kLo, kSize), sinks, cfg, st, {t0, kLo});
+              b, l, doutTile, qTile, kKeys, vKeys, sinks, cfg, st, {t0, kLo});
           SmallVector<Value> acc(iterArgs);
           // `p` into positions [lo, lo + p's size) of gradient g (0: q,
           // 1: k, 2: v): written, or added to what earlier tiles summed.

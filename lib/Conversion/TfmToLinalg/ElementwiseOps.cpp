@@ -296,11 +296,11 @@ template <typename OpTy> struct GluBackwardLowering : OpRewritePattern<OpTy> {
           Value dy = castFloat(b, l, a[0], ct), u = castFloat(b, l, a[1], ct),
                 g = castFloat(b, l, a[2], ct);
           Value dup = arith::MulFOp::create(b, l, dy, act(b, l, g));
-          Value dgate = arith::MulFOp::create(
-              b, l, arith::MulFOp::create(b, l, dy, u), derivative(b, l, g));
+          Value dyUp = arith::MulFOp::create(b, l, dy, u);
+          Value dgate = arith::MulFOp::create(b, l, dyUp, derivative(b, l, g));
+          Value h = linalg::IndexOp::create(b, l, rank - 1);
           Value isDup = arith::CmpIOp::create(
-              b, l, arith::CmpIPredicate::eq,
-              linalg::IndexOp::create(b, l, rank - 1),
+              b, l, arith::CmpIPredicate::eq, h,
               arith::ConstantIndexOp::create(b, l, dupHalf));
           yieldValue(b, l,
                      castFloat(b, l,
