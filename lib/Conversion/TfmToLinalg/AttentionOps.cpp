@@ -42,34 +42,26 @@ bool useBatchedGemm(Value q, Type st) {
          cast<RankedTensorType>(q.getType()).getElementType().isF32();
 }
 
-/// [B, X, Hs, D] -> [B·Hs·rep, X, D]: heads to the front, each source head
-/// repeated `rep` times (GQA: query head h reads key/value head h / rep).
-Value toBatchedHeads(OpBuilder &b, Location loc, Value x, int64_t rep) {
+/// [B, X, Hs, D] -> [B, Hs, X, D]: heads to the front (a transposed copy).
+Value headsFirst(OpBuilder &b, Location loc, Value x) {
   auto t = cast<RankedTensorType>(x.getType());
-  Type elem = t.getElementType();
-  int64_t hs = t.getDimSize(2), d = t.getDimSize(3);
   OpFoldResult B = tensor::getMixedSize(b, loc, x, 0),
                X = tensor::getMixedSize(b, loc, x, 1);
   Value init = tensor::EmptyOp::create(
       b, loc,
-      SmallVector<OpFoldResult>{B, b.getIndexAttr(hs), X, b.getIndexAttr(d)},
-      elem);
-  Value heads = linalg::TransposeOp::create(b, loc, x, init,
-                                            ArrayRef<int64_t>{0, 2, 1, 3})
-                    .getResult()[0];
-  if (rep == 1)
-    return tensor::CollapseShapeOp::create(
-        b, loc, heads, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
-  Value binit = tensor::EmptyOp::create(
-      b, loc,
-      SmallVector<OpFoldResult>{B, b.getIndexAttr(hs), b.getIndexAttr(rep), X,
-                                b.getIndexAttr(d)},
-      elem);
-  Value bcast =
-      linalg::BroadcastOp::create(b, loc, heads, binit, ArrayRef<int64_t>{2})
-          .getResult()[0];
+      SmallVector<OpFoldResult>{B, b.getIndexAttr(t.getDimSize(2)), X,
+                                b.getIndexAttr(t.getDimSize(3))},
+      t.getElementType());
+  return linalg::TransposeOp::create(b, loc, x, init,
+                                     ArrayRef<int64_t>{0, 2, 1, 3})
+      .getResult()[0];
+}
+
+/// [B, X, Hs, D] -> [B·Hs, X, D]: one matrix per head.
+Value toBatchedHeads(OpBuilder &b, Location loc, Value x) {
   return tensor::CollapseShapeOp::create(
-      b, loc, bcast, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}});
+      b, loc, headsFirst(b, loc, x),
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
 }
 
 /// The static size `size` holds, or dynamic: an expanded type must be
@@ -78,18 +70,48 @@ int64_t staticSize(OpFoldResult size) {
   return getConstantIntValue(size).value_or(ShapedType::kDynamic);
 }
 
-/// [B·H, X, Y] -> [B, H, X, Y].
-Value fromBatchedHeads(OpBuilder &b, Location loc, Value x, OpFoldResult batch,
-                       int64_t heads) {
+/// [B, Hq, X, Y] -> [B·Hkv, group·X, Y] (a reshape of a contiguous
+/// tensor): the `group` query heads that read key/value head j (GQA: query
+/// head h reads h / group) become the rows of one matrix, so their products
+/// with head j's keys or values are one GEMM with `group` times the rows,
+/// and no key or value is repeated per query head.
+Value groupHeadRows(OpBuilder &b, Location loc, Value x, int64_t group) {
   auto t = cast<RankedTensorType>(x.getType());
-  auto type = RankedTensorType::get(
-      {staticSize(batch), heads, t.getDimSize(1), t.getDimSize(2)},
+  int64_t hkv = t.getDimSize(1) / group;
+  OpFoldResult B = tensor::getMixedSize(b, loc, x, 0),
+               X = tensor::getMixedSize(b, loc, x, 2);
+  auto split = RankedTensorType::get(
+      {t.getDimSize(0), hkv, group, t.getDimSize(2), t.getDimSize(3)},
       t.getElementType());
-  return tensor::ExpandShapeOp::create(
-      b, loc, type, x, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}},
-      SmallVector<OpFoldResult>{batch, b.getIndexAttr(heads),
-                                tensor::getMixedSize(b, loc, x, 1),
-                                tensor::getMixedSize(b, loc, x, 2)});
+  Value x5 = tensor::ExpandShapeOp::create(
+      b, loc, split, x,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}},
+      SmallVector<OpFoldResult>{B, b.getIndexAttr(hkv), b.getIndexAttr(group),
+                                X, tensor::getMixedSize(b, loc, x, 3)});
+  return tensor::CollapseShapeOp::create(
+      b, loc, x5, SmallVector<ReassociationIndices>{{0, 1}, {2, 3}, {4}});
+}
+
+/// [B, X, Hq, D] -> [B·Hkv, group·X, D]: heads to the front, grouped.
+Value toGroupedHeads(OpBuilder &b, Location loc, Value x, int64_t group) {
+  return groupHeadRows(b, loc, headsFirst(b, loc, x), group);
+}
+
+/// [B·Hkv, group·X, Y] -> [B, Hkv·group, X, Y]: the inverse of
+/// groupHeadRows, given the batch and X.
+Value ungroupHeadRows(OpBuilder &b, Location loc, Value y, OpFoldResult batch,
+                      int64_t hkv, int64_t group, OpFoldResult rows) {
+  auto t = cast<RankedTensorType>(y.getType());
+  Type elem = t.getElementType();
+  auto split = RankedTensorType::get(
+      {staticSize(batch), hkv, group, staticSize(rows), t.getDimSize(2)}, elem);
+  Value y5 = tensor::ExpandShapeOp::create(
+      b, loc, split, y, SmallVector<ReassociationIndices>{{0, 1}, {2, 3}, {4}},
+      SmallVector<OpFoldResult>{batch, b.getIndexAttr(hkv),
+                                b.getIndexAttr(group), rows,
+                                tensor::getMixedSize(b, loc, y, 2)});
+  return tensor::CollapseShapeOp::create(
+      b, loc, y5, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
 }
 
 /// Positions of the first query row and the first key (index values, null
@@ -123,16 +145,16 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
   SmallVector<OpFoldResult> scoreSizes = {B, b.getIndexAttr(hq), T, S};
   Value dots;
   if (useBatchedGemm(q, st)) {
-    Value qb = toBatchedHeads(b, loc, q, 1),
-          kb = toBatchedHeads(b, loc, k, group);
-    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, qb, 0), T,
-                                       S};
+    Value qg = toGroupedHeads(b, loc, q, group);
+    Value kb = toBatchedHeads(b, loc, k);
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, qg, 0),
+                                       tensor::getMixedSize(b, loc, qg, 1), S};
     Value init = filledTensor(b, loc, sizes, st, 0.0);
     Value prod = linalg::BatchMatmulTransposeBOp::create(
-                     b, loc, TypeRange{init.getType()}, ValueRange{qb, kb},
+                     b, loc, TypeRange{init.getType()}, ValueRange{qg, kb},
                      ValueRange{init})
                      .getResult(0);
-    dots = fromBatchedHeads(b, loc, prod, B, hq);
+    dots = ungroupHeadRows(b, loc, prod, B, hq / group, group, T);
   } else {
     Value zero = filledTensor(b, loc, scoreSizes, st, 0.0);
     dots =
@@ -266,18 +288,18 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
       tensor::getMixedSize(b, loc, q, 0), tensor::getMixedSize(b, loc, q, 1),
       b.getIndexAttr(hq), b.getIndexAttr(vt.getDimSize(3))};
   if (useBatchedGemm(q, st)) {
-    Value pb = tensor::CollapseShapeOp::create(
-        b, loc, probs, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
-    Value vb = toBatchedHeads(b, loc, v, group);
-    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, pb, 0),
-                                       outSizes[1], outSizes[3]};
+    Value pg = groupHeadRows(b, loc, probs, group);
+    Value vb = toBatchedHeads(b, loc, v);
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, pg, 0),
+                                       tensor::getMixedSize(b, loc, pg, 1),
+                                       outSizes[3]};
     Value init = filledTensor(b, loc, sizes, st, 0.0);
     Value prod =
         linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()},
-                                      ValueRange{pb, vb}, ValueRange{init})
+                                      ValueRange{pg, vb}, ValueRange{init})
             .getResult(0);
-    Value heads =
-        fromBatchedHeads(b, loc, prod, outSizes[0], hq); // [B, Hq, T, Dv]
+    Value heads = ungroupHeadRows(b, loc, prod, outSizes[0], hq / group, group,
+                                  outSizes[1]); // [B, Hq, T, Dv]
     Value outInit = tensor::EmptyOp::create(b, loc, outSizes, elem);
     Value out = linalg::TransposeOp::create(b, loc, heads, outInit,
                                             ArrayRef<int64_t>{0, 2, 1, 3})
@@ -351,10 +373,6 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
   SmallVector<OpFoldResult> scoreSizes = sizesOf(b, loc, p.probs);
   bool batched = useBatchedGemm(q, st);
   OpFoldResult B = tensor::getMixedSize(b, loc, q, 0);
-  auto collapseHeads = [&](Value x) -> Value {
-    return tensor::CollapseShapeOp::create(
-        b, loc, x, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
-  };
   auto gemm = [&](auto tag, Value lhs, Value rhs, OpFoldResult m,
                   OpFoldResult n) -> Value {
     using GemmOp = decltype(tag);
@@ -365,17 +383,21 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
                           ValueRange{lhs, rhs}, ValueRange{init})
         .getResult(0);
   };
-  Value doutB, vB;
+  // Batched: the query heads of each key/value head as the rows of one
+  // matrix (groupHeadRows), one GEMM per key/value head.
+  Value doutG, vB;
+  OpFoldResult T = scoreSizes[2], S = scoreSizes[3];
+  auto ungroup = [&](Value y) {
+    return ungroupHeadRows(b, loc, y, B, hkv, group, T);
+  };
   if (batched) {
-    doutB = toBatchedHeads(b, loc, dout, 1);
-    vB = toBatchedHeads(b, loc, v, group);
+    doutG = toGroupedHeads(b, loc, dout, group);
+    vB = toBatchedHeads(b, loc, v);
   }
   // dp[b, h, t, s] = Σ_e dout[b, t, h, e] · v[b, s, h / group, e]
   Value dp =
-      batched ? fromBatchedHeads(b, loc,
-                                 gemm(linalg::BatchMatmulTransposeBOp(), doutB,
-                                      vB, scoreSizes[2], scoreSizes[3]),
-                                 B, hq)
+      batched ? ungroup(gemm(linalg::BatchMatmulTransposeBOp(), doutG, vB,
+                             tensor::getMixedSize(b, loc, doutG, 1), S))
               : buildReduction(
                     b, loc, scoreSizes, st, 0.0, ValueRange{dout, v},
                     {AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
@@ -425,17 +447,18 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
       });
   SmallVector<Value> grads;
   if (batched) {
-    // Per query head: dq_h = ds_h·k_h, dk_h = ds_hᵀ·q_h, dv_h = p_hᵀ·dout_h,
-    // then key/value gradients summed over each group of query heads.
-    Value dsB = collapseHeads(ds), pB = collapseHeads(p.probs);
-    Value kB = toBatchedHeads(b, loc, k, group),
-          qB = toBatchedHeads(b, loc, q, 1);
-    OpFoldResult T = scoreSizes[2], S = scoreSizes[3];
+    // Per key/value head j, its query heads' rows stacked (g·T rows):
+    // dq_j = ds_j·k_j, dk_j = ds_jᵀ·q_j and dv_j = p_jᵀ·dout_j, the last two
+    // summing over the group's query heads inside the GEMM.
+    Value dsG = groupHeadRows(b, loc, ds, group),
+          pG = groupHeadRows(b, loc, p.probs, group);
+    Value kB = toBatchedHeads(b, loc, k);
+    Value qG = toGroupedHeads(b, loc, q, group);
+    OpFoldResult rowsG = tensor::getMixedSize(b, loc, qG, 1);
     int64_t dqk = qt.getDimSize(3),
             dvv = cast<RankedTensorType>(v.getType()).getDimSize(3);
-    Value dqH = fromBatchedHeads(
-        b, loc, gemm(linalg::BatchMatmulOp(), dsB, kB, T, b.getIndexAttr(dqk)),
-        B, hq);
+    Value dqH = ungroup(
+        gemm(linalg::BatchMatmulOp(), dsG, kB, rowsG, b.getIndexAttr(dqk)));
     Value dq = buildMap(
         b, loc, sizesOf(b, loc, q), elem, ValueRange{dqH},
         {AffineMap::get(4, 0, {d(0), d(2), d(1), d(3)}, ctx)},
@@ -445,36 +468,33 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
                                nb, l, a[0], constFloat(nb, l, st, cfg.scale)),
                            elem);
         });
-    auto groupSum = [&](Value perHead, Value like, double factor) -> Value {
-      // [B·Hq, S, E] -> [B, Hkv, group, S, E] -> Σ over group -> [B, S, Hkv, E]
-      auto t = cast<RankedTensorType>(perHead.getType());
+    // [B·Hkv, S, E] -> [B, S, Hkv, E], times `factor`.
+    auto toKeyLayout = [&](Value perKvHead, Value like, double factor) {
+      auto t = cast<RankedTensorType>(perKvHead.getType());
       auto split = RankedTensorType::get(
-          {staticSize(B), hkv, group, t.getDimSize(1), t.getDimSize(2)}, st);
+          {staticSize(B), hkv, t.getDimSize(1), t.getDimSize(2)}, st);
       Value x = tensor::ExpandShapeOp::create(
-          b, loc, split, perHead,
-          SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}},
-          SmallVector<OpFoldResult>{B, b.getIndexAttr(hkv),
-                                    b.getIndexAttr(group),
-                                    tensor::getMixedSize(b, loc, perHead, 1),
-                                    tensor::getMixedSize(b, loc, perHead, 2)});
-      return buildReduction(
-          b, loc, sizesOf(b, loc, like), st, 0.0, ValueRange{x},
-          {AffineMap::get(5, 0, {d(0), d(2), d(4), d(1), d(3)}, ctx)},
-          AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx),
-          {false, false, false, false, true},
-          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-            return arith::AddFOp::create(
-                nb, l, a[1],
-                arith::MulFOp::create(nb, l, a[0],
-                                      constFloat(nb, l, st, factor)));
-          });
+          b, loc, split, perKvHead,
+          SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}},
+          SmallVector<OpFoldResult>{
+              B, b.getIndexAttr(hkv),
+              tensor::getMixedSize(b, loc, perKvHead, 1),
+              tensor::getMixedSize(b, loc, perKvHead, 2)});
+      return buildMap(b, loc, sizesOf(b, loc, like), st, ValueRange{x},
+                      {AffineMap::get(4, 0, {d(0), d(2), d(1), d(3)}, ctx)},
+                      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                        if (factor == 1.0)
+                          return a[0];
+                        return arith::MulFOp::create(
+                            nb, l, a[0], constFloat(nb, l, st, factor));
+                      });
     };
-    Value dk = groupSum(gemm(linalg::BatchMatmulTransposeAOp(), dsB, qB, S,
-                             b.getIndexAttr(dqk)),
-                        k, cfg.scale);
-    Value dv = groupSum(gemm(linalg::BatchMatmulTransposeAOp(), pB, doutB, S,
-                             b.getIndexAttr(dvv)),
-                        v, 1.0);
+    Value dkG = gemm(linalg::BatchMatmulTransposeAOp(), dsG, qG, S,
+                     b.getIndexAttr(dqk));
+    Value dk = toKeyLayout(dkG, k, cfg.scale);
+    Value dvG = gemm(linalg::BatchMatmulTransposeAOp(), pG, doutG, S,
+                     b.getIndexAttr(dvv));
+    Value dv = toKeyLayout(dvG, v, 1.0);
     grads = {dq, dk, dv};
   } else {
     // dq[b, t, h, e] = scale · Σ_s ds[b, h, t, s] · k[b, s, h / group, e]

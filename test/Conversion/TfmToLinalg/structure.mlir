@@ -52,11 +52,15 @@ func.func @rope(%x: tensor<?x?x2x8xf32>, %p: tensor<?x?xi64>) -> tensor<?x?x2x8x
 // -----
 
 // f32 attention: heads move to the front and Q·Kᵀ and P·V become batched
-// GEMMs (BLAS after bufferization); GQA repeats each key/value head over its
-// group of query heads.
+// GEMMs (BLAS after bufferization). GQA: the query heads of each key/value
+// head are the rows of one matrix ([B·Hkv, group·T, D], a reshape), so each
+// key/value head is one GEMM and is never repeated.
 // CHECK-LABEL: func @attention
 // CHECK: linalg.transpose ins(%arg0 : tensor<?x?x4x8xf32>) {{.*}} permutation = [0, 2, 1, 3]
-// CHECK: linalg.broadcast ins(%{{.*}} : tensor<?x2x?x8xf32>) outs(%{{.*}} : tensor<?x2x2x?x8xf32>) dimensions = [2]
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] {{.*}} : tensor<?x4x?x8xf32> into tensor<?x2x2x?x8xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2, 3], [4]] : tensor<?x2x2x?x8xf32> into tensor<?x?x8xf32>
+// CHECK: linalg.transpose ins(%arg1 : tensor<?x?x2x8xf32>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK-NOT: linalg.broadcast
 // CHECK: linalg.batch_matmul indexing_maps = {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x?x8xf32>, tensor<?x?x8xf32>) outs(%{{.*}} : tensor<?x?x?xf32>)
 // CHECK: arith.cmpi sgt
 // CHECK: linalg.batch_matmul ins
