@@ -365,15 +365,30 @@ struct FusedLmHeadLossBackwardLowering
                                         b.getIndexAttr(0)},
               sizesOf(b, l, dhTile),
               SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
-          Value dwTile = MatmulGradWeightOp::create(
-              b, l, wt, dl, hTile,
-              TransposeAttr::get(b.getContext(), Transpose::nt));
-          Value dw = buildMap(b, l, sizesOf(b, l, accs[1]), acc,
-                              ValueRange{accs[1], dwTile}, {},
-                              [&](OpBuilder &nb, Location bl, ValueRange a) {
-                                return arith::AddFOp::create(
-                                    nb, bl, a[0], castFloat(nb, bl, a[1], acc));
-                              });
+          Value dw;
+          if (acc == elem) {
+            // f32: the chunk's dlᵀ·h accumulates into dweight in place (one
+            // GEMM with C = the running sum: BLAS beta = 1), no [V, H]
+            // temporary per chunk.
+            Value dlRows = collapseToMatrix(b, l, dl);
+            Value hRows = collapseToMatrix(b, l, hTile);
+            dw = linalg::MatmulTransposeAOp::create(
+                     b, l, TypeRange{accs[1].getType()},
+                     ValueRange{dlRows, hRows}, ValueRange{accs[1]})
+                     .getResult(0);
+          } else {
+            // Rounded per chunk like the unfused weight gradient's GEMM,
+            // summed in f32.
+            Value dwTile = MatmulGradWeightOp::create(
+                b, l, wt, dl, hTile,
+                TransposeAttr::get(b.getContext(), Transpose::nt));
+            dw = buildMap(b, l, sizesOf(b, l, accs[1]), acc,
+                          ValueRange{accs[1], dwTile}, {},
+                          [&](OpBuilder &nb, Location bl, ValueRange a) {
+                            return arith::AddFOp::create(
+                                nb, bl, a[0], castFloat(nb, bl, a[1], acc));
+                          });
+          }
           scf::YieldOp::create(b, l, ValueRange{dh, dw});
         });
     rewriter.replaceOp(op,
