@@ -422,6 +422,20 @@ func.func @main(%h: {ty([None, None, 16])}, %w: tensor<{V}x16xf32>, %y: {ty([Non
   return %loss, %lse : tensor<f32>, {ty([None, None])}
 }}""", [long_h, head, long_labels], fused_ref)
 
+# Its backward in the same chunks (f32: BLAS GEMMs, dweight accumulated over
+# the three chunks in place) against torch autograd of the reference loss.
+def fused_grads(d, h, wt, lb):
+    hl, wl = h.clone().requires_grad_(), wt.clone().requires_grad_()
+    loss = causal_ce(3.0 * torch.tanh((hl @ wl.T) / 3.0), lb)
+    return list(torch.autograd.grad(loss, [hl, wl], d))
+long_lse = torch.logsumexp(3.0 * torch.tanh((long_h @ head.T) / 3.0), -1)
+case("loss", "fused_lm_head_loss_backward_chunks", f"""
+func.func @main(%d: tensor<f32>, %h: {ty([None, None, 16])}, %w: tensor<{V}x16xf32>, %y: {ty([None, None], 'i64')}, %lse: {ty([None, None])}) -> ({ty([None, None, 16])}, tensor<{V}x16xf32>) {{
+  %dh, %dw = tfm.fused_lm_head_loss_backward %d, %h, %w, %y, %lse {{softcap = 3.0 : f64}} : (tensor<f32>, {ty([None, None, 16])}, tensor<{V}x16xf32>, {ty([None, None], 'i64')}, {ty([None, None])}) -> ({ty([None, None, 16])}, tensor<{V}x16xf32>)
+  return %dh, %dw : {ty([None, None, 16])}, tensor<{V}x16xf32>
+}}""", [torch.tensor(1.5), long_h, head, long_labels, long_lse],
+     lambda d, h, wt, lb, lse: fused_grads(d, h, wt, lb))
+
 # Granite's logits / logits_scaling as logit_scale, then the softcap.
 def fused_scaled_ref(h, wt, lb):
     lg = 3.0 * torch.tanh(((h @ wt.T) * 0.25) / 3.0)
