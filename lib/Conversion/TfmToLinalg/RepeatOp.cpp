@@ -200,7 +200,6 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
     /// values and every stacked buffer (those of other kinds unchanged).
     SmallVector<Value> emitKind(PatternRewriter &rewriter, unsigned k,
                                 Block *dest) {
-      Location loc = op.getLoc();
       rewriter.setInsertionPointToEnd(dest);
       size_t numCarried = op.getInits().size();
       ValueRange iterArgs = forOp.getRegionIterArgs();
