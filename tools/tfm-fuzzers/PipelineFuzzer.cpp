@@ -30,6 +30,26 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
+/// MLIR 22's custom parsers of linalg.transpose, linalg.broadcast and
+/// linalg.reduce store a null attribute, and crash in NamedAttrList::set,
+/// when the array after `permutation =` or `dimensions =` does not parse
+/// (their "expected '['" error is already reported). The crash is in
+/// libMLIR, which tfm cannot change, so inputs that reach it are dropped;
+/// docs/fuzzing.md lists it. Dropping also text whose array comes in
+/// another form (the generic `<{permutation = array<...>}>`) only costs
+/// coverage.
+static bool reachesUpstreamArrayParserCrash(llvm::StringRef text) {
+  for (llvm::StringRef key : {"permutation", "dimensions"}) {
+    for (size_t at = text.find(key); at != llvm::StringRef::npos;
+         at = text.find(key, at + key.size())) {
+      llvm::StringRef rest = text.drop_front(at + key.size()).ltrim();
+      if (rest.consume_front("=") && !rest.ltrim().starts_with("["))
+        return true;
+    }
+  }
+  return false;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static DialectRegistry *registry = [] {
     auto *r = new DialectRegistry();
@@ -41,14 +61,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ctx.getDiagEngine().registerHandler([&](Diagnostic &d) {
     diagnosed |= d.getSeverity() == DiagnosticSeverity::Error;
   });
+  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  if (reachesUpstreamArrayParserCrash(text))
+    return 0;
   // The MLIR lexer needs the NUL after the text that files read by the
   // tools have (MemoryBuffer::getFile); fuzz data has none.
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(
-          llvm::StringRef(reinterpret_cast<const char *>(data), size),
-          "fuzz.mlir"),
-      llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz.mlir"), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sources, ParserConfig(&ctx));
   if (!module || failed(verify(*module)))
