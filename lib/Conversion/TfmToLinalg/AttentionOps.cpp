@@ -585,30 +585,6 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
 /// Rows of queries per tile in the CPU flash lowering.
 constexpr int64_t kQueryTile = 64;
 
-/// [lo, lo + size) of `x` along dimension `dim`, full extent elsewhere.
-Value sliceRange(OpBuilder &b, Location loc, Value x, unsigned dim,
-                 OpFoldResult lo, OpFoldResult size) {
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
-  off[dim] = lo;
-  sizes[dim] = size;
-  return tensor::ExtractSliceOp::create(
-      b, loc, x, off, sizes,
-      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
-}
-
-/// `part` written into `into` from `lo` along dimension `dim`.
-Value insertRange(OpBuilder &b, Location loc, Value part, Value into,
-                  unsigned dim, OpFoldResult lo) {
-  int64_t rank = cast<RankedTensorType>(part.getType()).getRank();
-  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
-  off[dim] = lo;
-  return tensor::InsertSliceOp::create(
-      b, loc, part, into, off, sizesOf(b, loc, part),
-      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
-}
-
 /// `into` + `part` element-wise, written into `into` (an accumulator slice:
 /// bufferizes in place).
 Value accumulate(OpBuilder &b, Location loc, Value part, Value into) {
@@ -679,16 +655,16 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
         [&](OpBuilder &b, Location l, Value t0, ValueRange acc) {
           Value rows = arith::MinSIOp::create(
               b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
-          Value qTile = sliceRange(b, l, q, 1, t0, rows);
+          Value qTile = sliceAlong(b, l, q, 1, t0, rows);
           auto [kLo, kSize] = visibleKeys(b, l, cfg, t0, rows, tLen);
           // Ops created in sequence, not as call arguments (whose order of
           // evaluation, hence of the IR, would depend on the compiler).
-          Value kKeys = sliceRange(b, l, k, 1, kLo, kSize);
-          Value vKeys = sliceRange(b, l, v, 1, kLo, kSize);
+          Value kKeys = sliceAlong(b, l, k, 1, kLo, kSize);
+          Value vKeys = sliceAlong(b, l, v, 1, kLo, kSize);
           auto [o, lse] = buildAttention(b, l, qTile, kKeys, vKeys,
                                          op.getSinks(), cfg, st, {t0, kLo});
-          Value out = insertRange(b, l, o, acc[0], 1, t0);
-          Value lseAcc = insertRange(b, l, lse, acc[1], 2, t0);
+          Value out = insertAlong(b, l, o, acc[0], 1, t0);
+          Value lseAcc = insertAlong(b, l, lse, acc[1], 2, t0);
           scf::YieldOp::create(b, l, ValueRange{out, lseAcc});
         });
     rewriter.replaceOp(op, loop.getResults());
@@ -762,10 +738,10 @@ struct FlashAttentionBackwardLowering
           Value rows = arith::MinSIOp::create(
               b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
           auto [kLo, kSize] = visibleKeys(b, l, cfg, t0, rows, tLen);
-          Value doutTile = sliceRange(b, l, dout, 1, t0, rows);
-          Value qTile = sliceRange(b, l, q, 1, t0, rows);
-          Value kKeys = sliceRange(b, l, k, 1, kLo, kSize);
-          Value vKeys = sliceRange(b, l, v, 1, kLo, kSize);
+          Value doutTile = sliceAlong(b, l, dout, 1, t0, rows);
+          Value qTile = sliceAlong(b, l, q, 1, t0, rows);
+          Value kKeys = sliceAlong(b, l, k, 1, kLo, kSize);
+          Value vKeys = sliceAlong(b, l, v, 1, kLo, kSize);
           SmallVector<Value> part = buildAttentionBackward(
               b, l, doutTile, qTile, kKeys, vKeys, sinks, cfg, st, {t0, kLo});
           SmallVector<Value> acc(iterArgs);
@@ -778,9 +754,9 @@ struct FlashAttentionBackwardLowering
                                  : dst;
             if (add)
               p = accumulate(b, l, p,
-                             sliceRange(b, l, heads, 1, lo,
+                             sliceAlong(b, l, heads, 1, lo,
                                         tensor::getMixedSize(b, l, p, 1)));
-            Value updated = insertRange(b, l, p, heads, 1, lo);
+            Value updated = insertAlong(b, l, p, heads, 1, lo);
             dst = packed ? insertAlong(b, l, updated, dst, 2, ranges[g].start)
                          : updated;
           };

@@ -158,20 +158,6 @@ struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
 /// Sequence positions per chunk of the fused LM head + loss.
 constexpr int64_t kLossChunk = 64;
 
-/// Positions [t0, t0 + rows) of x [B, T, ...].
-Value sequenceChunk(OpBuilder &b, Location l, Value x, Value t0, Value rows) {
-  auto xt = cast<RankedTensorType>(x.getType());
-  SmallVector<int64_t> shape(xt.getShape());
-  shape[1] = ShapedType::kDynamic;
-  SmallVector<OpFoldResult> offsets(xt.getRank(), b.getIndexAttr(0));
-  offsets[1] = t0;
-  SmallVector<OpFoldResult> sizes = sizesOf(b, l, x);
-  sizes[1] = rows;
-  return tensor::ExtractSliceOp::create(
-      b, l, RankedTensorType::get(shape, xt.getElementType()), x, offsets,
-      sizes, SmallVector<OpFoldResult>(xt.getRank(), b.getIndexAttr(1)));
-}
-
 /// The logits of one chunk, hTile [B, t, H] · weightᵀ -> [B, t, V] (a
 /// tfm.matmul the same conversion lowers).
 Value chunkLogits(OpBuilder &b, Location l, Value hTile, Value weight) {
@@ -264,7 +250,7 @@ struct FusedLmHeadLossLowering : OpRewritePattern<FusedLmHeadLossOp> {
         [&](OpBuilder &b, Location l, Value t0, ValueRange acc) {
           Value rows = arith::MinSIOp::create(
               b, l, chunk, arith::SubIOp::create(b, l, tLen, t0));
-          Value hTile = sequenceChunk(b, l, h, t0, rows);
+          Value hTile = sliceAlong(b, l, h, 1, t0, rows);
           Value logits = chunkLogits(b, l, hTile, op.getWeight());
           logits = lmHeadEpilogue(b, l, logits, op.getLogitScaleAttr(),
                                   op.getSoftcapAttr());
@@ -272,11 +258,7 @@ struct FusedLmHeadLossLowering : OpRewritePattern<FusedLmHeadLossOp> {
               lossTotals(b, l, logits, labels, op.getIgnoreIndex(), st, t0);
           Value sum = arith::AddFOp::create(b, l, acc[0], t.sum);
           Value count = arith::AddFOp::create(b, l, acc[1], t.count);
-          Value lse = tensor::InsertSliceOp::create(
-              b, l, t.lse, acc[2],
-              SmallVector<OpFoldResult>{b.getIndexAttr(0), t0},
-              sizesOf(b, l, t.lse),
-              SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
+          Value lse = insertAlong(b, l, t.lse, acc[2], 1, t0);
           scf::YieldOp::create(b, l, ValueRange{sum, count, lse});
         });
     Value mean = arith::DivFOp::create(rewriter, loc, loop.getResult(0),
@@ -345,12 +327,12 @@ struct FusedLmHeadLossBackwardLowering
         [&](OpBuilder &b, Location l, Value t0, ValueRange accs) {
           Value rows = arith::MinSIOp::create(
               b, l, chunk, arith::SubIOp::create(b, l, tLen, t0));
-          Value hTile = sequenceChunk(b, l, h, t0, rows);
+          Value hTile = sliceAlong(b, l, h, 1, t0, rows);
           Value logits = chunkLogits(b, l, hTile, w);
           Value scaled = lmHeadEpilogue(b, l, logits, logitScale, FloatAttr());
           Value capped = lmHeadEpilogue(b, l, scaled, FloatAttr(), cap);
           Value dl = crossEntropyGrad(
-              b, l, capped, sequenceChunk(b, l, op.getLse(), t0, rows), labels,
+              b, l, capped, sliceAlong(b, l, op.getLse(), 1, t0, rows), labels,
               op.getIgnoreIndex(), scale, elem, t0);
           if (cap)
             dl = SoftcapBackwardOp::create(b, l, dl, scaled, cap);

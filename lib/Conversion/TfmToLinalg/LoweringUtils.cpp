@@ -172,28 +172,40 @@ Value mlir::tfm::lowering::expandFromMatrix(OpBuilder &b, Location loc, Value m,
 }
 
 Value mlir::tfm::lowering::sliceAlong(OpBuilder &b, Location loc, Value x,
+                                      int64_t dim, OpFoldResult start,
+                                      OpFoldResult count) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0)),
+      sizes = sizesOf(b, loc, x);
+  off[dim] = start;
+  sizes[dim] = count;
+  // The result type follows the sizes: static where `count` is a constant.
+  return tensor::ExtractSliceOp::create(
+      b, loc, x, off, sizes,
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+}
+
+Value mlir::tfm::lowering::sliceAlong(OpBuilder &b, Location loc, Value x,
                                       int64_t dim, int64_t start,
                                       int64_t count) {
-  auto t = cast<RankedTensorType>(x.getType());
-  SmallVector<OpFoldResult> off(t.getRank(), b.getIndexAttr(0)),
-      sizes = sizesOf(b, loc, x);
-  off[dim] = b.getIndexAttr(start);
-  sizes[dim] = b.getIndexAttr(count);
-  SmallVector<int64_t> shape(t.getShape());
-  shape[dim] = count;
-  return tensor::ExtractSliceOp::create(
-      b, loc, RankedTensorType::get(shape, t.getElementType()), x, off, sizes,
-      SmallVector<OpFoldResult>(t.getRank(), b.getIndexAttr(1)));
+  return sliceAlong(b, loc, x, dim, b.getIndexAttr(start),
+                    b.getIndexAttr(count));
+}
+
+Value mlir::tfm::lowering::insertAlong(OpBuilder &b, Location loc, Value part,
+                                       Value into, int64_t dim,
+                                       OpFoldResult start) {
+  int64_t rank = cast<RankedTensorType>(part.getType()).getRank();
+  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
+  off[dim] = start;
+  return tensor::InsertSliceOp::create(
+      b, loc, part, into, off, sizesOf(b, loc, part),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
 }
 
 Value mlir::tfm::lowering::insertAlong(OpBuilder &b, Location loc, Value part,
                                        Value into, int64_t dim, int64_t start) {
-  int64_t rank = cast<RankedTensorType>(part.getType()).getRank();
-  SmallVector<OpFoldResult> off(rank, b.getIndexAttr(0));
-  off[dim] = b.getIndexAttr(start);
-  return tensor::InsertSliceOp::create(
-      b, loc, part, into, off, sizesOf(b, loc, part),
-      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+  return insertAlong(b, loc, part, into, dim, b.getIndexAttr(start));
 }
 
 std::pair<Value, Value>

@@ -89,11 +89,17 @@ Value collapseToMatrix(OpBuilder &b, Location loc, Value x);
 Value expandFromMatrix(OpBuilder &b, Location loc, Value m,
                        RankedTensorType type, ArrayRef<OpFoldResult> leading);
 
-/// The slice [start, start + count) of `x` along static dimension `dim`
-/// (full extent elsewhere), and the insertion of such a part into `into`.
-/// Split, concat, the GLU halves and packed-QKV heads are all this.
+/// The slice [start, start + count) of `x` along dimension `dim` (full
+/// extent elsewhere), and the insertion of such a part into `into` from
+/// `start`. Split, concat, the GLU halves and packed-QKV heads are all this
+/// with constants; attention's query tiles and the loss's chunks with
+/// run-time bounds (the sliced dimension is then dynamic).
+Value sliceAlong(OpBuilder &b, Location loc, Value x, int64_t dim,
+                 OpFoldResult start, OpFoldResult count);
 Value sliceAlong(OpBuilder &b, Location loc, Value x, int64_t dim,
                  int64_t start, int64_t count);
+Value insertAlong(OpBuilder &b, Location loc, Value part, Value into,
+                  int64_t dim, OpFoldResult start);
 Value insertAlong(OpBuilder &b, Location loc, Value part, Value into,
                   int64_t dim, int64_t start);
 
