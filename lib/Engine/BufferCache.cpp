@@ -1,6 +1,7 @@
 //===- BufferCache.cpp - large CPU buffers reused across steps ------------===//
 
 #include "BufferCache.h"
+#include "tfm/Runtime/HostAllocator.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -33,7 +34,7 @@ public:
       // Live, cached and the new buffer together stay within the peak.
       size_t room =
           peakBytes > liveBytes + bytes ? peakBytes - liveBytes - bytes : 0;
-      freeLargestUntil(room);
+      freeUntil(room);
     }
     void *buffer = mallocOrRelease(bytes);
     if (buffer) {
@@ -72,19 +73,23 @@ private:
       return buffer;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      freeLargestUntil(0);
+      freeUntil(0);
     }
     return std::malloc(bytes);
   }
 
-  /// Frees cached buffers, largest first, until at most `bytes` are cached.
-  /// The caller holds the mutex.
-  void freeLargestUntil(size_t bytes) {
+  /// Frees cached buffers until at most `bytes` are cached: first those
+  /// malloc carves from its heap (largest first), which stay in the process
+  /// and serve the next malloc of any size without page faults, then mapped
+  /// ones (smallest first), whose pages a later malloc faults in and the
+  /// kernel zeroes again. The caller holds the mutex.
+  void freeUntil(size_t bytes) {
     while (cachedBytes > bytes && !cached.empty()) {
-      auto largest = std::prev(cached.end());
-      cachedBytes -= largest->first;
-      std::free(largest->second);
-      cached.erase(largest);
+      auto mapped = cached.lower_bound(mlir::tfm::rt::kHeapBlockLimit);
+      auto victim = mapped == cached.begin() ? mapped : std::prev(mapped);
+      cachedBytes -= victim->first;
+      std::free(victim->second);
+      cached.erase(victim);
     }
   }
 

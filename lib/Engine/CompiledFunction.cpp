@@ -18,6 +18,7 @@
 #include "tfm/Support/BFloat16.h"
 #include "tfm/Support/Error.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/Pass/PassManager.h"
@@ -103,6 +104,12 @@ CompiledFunction::prepare(ModuleOp module, llvm::StringRef funcName) {
   if (llvm::Error e =
           rankedTypes(func.getResultTypes(), "result", model->resultTypes))
     return std::move(e);
+  // Arguments the function updates in place (tfm-read-only-arguments).
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    auto writable = func.getArgAttrOfType<BoolAttr>(
+        i, bufferization::BufferizationDialect::kWritableAttrName);
+    model->updatedInPlace.push_back(writable && writable.getValue());
+  }
   model->name = funcName.str();
   model->entry = ("_mlir_ciface_" + funcName).str();
   return model;
@@ -356,12 +363,13 @@ CompiledFunction::runResident(llvm::ArrayRef<Arg> args) {
                          " is resident on another device");
       data = a.resident->data();
       argTensors[data] = *a.resident;
-    } else if (gpu) {
-      // Host arguments are copied into the arena, where kernels read them.
+    } else if (gpu || updatedInPlace[i]) {
+      // Host arguments are copied into the arena, where kernels read them;
+      // on the CPU, those the function writes (`data` is only read).
       DeviceTensor copy =
-          DeviceTensor::upload(a.data, shape, t.getElementType(), true);
+          DeviceTensor::upload(a.data, shape, t.getElementType(), gpu);
       if (!copy)
-        return cuda::takeError();
+        return gpu ? cuda::takeError() : makeError("out of host memory");
       lastStagedBytes += copy.getNumBytes();
       data = copy.data();
       argTensors[data] = copy;

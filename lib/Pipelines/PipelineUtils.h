@@ -20,13 +20,15 @@ void addAutodiff(OpPassManager &pm, const std::string &func,
 
 /// C wrappers for the entry points, then one-shot bufferization of the
 /// whole module with identity-layout function boundaries:
-///   func.func(llvm-request-c-wrappers), eliminate-empty-tensors,
+///   func.func(llvm-request-c-wrappers), tfm-read-only-arguments,
+///   eliminate-empty-tensors,
 ///   one-shot-bufferize{bufferize-function-boundaries=1
 ///     function-boundary-type-conversion=identity-layout-map
 ///     allow-return-allocs-from-loops=1}, canonicalize
 void addBufferization(OpPassManager &pm);
 
-/// buffer-deallocation-pipeline, convert-bufferization-to-memref.
+/// buffer-deallocation-pipeline, tfm-return-arguments-in-place,
+/// convert-bufferization-to-memref.
 void addDeallocation(OpPassManager &pm);
 
 /// A pass that fails with `message` on the module: how a pipeline built

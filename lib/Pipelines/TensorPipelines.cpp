@@ -43,6 +43,8 @@ void tfm::detail::addBufferization(OpPassManager &pm) {
   // Entry points get C wrappers (_mlir_ciface_*) that take memref
   // descriptors by pointer; the runtime calls those.
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // Entries write only the arguments they update in place.
+  pm.addPass(tfm::createTfmReadOnlyArgumentsPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions oneShot;
   oneShot.bufferizeFunctionBoundaries = true;
@@ -55,6 +57,9 @@ void tfm::detail::addBufferization(OpPassManager &pm) {
 
 void tfm::detail::addDeallocation(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Arguments updated in place (the optimizer step's) go back to the caller
+  // as they are, not as copies.
+  pm.addPass(tfm::createTfmReturnArgumentsInPlacePass());
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 

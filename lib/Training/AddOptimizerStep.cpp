@@ -9,6 +9,7 @@
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Training/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/Support/Regex.h"
@@ -212,6 +213,14 @@ struct TfmAddOptimizerStepPass
       step->setAttr(kModelCopiesAttrName, b.getDenseI64ArrayAttr(copies));
     for (unsigned i = 0; i < n; ++i)
       step.setArgAttr(i, kParamAttrName, trained[i].param);
+    // The parameters and the state are updated in place, as torch's
+    // optimizers do: the step allocates no second copy of either.
+    for (unsigned i = 0; i < n * (1 + numState); ++i) {
+      unsigned arg = i < n ? i : n + i; // the gradients come between
+      step.setArgAttr(arg,
+                      bufferization::BufferizationDialect::kWritableAttrName,
+                      b.getBoolAttr(true));
+    }
 
     Block *body = step.addEntryBlock();
     b.setInsertionPointToStart(body);

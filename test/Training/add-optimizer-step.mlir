@@ -23,12 +23,14 @@ func.func @forward(
 
 // ADAMW-LABEL: func.func @forward(
 // ADAMW-LABEL: func.func @forward_optimizer_step(
-// ADAMW-SAME: %[[P0:[^:]*]]: tensor<16x8xf32> {tfm.param = #tfm.param<name = "model.embed_tokens.weight", kind = "embedding">}
-// ADAMW-SAME: %[[P1:[^:]*]]: tensor<2x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.input_layernorm.weight"
-// ADAMW-SAME: %[[P2:[^:]*]]: tensor<2x12xf32> {tfm.param
-// ADAMW-SAME: %[[G0:[^:]*]]: tensor<16x8xf32>, %[[G1:[^:]*]]: tensor<2x8xf32>, %[[G2:[^:]*]]: tensor<2x12xf32>
-// ADAMW-SAME: %[[M0:[^:]*]]: tensor<16x8xf32>, %[[M1:[^:]*]]: tensor<2x8xf32>, %[[M2:[^:]*]]: tensor<2x12xf32>
-// ADAMW-SAME: %[[V0:[^:]*]]: tensor<16x8xf32>, %[[V1:[^:]*]]: tensor<2x8xf32>, %[[V2:[^:]*]]: tensor<2x12xf32>
+// Parameters and state are updated in place (bufferization.writable); the
+// gradients are only read.
+// ADAMW-SAME: %[[P0:[^:]*]]: tensor<16x8xf32> {bufferization.writable = true, tfm.param = #tfm.param<name = "model.embed_tokens.weight", kind = "embedding">}
+// ADAMW-SAME: %[[P1:[^:]*]]: tensor<2x8xf32> {bufferization.writable = true, tfm.param = #tfm.param<name = "model.layers.{layer}.input_layernorm.weight"
+// ADAMW-SAME: %[[P2:[^:]*]]: tensor<2x12xf32> {bufferization.writable = true, tfm.param
+// ADAMW-SAME: %[[G0:[^:]*]]: tensor<16x8xf32>, %[[G1:[^:]*]]: tensor<2x8xf32>, %[[G2:[^:]*]]: tensor<2x12xf32>,
+// ADAMW-SAME: %[[M0:[^:]*]]: tensor<16x8xf32> {bufferization.writable = true}, %[[M1:[^:]*]]: tensor<2x8xf32> {bufferization.writable = true}, %[[M2:[^:]*]]: tensor<2x12xf32> {bufferization.writable = true},
+// ADAMW-SAME: %[[V0:[^:]*]]: tensor<16x8xf32> {bufferization.writable = true}, %[[V1:[^:]*]]: tensor<2x8xf32> {bufferization.writable = true}, %[[V2:[^:]*]]: tensor<2x12xf32> {bufferization.writable = true},
 // ADAMW-SAME: %[[LR:[^:]*]]: tensor<f64>, %[[STEP:[^:]*]]: tensor<i64>)
 // ADAMW-SAME: -> (tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x12xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x12xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x12xf32>, tensor<f32>)
 // ADAMW-SAME: attributes {tfm.optimizer_state = ["exp_avg", "exp_avg_sq"], tfm.trained_arguments = array<i64: 1, 2, 3>}
@@ -47,7 +49,7 @@ func.func @forward(
 
 // SGD-LABEL: func.func @forward_optimizer_step(
 // SGD-SAME: %[[P0:[^:]*]]: tensor<16x8xf32>
-// SGD-SAME: %[[B0:[^:]*]]: tensor<16x8xf32>, %[[B1:[^:]*]]: tensor<2x8xf32>, %[[B2:[^:]*]]: tensor<2x12xf32>, %[[LR:[^:]*]]: tensor<f64>, %[[STEP:[^:]*]]: tensor<i64>)
+// SGD-SAME: %[[B0:[^:]*]]: tensor<16x8xf32> {bufferization.writable = true}, %[[B1:[^:]*]]: tensor<2x8xf32> {bufferization.writable = true}, %[[B2:[^:]*]]: tensor<2x12xf32> {bufferization.writable = true}, %[[LR:[^:]*]]: tensor<f64>, %[[STEP:[^:]*]]: tensor<i64>)
 // SGD-SAME: -> (tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x12xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x12xf32>, tensor<f32>)
 // SGD-SAME: tfm.optimizer_state = ["momentum_buffer"]
 // SGD: %[[NORM:.*]], %[[SCALE:.*]] = tfm.global_grad_norm

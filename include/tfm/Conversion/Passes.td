@@ -65,6 +65,55 @@ def TfmLowerDynamicExpandShapePass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TfmReadOnlyArgumentsPass
+    : Pass<"tfm-read-only-arguments", "ModuleOp"> {
+  let summary = "Entry functions write only the arguments marked "
+                "bufferization.writable = true";
+  let description = [{
+    One-shot bufferization treats a function's arguments as writable unless
+    told otherwise, so an op whose destination is an argument would write
+    into the caller's buffer: parameters, tokens or cotangents the caller
+    passed to be read. Before bufferization, this pass marks every tensor
+    argument of a public function `bufferization.writable = false` unless it
+    already says `bufferization.writable = true`; bufferization then copies
+    where an op would have written such an argument.
+
+    An argument marked `true` is updated in place (the optimizer step's
+    parameters and state: tfm-add-optimizer-step marks them). It is also
+    given `tfm.updated_in_place`, which, unlike bufferization's own
+    attribute, survives bufferization: tfm-return-arguments-in-place reads
+    it. The runtime copies host data passed for such an argument first
+    (CompiledFunction).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def TfmReturnArgumentsInPlacePass
+    : Pass<"tfm-return-arguments-in-place", "ModuleOp"> {
+  let summary = "Return an entry's argument buffers, not the clones buffer "
+                "deallocation makes of them";
+  let description = [{
+    An entry function that updates an argument in place (the optimizer step
+    writes the new parameters and state into the old ones' buffers) returns
+    a value equivalent to that argument. The ownership-based deallocation
+    pipeline must hand the caller a buffer it owns, so it returns a
+    `bufferization.clone` of the argument: a copy of every parameter and
+    state tensor per step, into buffers allocated anew.
+
+    This pass runs after that pipeline and returns the argument itself where
+    a public function with no callers in the module returns a clone of an
+    argument marked `tfm.updated_in_place` (tfm-read-only-arguments), the
+    clone has no other use, and nothing between it and the return writes
+    memory (only other clones and deallocations). The caller then gets back
+    the buffer it passed in: tfm's runtime recognises results that are
+    arguments (CompiledFunction::runResident) and does not free them.
+    Read-only arguments returned as they are keep their clones (the caller
+    may free what it passed), and so do functions the module calls (their
+    callers own what they return).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def TfmVectorizeInnerLoopsPass
     : InterfacePass<"tfm-vectorize-inner-loops", "mlir::FunctionOpInterface"> {
   let summary = "Vector loops for linalg.generic's innermost contiguous dimension";

@@ -85,9 +85,14 @@ public:
 
   /// An argument: `shape` must match the argument's rank and static sizes
   /// (dynamic sizes are taken from it); `data` is row-major of the
-  /// argument's element type and is only read. With `resident` (a tensor in
+  /// argument's element type and is only read (copied first for an
+  /// argument the function updates in place). With `resident` (a tensor in
   /// the memory the function runs in), that tensor is passed as it is:
-  /// nothing is copied, and `data` and `shape` are ignored.
+  /// nothing is copied, and `data` and `shape` are ignored. An argument
+  /// marked `bufferization.writable = true` (the optimizer step's
+  /// parameters and state) is updated in place: its resident tensor holds
+  /// the new values afterwards, and the result that returns it shares its
+  /// storage.
   struct Arg {
     const void *data = nullptr;
     std::vector<int64_t> shape;
@@ -102,8 +107,8 @@ public:
   /// Wall time of the last run(): arguments in, the call, results out.
   double getLastRunMs() const { return lastRunMs; }
   /// Bytes the last run copied from the host into the CUDA arena (arguments
-  /// that were not resident); 0 on the CPU, where arguments are read in
-  /// place.
+  /// that were not resident); on the CPU, where arguments are read in place,
+  /// only the host data of arguments updated in place.
   size_t getLastStagedBytes() const { return lastStagedBytes; }
 
   bool onCuda() const { return gpu; }
@@ -131,6 +136,8 @@ private:
   void (*packedEntry)(void **) = nullptr;
   std::vector<RankedTensorType> argTypes;
   std::vector<RankedTensorType> resultTypes;
+  /// Per argument: whether the function writes it (see Arg).
+  std::vector<bool> updatedInPlace;
 };
 
 } // namespace mlir::tfm

@@ -29,7 +29,12 @@ def TfmAddOptimizerStepPass : Pass<"tfm-add-optimizer-step", "ModuleOp"> {
 
     The function carries `tfm.trained_arguments` (the `@F` argument index of
     each parameter) and `tfm.optimizer_state` (the state kinds in order);
-    each parameter argument keeps its `#tfm.param`. With `model-copies`,
+    each parameter argument keeps its `#tfm.param`. The parameter and state
+    arguments are marked `bufferization.writable = true`: the update writes
+    the new values into their buffers (torch's optimizers update in place
+    too), so a step allocates no second copy of either, and the new values
+    come back as those same buffers (tfm-read-only-arguments,
+    tfm-return-arguments-in-place). With `model-copies`,
     each parameter whose `@F` type is not f32 (a bf16 model) also gets its
     new value rounded to that type, as one more result after the norm (a
     `linalg.generic` of `arith.truncf`, round to nearest even), so the
@@ -68,7 +73,8 @@ def TfmAddOptimizerStepPass : Pass<"tfm-add-optimizer-step", "ModuleOp"> {
                            "::mlir::func::FuncDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 #endif // TFM_TRAINING_PASSES

@@ -1,8 +1,9 @@
 //===- OptimizerOps.cpp - the optimizer step ops to linalg ----------------===//
 //
 // Each update is one element-wise linalg.generic over the parameter, its
-// gradient and its state, writing the new parameter and state: one pass
-// over memory per parameter. The scalar factors AdamW forms from the 0-d
+// gradient and its state, writing the new parameter and state into the
+// old ones (its outputs): one pass over memory per parameter, in place
+// where the buffers are writable. The scalar factors AdamW forms from the 0-d
 // run-time lr and step (decay, bias corrections, step size) are computed
 // once, by a 0-d generic before it (on the device for the GPU path, which
 // never reads device memory on the host), and broadcast into the
@@ -50,33 +51,29 @@ struct F32Math {
   Value c(double v) { return constFloat(b, l, b.getF32Type(), v); }
 };
 
-/// An element-wise generic over same-shaped `tensors` and 0-d `scalars`
-/// (broadcast), writing tensors like `outputsLike`; `body` gets the tensor
-/// elements then the scalars, and returns the output elements.
+/// An element-wise generic reading same-shaped `inputs` and 0-d `scalars`
+/// (broadcast) and updating `updated` in place: they are its outputs, so
+/// one-shot bufferization writes the new parameter and state into the
+/// buffers of the old ones (the function's arguments) as torch's in-place
+/// optimizers do, and a training step allocates none of them anew. `body`
+/// gets the input elements, the scalars, then the current elements of
+/// `updated`, and returns their new values.
 SmallVector<Value> buildUpdate(
-    OpBuilder &b, Location loc, ValueRange tensors, ValueRange scalars,
-    ValueRange outputsLike,
+    OpBuilder &b, Location loc, ValueRange inputs, ValueRange scalars,
+    ValueRange updated,
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
   MLIRContext *ctx = b.getContext();
-  SmallVector<Value> inits;
-  SmallVector<Type> types;
-  for (Value like : outputsLike) {
-    auto t = cast<RankedTensorType>(like.getType());
-    inits.push_back(
-        emptyTensor(b, loc, sizesOf(b, loc, like), t.getElementType()));
-    types.push_back(t);
-  }
-  unsigned rank = cast<RankedTensorType>(tensors[0].getType()).getRank();
-  SmallVector<Value> inputs(tensors);
-  inputs.append(scalars.begin(), scalars.end());
-  SmallVector<AffineMap> maps(tensors.size(), identityMap(ctx, rank));
+  unsigned rank = cast<RankedTensorType>(updated[0].getType()).getRank();
+  SmallVector<Value> ins(inputs);
+  ins.append(scalars.begin(), scalars.end());
+  SmallVector<AffineMap> maps(inputs.size(), identityMap(ctx, rank));
   maps.append(scalars.size(), AffineMap::get(rank, 0, {}, ctx));
-  maps.append(inits.size(), identityMap(ctx, rank));
+  maps.append(updated.size(), identityMap(ctx, rank));
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
-      b, loc, types, inputs, inits, maps, iters,
+      b, loc, updated.getTypes(), ins, updated, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        yieldValues(nb, nloc, body(nb, nloc, args.take_front(inputs.size())));
+        yieldValues(nb, nloc, body(nb, nloc, args));
       });
   return SmallVector<Value>(generic.getResults());
 }
@@ -124,19 +121,17 @@ struct AdamwUpdateLowering : OpRewritePattern<AdamwUpdateOp> {
           yieldValues(nb, l, {decay, negStepSize, bc2Sqrt});
         });
     SmallVector<Value> results = buildUpdate(
-        rewriter, loc,
-        ValueRange{op.getParam(), op.getGrad(), op.getExpAvg(),
-                   op.getExpAvgSq()},
+        rewriter, loc, ValueRange{op.getGrad()},
         ValueRange{factors.getResult(0), factors.getResult(1),
                    factors.getResult(2), op.getGradScale()},
         ValueRange{op.getParam(), op.getExpAvg(), op.getExpAvgSq()},
         [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
           F32Math f{nb, l};
-          Value decay = a[4], negStepSize = a[5], bc2Sqrt = a[6],
-                gradScale = a[7];
-          Value p = f.mul(castFloat(nb, l, a[0], f32), decay);
-          Value g = f.mul(castFloat(nb, l, a[1], f32), gradScale);
-          Value m = a[2], v = a[3];
+          Value decay = a[1], negStepSize = a[2], bc2Sqrt = a[3],
+                gradScale = a[4];
+          Value p = f.mul(castFloat(nb, l, a[5], f32), decay);
+          Value g = f.mul(castFloat(nb, l, a[0], f32), gradScale);
+          Value m = a[6], v = a[7];
           // exp_avg.lerp_(grad, 1 - beta1): weight < 0.5 takes
           // m + w * (g - m).
           Value m1 = f.add(
@@ -169,16 +164,15 @@ struct SgdUpdateLowering : OpRewritePattern<SgdUpdateOp> {
     Type f32 = rewriter.getF32Type();
     Type paramElem = op.getParam().getType().getElementType();
     SmallVector<Value> results = buildUpdate(
-        rewriter, op.getLoc(),
-        ValueRange{op.getParam(), op.getGrad(), op.getMomentumBuffer()},
+        rewriter, op.getLoc(), ValueRange{op.getGrad()},
         ValueRange{op.getLr(), op.getStep(), op.getGradScale()},
         ValueRange{op.getParam(), op.getMomentumBuffer()},
         [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
           F32Math f{nb, l};
-          Value negLr = toF32(nb, l, arith::NegFOp::create(nb, l, a[3]));
-          Value p = castFloat(nb, l, a[0], f32);
-          Value g = f.mul(castFloat(nb, l, a[1], f32), a[5]);
-          Value buf = a[2];
+          Value negLr = toF32(nb, l, arith::NegFOp::create(nb, l, a[1]));
+          Value p = castFloat(nb, l, a[4], f32);
+          Value g = f.mul(castFloat(nb, l, a[0], f32), a[3]);
+          Value buf = a[5];
           if (wd != 0) // grad = grad.add(param, alpha=weight_decay)
             g = f.add(g, f.mul(f.c(wd), p));
           Value d = g;
@@ -186,7 +180,7 @@ struct SgdUpdateLowering : OpRewritePattern<SgdUpdateOp> {
             // buf = clone(grad) on the first step, else
             // buf.mul_(momentum).add_(grad, alpha=1 - dampening)
             Value first = arith::CmpIOp::create(
-                nb, l, arith::CmpIPredicate::eq, a[4],
+                nb, l, arith::CmpIPredicate::eq, a[2],
                 arith::ConstantIntOp::create(nb, l, nb.getI64Type(), 1));
             Value later =
                 f.add(f.mul(buf, f.c(momentum)), f.mul(f.c(1 - dampening), g));

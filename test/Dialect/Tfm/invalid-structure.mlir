@@ -294,6 +294,16 @@ func.func @arg_unknown(%w: tensor<8xf32> {tfm.weight = 1}) { return }
 
 // -----
 
+// expected-error @+1 {{'tfm.updated_in_place' must be a unit attribute}}
+func.func @in_place_not_unit(%w: tensor<8xf32> {tfm.updated_in_place = true}) { return }
+
+// -----
+
+// expected-error @+1 {{'tfm.updated_in_place' on argument #0: expected a tensor or buffer argument}}
+func.func @in_place_scalar(%s: f32 {tfm.updated_in_place}) { return }
+
+// -----
+
 // expected-error @+1 {{'tfm.param' must be a #tfm.param attribute}}
 func.func @arg_not_param(%w: tensor<8xf32> {tfm.param = "model.norm.weight"}) { return }
 

@@ -22,11 +22,24 @@ void TfmDialect::initialize() {
 }
 
 /// `tfm.param` on a function argument: a #tfm.param on a static tensor whose
-/// stacked layout agrees with its name template.
+/// stacked layout agrees with its name template. `tfm.updated_in_place`: a
+/// unit attribute on a tensor or buffer.
 LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
                                                    NamedAttribute attr) {
+  if (attr.getName() == kUpdatedInPlaceAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << kUpdatedInPlaceAttrName << "' must be a unit attribute";
+    Region &region = op->getRegion(regionIndex);
+    if (!region.empty() && !isa<ShapedType, LLVM::LLVMPointerType>(
+                               region.getArgument(argIndex).getType()))
+      return op->emitError()
+             << "'" << kUpdatedInPlaceAttrName << "' on argument #" << argIndex
+             << ": expected a tensor or buffer argument";
+    return success();
+  }
   if (attr.getName() != kParamAttrName)
     return op->emitError() << "unknown tfm argument attribute '"
                            << attr.getName().getValue() << "'";

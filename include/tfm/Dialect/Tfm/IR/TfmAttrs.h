@@ -15,6 +15,12 @@
 namespace mlir::tfm {
 /// Name of the argument attribute that carries a #tfm.param.
 inline constexpr llvm::StringLiteral kParamAttrName = "tfm.param";
+/// Unit argument attribute: an entry function updates this argument in
+/// place (tfm-read-only-arguments sets it from `bufferization.writable =
+/// true`, which bufferization removes; tfm-return-arguments-in-place reads
+/// it).
+inline constexpr llvm::StringLiteral kUpdatedInPlaceAttrName =
+    "tfm.updated_in_place";
 /// Function attribute: HF tensor name prefixes a checkpoint may hold that
 /// the model does not read (layers HF does not build, such as MTP layers).
 inline constexpr llvm::StringLiteral kIgnoredTensorsAttrName = "tfm.ignored";
