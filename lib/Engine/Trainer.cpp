@@ -12,6 +12,7 @@
 #include "tfm/Training/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -133,7 +134,9 @@ Trainer::create(TrainingStep &step, const OptimizerOptions &options,
 
 /// Builds @name(acc_i : f32 ..., g_i ...) -> (acc_i + g_i : f32 ...) (or,
 /// without accumulators, @name(g_i ...) -> (g_i : f32 ...)), one
-/// linalg.generic per tensor widening bf16 gradients to f32.
+/// linalg.generic per tensor widening bf16 gradients to f32. The sums are
+/// added into the accumulators' own buffers (writable arguments, the
+/// generic's outputs): a micro-batch allocates no new f32 gradients.
 static OwningOpRef<ModuleOp> buildGradientSum(MLIRContext *ctx,
                                               llvm::ArrayRef<DeviceTensor> g,
                                               bool withAccumulators) {
@@ -153,30 +156,33 @@ static OwningOpRef<ModuleOp> buildGradientSum(MLIRContext *ctx,
   argTypes.append(gradTypes);
   auto f = func::FuncOp::create(b, loc, "sum_gradients",
                                 b.getFunctionType(argTypes, sumTypes));
+  if (withAccumulators)
+    for (size_t i = 0; i < g.size(); ++i)
+      f.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                   b.getBoolAttr(true));
   Block *body = f.addEntryBlock();
   b.setInsertionPointToStart(body);
   SmallVector<Value> sums;
   size_t n = g.size();
   for (size_t i = 0; i < n; ++i) {
     auto type = cast<RankedTensorType>(sumTypes[i]);
-    SmallVector<Value> ins;
-    if (withAccumulators)
-      ins.push_back(body->getArgument(i));
-    ins.push_back(body->getArgument((withAccumulators ? n : 0) + i));
-    Value init = tensor::EmptyOp::create(b, loc, type.getShape(), f32);
-    SmallVector<AffineMap> maps(ins.size() + 1,
-                                b.getMultiDimIdentityMap(type.getRank()));
+    Value grad = body->getArgument((withAccumulators ? n : 0) + i);
+    Value init =
+        withAccumulators
+            ? Value(body->getArgument(i))
+            : Value(tensor::EmptyOp::create(b, loc, type.getShape(), f32));
+    SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
     SmallVector<utils::IteratorType> iterators(type.getRank(),
                                                utils::IteratorType::parallel);
     auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{type}, ins, ValueRange{init}, maps, iterators,
-        [&](OpBuilder &nb, Location nl, ValueRange args) {
-          Value grad = args[ins.size() - 1];
-          if (!grad.getType().isF32())
-            grad = arith::ExtFOp::create(nb, nl, f32, grad);
+        b, loc, TypeRange{type}, ValueRange{grad}, ValueRange{init}, maps,
+        iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value g = args[0];
+          if (!g.getType().isF32())
+            g = arith::ExtFOp::create(nb, nl, f32, g);
           if (withAccumulators)
-            grad = arith::AddFOp::create(nb, nl, args[0], grad);
-          linalg::YieldOp::create(nb, nl, grad);
+            g = arith::AddFOp::create(nb, nl, args[1], g);
+          linalg::YieldOp::create(nb, nl, g);
         });
     sums.push_back(generic.getResult(0));
   }
