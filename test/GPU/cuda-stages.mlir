@@ -15,10 +15,13 @@
 // BUF-NOT: linalg.matmul
 
 // Every other op is a kernel launch inside the layer loop; the kernels live
-// in one gpu.module.
+// in one gpu.module. The loop carries the hidden state, whose initial value
+// is the argument: it is copied first (a kernel), since an entry does not
+// write its read-only arguments (tfm-read-only-arguments).
 // GPU-LABEL: func.func @forward
-// GPU: scf.for
-// GPU: gpu.launch_func @tfm_kernels::@forward_kernel blocks in
+// GPU: gpu.launch_func @tfm_kernels::@forward_kernel blocks in {{.*}} args({{.*}}%arg0 : memref<?x?x8xf32>, %[[COPY:[^ ]*]] : memref<?x?x8xf32>)
+// GPU: scf.for {{.*}} iter_args({{.*}} = %[[COPY]]
+// GPU: gpu.launch_func @tfm_kernels::@forward_kernel_{{[0-9]+}} blocks in
 // GPU: call @tfm_cuda_sgemm
 // GPU-NOT: linalg.
 // GPU: gpu.module @tfm_kernels

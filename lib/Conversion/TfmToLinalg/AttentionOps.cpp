@@ -157,22 +157,22 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
     dots = ungroupHeadRows(b, loc, prod, B, hq / group, group, T);
   } else {
     Value zero = filledTensor(b, loc, scoreSizes, st, 0.0);
-    dots =
-        linalg::GenericOp::create(
-            b, loc, TypeRange{zero.getType()}, ValueRange{q, k},
-            ValueRange{zero},
-            SmallVector<AffineMap>{
-                AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
-                AffineMap::get(5, 0, {d(0), d(3), d(1).floorDiv(group), d(4)},
-                               ctx),
-                AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)},
-            SmallVector<utils::IteratorType>{par, par, par, par, red},
-            [&](OpBuilder &nb, Location l, ValueRange a) {
-              Value p = arith::MulFOp::create(nb, l, castFloat(nb, l, a[0], st),
-                                              castFloat(nb, l, a[1], st));
-              yieldValue(nb, l, arith::AddFOp::create(nb, l, p, a[2]));
-            })
-            .getResult(0);
+    dots = linalg::GenericOp::create(
+               b, loc, TypeRange{zero.getType()}, ValueRange{q, k},
+               ValueRange{zero},
+               SmallVector<AffineMap>{
+                   AffineMap::get(5, 0, {d(0), d(2), d(1), d(4)}, ctx),
+                   AffineMap::get(
+                       5, 0, {d(0), d(3), d(1).floorDiv(group), d(4)}, ctx),
+                   AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)},
+               SmallVector<utils::IteratorType>{par, par, par, par, red},
+               [&](OpBuilder &nb, Location l, ValueRange a) {
+                 Value qv = castFloat(nb, l, a[0], st);
+                 Value kv = castFloat(nb, l, a[1], st);
+                 Value p = arith::MulFOp::create(nb, l, qv, kv);
+                 yieldValue(nb, l, arith::AddFOp::create(nb, l, p, a[2]));
+               })
+               .getResult(0);
   }
   // Scale, soft-cap, then mask (HF order), in one pass over the scores; the
   // scaled pre-softcap scores are kept only when the soft-cap's derivative
@@ -313,8 +313,9 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
       AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx),
       {false, false, false, false, true},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(nb, l, castFloat(nb, l, a[0], st),
-                                           castFloat(nb, l, a[1], st));
+        Value pv = castFloat(nb, l, a[0], st);
+        Value vv = castFloat(nb, l, a[1], st);
+        Value prod = arith::MulFOp::create(nb, l, pv, vv);
         return arith::AddFOp::create(nb, l, prod, a[2]);
       });
   Value out = outF;
@@ -406,10 +407,10 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
                     AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx),
                     {false, false, false, false, true},
                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                      Value lhs = f(nb, l, a[0]);
+                      Value rhs = f(nb, l, a[1]);
                       return arith::AddFOp::create(
-                          nb, l, a[2],
-                          arith::MulFOp::create(nb, l, f(nb, l, a[0]),
-                                                f(nb, l, a[1])));
+                          nb, l, a[2], arith::MulFOp::create(nb, l, lhs, rhs));
                     });
   // delta[b, h, t] = Σ_s p · dp
   Value delta = buildReduction(
@@ -428,23 +429,23 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
     dsInputs.push_back(p.scaled);
     dsMaps.push_back(identityMap(ctx, 4));
   }
-  Value ds = buildMap(
-      b, loc, scoreSizes, st, dsInputs, dsMaps,
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value g = arith::MulFOp::create(
-            nb, l, a[0], arith::SubFOp::create(nb, l, a[1], a[2]));
-        if (cfg.softcap) {
-          Value th = math::TanhOp::create(
-              nb, l,
-              arith::DivFOp::create(nb, l, a[3],
-                                    constFloat(nb, l, st, *cfg.softcap)));
-          g = arith::MulFOp::create(
-              nb, l, g,
-              arith::SubFOp::create(nb, l, constFloat(nb, l, st, 1.0),
-                                    arith::MulFOp::create(nb, l, th, th)));
-        }
-        return g;
-      });
+  Value ds =
+      buildMap(b, loc, scoreSizes, st, dsInputs, dsMaps,
+               [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                 Value g = arith::MulFOp::create(
+                     nb, l, a[0], arith::SubFOp::create(nb, l, a[1], a[2]));
+                 if (cfg.softcap) {
+                   Value th = math::TanhOp::create(
+                       nb, l,
+                       arith::DivFOp::create(
+                           nb, l, a[3], constFloat(nb, l, st, *cfg.softcap)));
+                   Value one = constFloat(nb, l, st, 1.0);
+                   Value th2 = arith::MulFOp::create(nb, l, th, th);
+                   g = arith::MulFOp::create(
+                       nb, l, g, arith::SubFOp::create(nb, l, one, th2));
+                 }
+                 return g;
+               });
   SmallVector<Value> grads;
   if (batched) {
     // Per key/value head j, its query heads' rows stacked (g·T rows):

@@ -190,12 +190,15 @@ Chunk loadChunk(OpBuilder &b, Location loc, const RuleSetup &s, Value c) {
   Value g = sliceSeq(b, loc, s.gate, k.start, k.len);
   k.gam = chunkCumsum(b, loc, g, k.len, st);
   k.total = contract(b, loc, "blgr->bgr", ValueRange{g}, st);
-  k.decay = einsum(
-      b, loc, "blgr,bsgr->blsgr", ValueRange{k.gam, k.gam}, st,
-      [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
-        Scalar sc = scalar(nb, l, st);
-        return sc.where(sc.le(idx('s'), idx('l')), sc.exp(sc.sub(v[0], v[1])));
-      });
+  k.decay =
+      einsum(b, loc, "blgr,bsgr->blsgr", ValueRange{k.gam, k.gam}, st,
+             [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
+               Scalar sc = scalar(nb, l, st);
+               Value si = idx('s');
+               Value li = idx('l');
+               Value visible = sc.le(si, li);
+               return sc.where(visible, sc.exp(sc.sub(v[0], v[1])));
+             });
   k.kk = gemm(b, loc, "blgk,bsgk->blsg", k.k, k.k, st);
   k.qk = gemm(b, loc, "blgk,bsgk->blsg", k.q, k.k, st);
   k.attn = contract(b, loc, "blsg,blsgr->blsgr", ValueRange{k.qk, k.decay}, st);
@@ -203,8 +206,10 @@ Chunk loadChunk(OpBuilder &b, Location loc, const RuleSetup &s, Value c) {
                  ValueRange{k.beta, k.kk, k.decay}, st,
                  [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
                    Scalar sc = scalar(nb, l, st);
-                   return sc.where(sc.lt(idx('s'), idx('l')),
-                                   sc.mul(sc.mul(v[0], v[1]), v[2]));
+                   Value si = idx('s');
+                   Value li = idx('l');
+                   Value below = sc.lt(si, li);
+                   return sc.where(below, sc.mul(sc.mul(v[0], v[1]), v[2]));
                  });
   k.inv = unitLowerInverse(b, loc, k.sys, st, s.chunk);
   k.vb = contract(b, loc, "blgr,blgrv->blgrv", ValueRange{k.beta, k.v}, st);
@@ -250,7 +255,8 @@ Value scaledByExp(OpBuilder &b, Location loc, StringRef spec, Value e, Value x,
   return einsum(b, loc, spec, ValueRange{e, x}, st,
                 [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
                   Scalar sc = scalar(nb, l, st);
-                  return sc.mul(sc.exp(v[0]), sc.f(v[1]));
+                  Value decay = sc.exp(v[0]);
+                  return sc.mul(decay, sc.f(v[1]));
                 });
 }
 
@@ -376,9 +382,11 @@ struct GatedDeltaRuleBackwardLowering
                 b, l, spec, in, st,
                 [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex ix) {
                   Scalar sc = scalar(nb, ll, st);
-                  return sc.sub(a[3],
-                                sc.where(sc.lt(ix('s'), ix('l')),
-                                         sc.mul(sc.mul(a[0], a[1]), a[2])));
+                  Value si = ix('s');
+                  Value li = ix('l');
+                  Value below = sc.lt(si, li);
+                  return sc.sub(
+                      a[3], sc.where(below, sc.mul(sc.mul(a[0], a[1]), a[2])));
                 });
           };
           Value dBetaSys = belowDiagonal("blsgr,blsg,blsgr->blgr",
@@ -393,7 +401,8 @@ struct GatedDeltaRuleBackwardLowering
               ValueRange{dANeg, k.sys, dAttnD, k.qk}, st,
               [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex) {
                 Scalar sc = scalar(nb, ll, st);
-                return sc.sub(sc.mul(a[2], a[3]), sc.mul(a[0], a[1]));
+                Value lhs = sc.mul(a[2], a[3]);
+                return sc.sub(lhs, sc.mul(a[0], a[1]));
               });
           Value rowE = contract(b, l, "blsgr->blgr", ValueRange{e}, st);
           Value colE = contract(b, l, "bslgr->blgr", ValueRange{e}, st);
@@ -420,7 +429,8 @@ struct GatedDeltaRuleBackwardLowering
               ValueRange{dBetaSys, dBetaV, dxkK, k.gam}, st,
               [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex) {
                 Scalar sc = scalar(nb, ll, st);
-                return sc.sub(sc.add(a[0], a[1]), sc.mul(sc.exp(a[3]), a[2]));
+                Value sum = sc.add(a[0], a[1]);
+                return sc.sub(sum, sc.mul(sc.exp(a[3]), a[2]));
               });
           Value dGam = einsum(
               b, l, "blgr,blgr,blgr,blgr,blgr,blgr,blgr->blgr",
@@ -436,7 +446,8 @@ struct GatedDeltaRuleBackwardLowering
               b, l, "bgr,bgrkv,bgrkv->bgr", ValueRange{k.total, dS, s0}, st,
               [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex) {
                 Scalar sc = scalar(nb, ll, st);
-                return sc.add(a[3], sc.mul(sc.exp(a[0]), sc.mul(a[1], a[2])));
+                Value decay = sc.exp(a[0]);
+                return sc.add(a[3], sc.mul(decay, sc.mul(a[1], a[2])));
               });
           Value dTotal =
               contract(b, l, "bsgr->bgr", ValueRange{nu}, st, keptDot);
@@ -447,7 +458,8 @@ struct GatedDeltaRuleBackwardLowering
               ValueRange{dkAttn, dkWrite, dkSys, dkX}, st,
               [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex) {
                 Scalar sc = scalar(nb, ll, st);
-                return sc.add(sc.add(a[0], a[1]), sc.add(a[2], a[3]));
+                Value first = sc.add(a[0], a[1]);
+                return sc.add(first, sc.add(a[2], a[3]));
               });
           return {dPrev,
                   insertSeq(b, l, dq, acc[1], k.start),
@@ -465,15 +477,15 @@ struct GatedDeltaRuleBackwardLowering
                    Scalar sc = scalar(nb, l, st);
                    return sc.add(a[2], sc.mul(sc.f(a[0]), a[1]));
                  });
-      return einsum(rewriter, loc, "btgk,btgk,btg,btg->btgk",
-                    ValueRange{x, dn, r, dot}, st,
-                    [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-                      Scalar sc = scalar(nb, l, st);
-                      Value r3 = sc.mul(sc.mul(a[2], a[2]), a[2]);
-                      Value v = sc.sub(sc.mul(a[2], a[1]),
-                                       sc.mul(sc.mul(sc.f(a[0]), r3), a[3]));
-                      return sc.mul(v, sc.c(scale));
-                    });
+      return einsum(
+          rewriter, loc, "btgk,btgk,btg,btg->btgk", ValueRange{x, dn, r, dot},
+          st, [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+            Scalar sc = scalar(nb, l, st);
+            Value r3 = sc.mul(sc.mul(a[2], a[2]), a[2]);
+            Value lhs = sc.mul(a[2], a[1]);
+            Value v = sc.sub(lhs, sc.mul(sc.mul(sc.f(a[0]), r3), a[3]));
+            return sc.mul(v, sc.c(scale));
+          });
     };
     Value dq = throughNorm(s.q, s.rq, loop.getResult(1),
                            1.0 / std::sqrt(double(s.keyDim)));
@@ -492,7 +504,8 @@ struct GatedDeltaRuleBackwardLowering
         rewriter, loc, "btgr,gr,btgr->btgr", ValueRange{dgate, s.negA, s.aPlus},
         st, [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
           Scalar sc = scalar(nb, l, st);
-          return sc.mul(sc.mul(a[0], a[1]), sc.softplusGrad(a[2]));
+          Value prod = sc.mul(a[0], a[1]);
+          return sc.mul(prod, sc.softplusGrad(a[2]));
         });
     Value dDtBias = contract(rewriter, loc, "btgr->gr", ValueRange{da}, st);
     Value dALog =

@@ -159,9 +159,9 @@ template <typename OpTy> struct GluLowering : OpRewritePattern<OpTy> {
 Value sigmoid(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
   Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-  return arith::DivFOp::create(
-      b, loc, constFloat(b, loc, t, 1.0),
-      arith::AddFOp::create(b, loc, constFloat(b, loc, t, 1.0), e));
+  Value one = constFloat(b, loc, t, 1.0);
+  return arith::DivFOp::create(b, loc, one,
+                               arith::AddFOp::create(b, loc, one, e));
 }
 
 /// d σ(x)/dx = σ(x)(1 − σ(x)).
@@ -177,9 +177,9 @@ Value siluDerivative(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
   Value s = sigmoid(b, loc, x);
   Value oneMinus = arith::SubFOp::create(b, loc, constFloat(b, loc, t, 1.0), s);
-  Value inner =
-      arith::AddFOp::create(b, loc, constFloat(b, loc, t, 1.0),
-                            arith::MulFOp::create(b, loc, x, oneMinus));
+  Value one = constFloat(b, loc, t, 1.0);
+  Value inner = arith::AddFOp::create(
+      b, loc, one, arith::MulFOp::create(b, loc, x, oneMinus));
   return arith::MulFOp::create(b, loc, s, inner);
 }
 
@@ -189,25 +189,22 @@ Value geluTanhDerivative(OpBuilder &b, Location loc, Value x) {
   auto cst = [&](double v) { return constFloat(b, loc, t, v); };
   double c = std::sqrt(2.0 / M_PI);
   Value x2 = arith::MulFOp::create(b, loc, x, x);
-  Value inner = arith::MulFOp::create(
-      b, loc, cst(c),
-      arith::AddFOp::create(
-          b, loc, x,
-          arith::MulFOp::create(b, loc, cst(0.044715),
-                                arith::MulFOp::create(b, loc, x2, x))));
+  Value cC = cst(c), cA = cst(0.044715), half = cst(0.5), one = cst(1.0);
+  Value x3 = arith::MulFOp::create(b, loc, x2, x);
+  Value poly =
+      arith::AddFOp::create(b, loc, x, arith::MulFOp::create(b, loc, cA, x3));
+  Value inner = arith::MulFOp::create(b, loc, cC, poly);
   Value th = math::TanhOp::create(b, loc, inner);
-  Value left = arith::MulFOp::create(
-      b, loc, cst(0.5), arith::AddFOp::create(b, loc, cst(1.0), th));
-  Value sech2 = arith::SubFOp::create(b, loc, cst(1.0),
-                                      arith::MulFOp::create(b, loc, th, th));
-  Value dInner = arith::MulFOp::create(
-      b, loc, cst(c),
-      arith::AddFOp::create(
-          b, loc, cst(1.0),
-          arith::MulFOp::create(b, loc, cst(3 * 0.044715), x2)));
-  Value right =
-      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, cst(0.5), x),
-                            arith::MulFOp::create(b, loc, sech2, dInner));
+  Value left = arith::MulFOp::create(b, loc, half,
+                                     arith::AddFOp::create(b, loc, one, th));
+  Value th2 = arith::MulFOp::create(b, loc, th, th);
+  Value sech2 = arith::SubFOp::create(b, loc, one, th2);
+  Value dPoly = arith::AddFOp::create(
+      b, loc, one, arith::MulFOp::create(b, loc, cst(3 * 0.044715), x2));
+  Value dInner = arith::MulFOp::create(b, loc, cC, dPoly);
+  Value halfX = arith::MulFOp::create(b, loc, half, x);
+  Value right = arith::MulFOp::create(
+      b, loc, halfX, arith::MulFOp::create(b, loc, sech2, dInner));
   return arith::AddFOp::create(b, loc, left, right);
 }
 
@@ -246,9 +243,9 @@ struct SoftcapBackwardLowering : OpRewritePattern<SoftcapBackwardOp> {
           Value th = math::TanhOp::create(
               b, loc,
               arith::DivFOp::create(b, loc, a[1], constFloat(b, loc, t, cap)));
-          Value d =
-              arith::SubFOp::create(b, loc, constFloat(b, loc, t, 1.0),
-                                    arith::MulFOp::create(b, loc, th, th));
+          Value one = constFloat(b, loc, t, 1.0);
+          Value d = arith::SubFOp::create(
+              b, loc, one, arith::MulFOp::create(b, loc, th, th));
           return arith::MulFOp::create(b, loc, a[0], d);
         });
     rewriter.replaceOp(op, r);

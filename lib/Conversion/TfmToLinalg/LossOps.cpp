@@ -78,10 +78,11 @@ std::pair<Value, Value> targetAt(OpBuilder &nb, Location l, Value labels,
       arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, target, ignore));
   Value zero = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, 0));
   Value v = arith::ConstantOp::create(nb, l, lt, nb.getIntegerAttr(lt, vocab));
-  Value inVocab = arith::AndIOp::create(
-      nb, l,
-      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, target, zero),
-      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, target, v));
+  Value nonNegative =
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, target, zero);
+  Value belowVocab =
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, target, v);
+  Value inVocab = arith::AndIOp::create(nb, l, nonNegative, belowVocab);
   counted = arith::AndIOp::create(nb, l, counted, inVocab);
   Value safe = arith::SelectOp::create(nb, l, counted, target, zero);
   return {counted, arith::IndexCastOp::create(nb, l, nb.getIndexType(), safe)};
@@ -190,9 +191,9 @@ Value countedTargets(OpBuilder &b, Location loc, Value rows, Value labels,
       AffineMap::get(2, 0, ctx), {true, true},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value counted = targetAt(nb, l, labels, ignoreIndex, vocab).first;
-        Value one =
-            arith::SelectOp::create(nb, l, counted, constFloat(nb, l, st, 1.0),
-                                    constFloat(nb, l, st, 0.0));
+        Value yes = constFloat(nb, l, st, 1.0);
+        Value no = constFloat(nb, l, st, 0.0);
+        Value one = arith::SelectOp::create(nb, l, counted, yes, no);
         return arith::AddFOp::create(nb, l, a[1], one);
       });
 }
@@ -218,10 +219,10 @@ Value crossEntropyGrad(OpBuilder &b, Location loc, Value logits, Value lse,
             arith::SubFOp::create(nb, l, castFloat(nb, l, a[0], st), a[1]));
         Value isTarget =
             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, vi, target);
+        Value yes = constFloat(nb, l, st, 1.0);
+        Value no = constFloat(nb, l, st, 0.0);
         Value g = arith::SubFOp::create(
-            nb, l, p,
-            arith::SelectOp::create(nb, l, isTarget, constFloat(nb, l, st, 1.0),
-                                    constFloat(nb, l, st, 0.0)));
+            nb, l, p, arith::SelectOp::create(nb, l, isTarget, yes, no));
         g = arith::MulFOp::create(nb, l, g, scale);
         g = arith::SelectOp::create(nb, l, counted, g,
                                     constFloat(nb, l, st, 0.0));
@@ -283,10 +284,11 @@ struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
     (void)max;
     Value count = countedTargets(rewriter, loc, lse, labels,
                                  op.getIgnoreIndex(), vocab, st);
-    Value scale = arith::DivFOp::create(
-        rewriter, loc,
-        tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{}),
-        tensor::ExtractOp::create(rewriter, loc, count, ValueRange{}));
+    Value dloss =
+        tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{});
+    Value tokens =
+        tensor::ExtractOp::create(rewriter, loc, count, ValueRange{});
+    Value scale = arith::DivFOp::create(rewriter, loc, dloss, tokens);
     rewriter.replaceOp(op, crossEntropyGrad(rewriter, loc, logits, lse, labels,
                                             op.getIgnoreIndex(), scale,
                                             op.getType().getElementType()));
@@ -311,10 +313,11 @@ struct FusedLmHeadLossBackwardLowering
     Type acc = computeType(elem);
     Value count = countedTargets(rewriter, loc, op.getLse(), labels,
                                  op.getIgnoreIndex(), wt.getDimSize(0), st);
-    Value scale = arith::DivFOp::create(
-        rewriter, loc,
-        tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{}),
-        tensor::ExtractOp::create(rewriter, loc, count, ValueRange{}));
+    Value dloss =
+        tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{});
+    Value tokens =
+        tensor::ExtractOp::create(rewriter, loc, count, ValueRange{});
+    Value scale = arith::DivFOp::create(rewriter, loc, dloss, tokens);
     Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value chunk = arith::ConstantIndexOp::create(rewriter, loc, kLossChunk);
     Value tLen = tensor::DimOp::create(rewriter, loc, h, 1);

@@ -223,17 +223,17 @@ mlir::tfm::lowering::buildRmsNorm(OpBuilder &b, Location loc, Value x,
                       Value sq = arith::MulFOp::create(nb, nloc, a[0], a[0]);
                       return arith::AddFOp::create(nb, nloc, sq, a[1]);
                     });
-  Value rstd = buildMap(
-      b, loc, sizesOf(b, loc, sumSq), statElem, ValueRange{sumSq}, {},
-      [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
-        Value mean = arith::DivFOp::create(
-            nb, nloc, a[0], constFloat(nb, nloc, statElem, double(n)));
-        Value v = arith::AddFOp::create(nb, nloc, mean,
-                                        constFloat(nb, nloc, statElem, eps));
-        return arith::DivFOp::create(nb, nloc,
-                                     constFloat(nb, nloc, statElem, 1.0),
-                                     math::SqrtOp::create(nb, nloc, v));
-      });
+  Value rstd =
+      buildMap(b, loc, sizesOf(b, loc, sumSq), statElem, ValueRange{sumSq}, {},
+               [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                 Value mean = arith::DivFOp::create(
+                     nb, nloc, a[0], constFloat(nb, nloc, statElem, double(n)));
+                 Value v = arith::AddFOp::create(
+                     nb, nloc, mean, constFloat(nb, nloc, statElem, eps));
+                 Value one = constFloat(nb, nloc, statElem, 1.0);
+                 return arith::DivFOp::create(
+                     nb, nloc, one, math::SqrtOp::create(nb, nloc, v));
+               });
   // y = (x * rstd) rounded to the element type, times w (HF Llama), or
   // x * rstd * (1 + w) all in the compute type (HF Gemma).
   MLIRContext *ctx = b.getContext();
@@ -253,9 +253,9 @@ mlir::tfm::lowering::buildRmsNorm(OpBuilder &b, Location loc, Value x,
                            elem);
         }
         Value rounded = castFloat(nb, nloc, normed, elem);
-        Value prod =
-            arith::MulFOp::create(nb, nloc, castFloat(nb, nloc, rounded, ct),
-                                  castFloat(nb, nloc, a[2], ct));
+        Value lhs = castFloat(nb, nloc, rounded, ct);
+        Value rhs = castFloat(nb, nloc, a[2], ct);
+        Value prod = arith::MulFOp::create(nb, nloc, lhs, rhs);
         return castFloat(nb, nloc, prod, elem);
       });
   return {y, rstd};

@@ -6,6 +6,11 @@
 // dimension, and typed scalar arithmetic in the compute type (f32, or f64
 // for f64 tensors: bf16/f16 values are widened on load, rounded on store).
 //
+// Patterns create ops one statement at a time, never as two arguments of
+// one call (`f(X::create(..), Y::create(..))`): C++ leaves the order of
+// argument evaluation to the compiler (gcc goes right to left, clang left
+// to right), and with it the order of the ops in the printed IR.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TFM_LIB_CONVERSION_TFMTOLINALG_LOWERINGUTILS_H

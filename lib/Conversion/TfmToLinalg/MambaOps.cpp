@@ -556,8 +556,8 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
               ValueRange{cs, k.lam, s.d, k.x}, st,
               [&](OpBuilder &nb, Location ll, ValueRange v, LetterIndex) {
                 Scalar sc = scalar(nb, ll, st);
-                return sc.add(sc.mul(v[0], sc.exp(v[1])),
-                              sc.mul(v[2], sc.f(v[3])));
+                Value decayed = sc.mul(v[0], sc.exp(v[1]));
+                return sc.add(decayed, sc.mul(v[2], sc.f(v[3])));
               });
           Value y = gemm(b, l, "blsgr,bsgrp->blgrp", m, k.x, st, carried);
           // state' = e^{total} state + Σ_s e^{total − lam_s} δ_s x_s ⊗ b_s.
@@ -681,7 +681,8 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
                ValueRange{s.delta, gu, s.d, dy5}, st,
                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
                  Scalar sc = scalar(nb, l, st);
-                 return sc.add(sc.mul(a[0], a[1]), sc.mul(a[2], a[3]));
+                 Value fromDelta = sc.mul(a[0], a[1]);
+                 return sc.add(fromDelta, sc.mul(a[2], a[3]));
                });
     Value gDeltaDecay =
         contract(rewriter, loc, "gr,btgr->btgr", ValueRange{s.a, ga}, st);
@@ -692,20 +693,18 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
     Value gD =
         contract(rewriter, loc, "btgrp,btgrp->gr", ValueRange{dy5, s.x5}, st);
     double dtMin = s.dtMin, dtMax = s.dtMax;
-    Value gDt =
-        einsum(rewriter, loc, "btgr,btgr->btgr", ValueRange{gDelta, s.dtRaw},
-               st, [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-                 Scalar sc = scalar(nb, l, st);
-                 Value sp =
-                     sc.round(sc.softplus(a[1]), elementType(op.getDt()));
-                 Value inside = arith::AndIOp::create(
-                     nb, l,
-                     arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, sp,
-                                           sc.c(dtMin)),
-                     arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, sp,
-                                           sc.c(dtMax)));
-                 return sc.where(inside, sc.mul(a[0], sc.softplusGrad(a[1])));
-               });
+    Value gDt = einsum(
+        rewriter, loc, "btgr,btgr->btgr", ValueRange{gDelta, s.dtRaw}, st,
+        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+          Scalar sc = scalar(nb, l, st);
+          Value sp = sc.round(sc.softplus(a[1]), elementType(op.getDt()));
+          Value aboveMin = arith::CmpFOp::create(
+              nb, l, arith::CmpFPredicate::OGE, sp, sc.c(dtMin));
+          Value belowMax = arith::CmpFOp::create(
+              nb, l, arith::CmpFPredicate::OLE, sp, sc.c(dtMax));
+          Value inside = arith::AndIOp::create(nb, l, aboveMin, belowMax);
+          return sc.where(inside, sc.mul(a[0], sc.softplusGrad(a[1])));
+        });
     Value gDtBias = contract(rewriter, loc, "btgr->gr", ValueRange{gDt}, st);
     Value gALog = contract(rewriter, loc, "gr,gr->gr", ValueRange{gA, s.a}, st);
     auto out = [&](Value g, Value like, int64_t dim, int64_t count) {

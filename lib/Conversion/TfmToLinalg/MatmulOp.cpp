@@ -59,9 +59,9 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
                                                utils::IteratorType::parallel,
                                                utils::IteratorType::reduction},
               [&](OpBuilder &b, Location l, ValueRange a) {
-                Value p =
-                    arith::MulFOp::create(b, l, castFloat(b, l, a[0], acc),
-                                          castFloat(b, l, a[1], acc));
+                Value lhs = castFloat(b, l, a[0], acc);
+                Value rhs = castFloat(b, l, a[1], acc);
+                Value p = arith::MulFOp::create(b, l, lhs, rhs);
                 yieldValue(b, l, arith::AddFOp::create(b, l, p, a[2]));
               })
               .getResult(0);
@@ -129,8 +129,9 @@ struct MatmulGradWeightLowering : OpRewritePattern<MatmulGradWeightOp> {
            AffineMap::get(3, 0, {m, j}, ctx)},
           AffineMap::get(3, 0, {i, j}, ctx), {false, false, true},
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-            Value p = arith::MulFOp::create(b, l, castFloat(b, l, a[0], acc),
-                                            castFloat(b, l, a[1], acc));
+            Value lhs = castFloat(b, l, a[0], acc);
+            Value rhs = castFloat(b, l, a[1], acc);
+            Value p = arith::MulFOp::create(b, l, lhs, rhs);
             return arith::AddFOp::create(b, l, a[2], p);
           });
       product = roundTensor(rewriter, loc, product, elem);

@@ -33,6 +33,17 @@ constexpr int64_t kDyn = ShapedType::kDynamic;
 Value idx(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
+/// scf.for over [0, n) with step 1. Its bounds are created here, one after
+/// another: as sibling call arguments their order would be the compiler's,
+/// and so would the printed IR.
+scf::ForOp
+countedLoop(OpBuilder &b, Location loc, int64_t n, ValueRange inits,
+            function_ref<void(OpBuilder &, Location, Value, ValueRange)> body) {
+  Value lo = idx(b, loc, 0);
+  Value hi = idx(b, loc, n);
+  Value step = idx(b, loc, 1);
+  return scf::ForOp::create(b, loc, lo, hi, step, inits, body);
+}
 Value toIndex(OpBuilder &b, Location loc, Value i64) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), i64);
 }
@@ -142,9 +153,11 @@ struct ScoreReader {
   Value score(OpBuilder &b, Location l, Value n, Value e) const {
     Value x = logit(b, l, n, e);
     switch (routing) {
-    case MoeRouting::softmax_topk:
-      return softmaxAt(b, l, x, tensor::ExtractOp::create(b, l, max, n),
-                       tensor::ExtractOp::create(b, l, sum, n), acc);
+    case MoeRouting::softmax_topk: {
+      Value rowMax = tensor::ExtractOp::create(b, l, max, n);
+      Value rowSum = tensor::ExtractOp::create(b, l, sum, n);
+      return softmaxAt(b, l, x, rowMax, rowSum, acc);
+    }
     case MoeRouting::sigmoid_topk: {
       Value one = constFloat(b, l, acc, 1.0);
       Value ex = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
@@ -173,8 +186,8 @@ std::pair<Value, Value>
 bestAfter(OpBuilder &b, Location l, int64_t count, Value prevS, Value prevI,
           Type acc, function_ref<Value(OpBuilder &, Location, Value)> scoreOf) {
   double inf = std::numeric_limits<double>::infinity();
-  auto scan = scf::ForOp::create(
-      b, l, idx(b, l, 0), idx(b, l, count), idx(b, l, 1),
+  auto scan = countedLoop(
+      b, l, count,
       ValueRange{constFloat(b, l, acc, -inf),
                  arith::ConstantIntOp::create(b, l, -1, 64)},
       [&](OpBuilder &sb, Location sl, Value i, ValueRange best) {
@@ -182,11 +195,11 @@ bestAfter(OpBuilder &b, Location l, int64_t count, Value prevS, Value prevI,
         Value ii = toI64(sb, sl, i);
         Value lower =
             arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OLT, s, prevS);
-        Value tie = arith::AndIOp::create(
-            sb, sl,
-            arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OEQ, s, prevS),
-            arith::CmpIOp::create(sb, sl, arith::CmpIPredicate::sgt, ii,
-                                  prevI));
+        Value sameScore =
+            arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OEQ, s, prevS);
+        Value laterIndex =
+            arith::CmpIOp::create(sb, sl, arith::CmpIPredicate::sgt, ii, prevI);
+        Value tie = arith::AndIOp::create(sb, sl, sameScore, laterIndex);
         Value after = arith::OrIOp::create(sb, sl, lower, tie);
         // Any candidate beats none; otherwise strictly better only.
         Value none =
@@ -227,12 +240,12 @@ struct Selection {
     Value s = biased(b, l, n, e);
     if (groups == 1)
       return s;
-    Value group = arith::DivUIOp::create(
-        b, l, toI64(b, l, e),
-        arith::ConstantIntOp::create(b, l, groupSize, 64));
-    Value bit =
-        arith::AndIOp::create(b, l, arith::ShRUIOp::create(b, l, mask, group),
-                              arith::ConstantIntOp::create(b, l, 1, 64));
+    Value e64 = toI64(b, l, e);
+    Value size = arith::ConstantIntOp::create(b, l, groupSize, 64);
+    Value group = arith::DivUIOp::create(b, l, e64, size);
+    Value shifted = arith::ShRUIOp::create(b, l, mask, group);
+    Value bit = arith::AndIOp::create(
+        b, l, shifted, arith::ConstantIntOp::create(b, l, 1, 64));
     Value kept =
         arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, bit,
                               arith::ConstantIntOp::create(b, l, 0, 64));
@@ -245,8 +258,8 @@ struct Selection {
     Type acc = scores.acc;
     double inf = std::numeric_limits<double>::infinity();
     Value first = arith::MulIOp::create(b, l, g, idx(b, l, groupSize));
-    auto loop = scf::ForOp::create(
-        b, l, idx(b, l, 0), idx(b, l, groupSize), idx(b, l, 1),
+    auto loop = countedLoop(
+        b, l, groupSize,
         ValueRange{constFloat(b, l, acc, -inf), constFloat(b, l, acc, -inf)},
         [&](OpBuilder &lb, Location ll, Value i, ValueRange m) {
           Value s = biased(lb, ll, n, arith::AddIOp::create(lb, ll, first, i));
@@ -274,8 +287,8 @@ struct Selection {
         [&](OpBuilder &nb, Location l, ValueRange iv) -> SmallVector<Value> {
           Value n = iv[0];
           double inf = std::numeric_limits<double>::infinity();
-          auto passes = scf::ForOp::create(
-              nb, l, idx(nb, l, 0), idx(nb, l, keptGroups), idx(nb, l, 1),
+          auto passes = countedLoop(
+              nb, l, keptGroups,
               ValueRange{constFloat(nb, l, acc, inf),
                          arith::ConstantIntOp::create(nb, l, -1, 64),
                          arith::ConstantIntOp::create(nb, l, 0, 64)},
@@ -345,8 +358,8 @@ struct MoeRouterLowering : OpRewritePattern<MoeRouterOp> {
               zero, // sum exp (topk_softmax)
               zero, // this slot's score
               arith::ConstantIntOp::create(b, l, 0, 64)}; // this slot's expert
-          auto passes = scf::ForOp::create(
-              b, l, idx(b, l, 0), idx(b, l, k), idx(b, l, 1), init,
+          auto passes = countedLoop(
+              b, l, k, init,
               [&](OpBuilder &pb, Location pl, Value t, ValueRange st) {
                 auto [chosen, e] =
                     bestAfter(pb, pl, experts, st[0], st[1], acc,
@@ -441,9 +454,8 @@ struct MoeRouterBackwardLowering : OpRewritePattern<MoeRouterBackwardOp> {
           // Pass 1: over the k slots, the sums the rule needs, and the
           // gradient reaching this expert's score (zero if not selected).
           Value no = arith::ConstantIntOp::create(b, l, 0, 1);
-          auto pass1 = scf::ForOp::create(
-              b, l, idx(b, l, 0), idx(b, l, k), idx(b, l, 1),
-              ValueRange{zero, zero, zero, zero, no},
+          auto pass1 = countedLoop(
+              b, l, k, ValueRange{zero, zero, zero, zero, no},
               [&](OpBuilder &pb, Location pl, Value t, ValueRange st) {
                 Value ej =
                     tensor::ExtractOp::create(pb, pl, ids, ValueRange{n, t});
@@ -504,9 +516,8 @@ struct MoeRouterBackwardLowering : OpRewritePattern<MoeRouterBackwardOp> {
             Value p = scores.score(b, l, n, iv[1]);
             if (routing == MoeRouting::softmax_topk) {
               // Σ_e ds_e p_e over the selected experts.
-              auto pass2 = scf::ForOp::create(
-                  b, l, idx(b, l, 0), idx(b, l, k), idx(b, l, 1),
-                  ValueRange{zero},
+              auto pass2 = countedLoop(
+                  b, l, k, ValueRange{zero},
                   [&](OpBuilder &pb, Location pl, Value t, ValueRange st) {
                     Value ej = tensor::ExtractOp::create(pb, pl, ids,
                                                          ValueRange{n, t});
@@ -579,9 +590,9 @@ struct MoeRoutePlanLowering : OpRewritePattern<MoeRoutePlanOp> {
             rewriter, loc, c0, idx(rewriter, loc, experts), c1,
             ValueRange{offsets},
             [&](OpBuilder &b, Location l, Value e, ValueRange st) {
-              Value sum = arith::AddIOp::create(
-                  b, l, tensor::ExtractOp::create(b, l, st[0], e),
-                  tensor::ExtractOp::create(b, l, counts, e));
+              Value before = tensor::ExtractOp::create(b, l, st[0], e);
+              Value count = tensor::ExtractOp::create(b, l, counts, e);
+              Value sum = arith::AddIOp::create(b, l, before, count);
               Value next = arith::AddIOp::create(b, l, e, idx(b, l, 1));
               scf::YieldOp::create(b, l,
                                    ValueRange{tensor::InsertOp::create(
@@ -606,8 +617,10 @@ struct MoeRoutePlanLowering : OpRewritePattern<MoeRoutePlanOp> {
               b, l, arith::AddIOp::create(b, l, p, i64Const(b, l, 1)), st[0],
               ValueRange{e});
           Value pos = tensor::InsertOp::create(b, l, p, st[1], ValueRange{f});
-          Value src = tensor::InsertOp::create(b, l, toI64(b, l, f), st[2],
-                                               ValueRange{toIndex(b, l, p)});
+          Value source = toI64(b, l, f);
+          Value slot = toIndex(b, l, p);
+          Value src =
+              tensor::InsertOp::create(b, l, source, st[2], ValueRange{slot});
           scf::YieldOp::create(b, l, ValueRange{cur, pos, src});
         });
     Value pos = place.getResult(1);
@@ -654,8 +667,8 @@ Value gatherRows(
   return buildMap(b, loc, sizes, elem, ValueRange{sources},
                   {AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx)},
                   [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                    return value(nb, l, toIndex(nb, l, a[0]),
-                                 linalg::IndexOp::create(nb, l, 1));
+                    Value row = toIndex(nb, l, a[0]);
+                    return value(nb, l, row, linalg::IndexOp::create(nb, l, 1));
                   });
 }
 
@@ -813,8 +826,9 @@ Value gemm(OpBuilder &b, Location loc, Value a, Value bm, bool transA,
        AffineMap::get(3, 0, {transB ? n : k, transB ? k : n}, ctx)},
       AffineMap::get(3, 0, {m, n}, ctx), {false, false, true},
       [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
-        Value p = arith::MulFOp::create(nb, l, castFloat(nb, l, v[0], acc),
-                                        castFloat(nb, l, v[1], acc));
+        Value lhs = castFloat(nb, l, v[0], acc);
+        Value rhs = castFloat(nb, l, v[1], acc);
+        Value p = arith::MulFOp::create(nb, l, lhs, rhs);
         return arith::AddFOp::create(nb, l, v[2], p);
       });
 }
@@ -848,9 +862,8 @@ Value forEachExpertWithRows(
     OpBuilder &b, Location loc, Value offsets, int64_t experts, Value init,
     function_ref<Value(OpBuilder &, Location, Value, Value, Value, Value)>
         step) {
-  return scf::ForOp::create(
-             b, loc, idx(b, loc, 0), idx(b, loc, experts), idx(b, loc, 1),
-             ValueRange{init},
+  return countedLoop(
+             b, loc, experts, ValueRange{init},
              [&](OpBuilder &fb, Location l, Value e, ValueRange st) {
                Value lo =
                    toIndex(fb, l, tensor::ExtractOp::create(fb, l, offsets, e));
@@ -917,10 +930,11 @@ struct MoeGroupedMatmulLowering : OpRewritePattern<MoeGroupedMatmulOp> {
         rewriter, loc, offsets, experts, init,
         [&](OpBuilder &b, Location l, Value e, Value lo, Value count,
             Value into) -> Value {
-          Value part =
-              gemm(b, l, rowSlice(b, l, x, lo, count), expertSlice(b, l, w, e),
-                   /*transA=*/false, /*transB=*/nt,
-                   {OpFoldResult(count), b.getIndexAttr(n)}, acc);
+          Value rows = rowSlice(b, l, x, lo, count);
+          Value weight = expertSlice(b, l, w, e);
+          Value part = gemm(b, l, rows, weight, /*transA=*/false,
+                            /*transB=*/nt,
+                            {OpFoldResult(count), b.getIndexAttr(n)}, acc);
           if (Value bias = op.getBias())
             part = addExpertBias(b, l, part, bias, e, elem);
           part = roundTensor(b, l, part, elem);
@@ -1045,9 +1059,11 @@ ClampedGlu clampedGlu(OpBuilder &b, Location l, Value x, Value n, Value j,
           b, l, one,
           math::ExpOp::create(b, l, arith::NegFOp::create(b, l, z))));
   r.gateIn = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLE, gate, lim);
-  r.upIn = arith::AndIOp::create(
-      b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLE, up, lim),
-      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, up, nlim));
+  Value belowLimit =
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLE, up, lim);
+  Value aboveNegLimit =
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, up, nlim);
+  r.upIn = arith::AndIOp::create(b, l, belowLimit, aboveNegLimit);
   return r;
 }
 
@@ -1097,9 +1113,9 @@ struct ClampedSwigluBackwardLowering
         [&](OpBuilder &b, Location l, ValueRange iv) -> SmallVector<Value> {
           Value n = iv[0], col = iv[1];
           Value j = arith::DivUIOp::create(b, l, col, idx(b, l, 2));
-          Value isUp = arith::CmpIOp::create(
-              b, l, arith::CmpIPredicate::eq,
-              arith::RemUIOp::create(b, l, col, idx(b, l, 2)), idx(b, l, 1));
+          Value parity = arith::RemUIOp::create(b, l, col, idx(b, l, 2));
+          Value isUp = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                             parity, idx(b, l, 1));
           ClampedGlu c = clampedGlu(b, l, x, n, j, limit, alpha, acc);
           Value g = castFloat(
               b, l, tensor::ExtractOp::create(b, l, dy, ValueRange{n, j}), acc);
@@ -1111,10 +1127,10 @@ struct ClampedSwigluBackwardLowering
               b, l, c.upIn, arith::MulFOp::create(b, l, g, glu), zero);
           Value ds = arith::MulFOp::create(
               b, l, c.s, arith::SubFOp::create(b, l, one, c.s));
+          Value alphaC = constFloat(b, l, acc, alpha);
+          Value gds = arith::MulFOp::create(b, l, c.g, ds);
           Value dglu = arith::AddFOp::create(
-              b, l, c.s,
-              arith::MulFOp::create(b, l, constFloat(b, l, acc, alpha),
-                                    arith::MulFOp::create(b, l, c.g, ds)));
+              b, l, c.s, arith::MulFOp::create(b, l, alphaC, gds));
           Value up1 = arith::AddFOp::create(b, l, c.u, one);
           Value dGate = arith::SelectOp::create(
               b, l, c.gateIn,
@@ -1255,13 +1271,11 @@ AuxSums auxSums(OpBuilder &b, Location loc, Value stats) {
   Type acc = t.getElementType();
   Value zero = constFloat(b, loc, acc, 0.0);
   Value counts = emptyTensor(b, loc, {b.getIndexAttr(experts)}, acc);
-  auto loop = scf::ForOp::create(
-      b, loc, idx(b, loc, 0), idx(b, loc, experts), idx(b, loc, 1),
-      ValueRange{counts, zero, zero},
+  auto loop = countedLoop(
+      b, loc, experts, ValueRange{counts, zero, zero},
       [&](OpBuilder &eb, Location l, Value e, ValueRange st) {
-        auto perLayer = scf::ForOp::create(
-            eb, l, idx(eb, l, 0), idx(eb, l, layers), idx(eb, l, 1),
-            ValueRange{zero, zero},
+        auto perLayer = countedLoop(
+            eb, l, layers, ValueRange{zero, zero},
             [&](OpBuilder &lb, Location ll, Value layer, ValueRange cp) {
               Value p = tensor::ExtractOp::create(
                   lb, ll, stats, ValueRange{layer, idx(lb, ll, 0), e});
@@ -1299,10 +1313,11 @@ struct MoeAuxLossLowering : OpRewritePattern<MoeAuxLossOp> {
     AuxSums sums = auxSums(rewriter, loc, op.getStats());
     Value r = routedRows(rewriter, loc, sums.sumC, op.getTopK());
     // E · Σ (C/R)(P/R)
+    Value numExperts = constFloat(rewriter, loc, acc, double(t.getDimSize(2)));
+    Value r2 = arith::MulFOp::create(rewriter, loc, r, r);
     Value loss = arith::MulFOp::create(
-        rewriter, loc, constFloat(rewriter, loc, acc, double(t.getDimSize(2))),
-        arith::DivFOp::create(rewriter, loc, sums.sumCP,
-                              arith::MulFOp::create(rewriter, loc, r, r)));
+        rewriter, loc, numExperts,
+        arith::DivFOp::create(rewriter, loc, sums.sumCP, r2));
     rewriter.replaceOp(
         op, tensor::FromElementsOp::create(
                 rewriter, loc, op.getLoss().getType(), ValueRange{loss}));
@@ -1325,23 +1340,21 @@ struct MoeAuxLossBackwardLowering : OpRewritePattern<MoeAuxLossBackwardOp> {
         tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{}),
         acc);
     // dloss · E / R², times C_e on row 0.
-    Value scale = arith::DivFOp::create(
-        rewriter, loc,
-        arith::MulFOp::create(
-            rewriter, loc, dloss,
-            constFloat(rewriter, loc, acc, double(t.getDimSize(2)))),
-        arith::MulFOp::create(rewriter, loc, r, r));
+    Value numExperts = constFloat(rewriter, loc, acc, double(t.getDimSize(2)));
+    Value scaled = arith::MulFOp::create(rewriter, loc, dloss, numExperts);
+    Value r2 = arith::MulFOp::create(rewriter, loc, r, r);
+    Value scale = arith::DivFOp::create(rewriter, loc, scaled, r2);
     AffineExpr e = rewriter.getAffineDimExpr(2);
     Value ds =
         buildMap(rewriter, loc, sizesOf(rewriter, loc, op.getStats()), acc,
                  ValueRange{sums.counts}, {AffineMap::get(3, 0, {e}, ctx)},
                  [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                   Value row = linalg::IndexOp::create(b, l, 1);
                    Value row0 = arith::CmpIOp::create(
-                       b, l, arith::CmpIPredicate::eq,
-                       linalg::IndexOp::create(b, l, 1), idx(b, l, 0));
-                   return arith::SelectOp::create(
-                       b, l, row0, arith::MulFOp::create(b, l, a[0], scale),
-                       constFloat(b, l, acc, 0.0));
+                       b, l, arith::CmpIPredicate::eq, row, idx(b, l, 0));
+                   Value grad = arith::MulFOp::create(b, l, a[0], scale);
+                   return arith::SelectOp::create(b, l, row0, grad,
+                                                  constFloat(b, l, acc, 0.0));
                  });
     rewriter.replaceOp(op, ds);
     return success();

@@ -93,7 +93,8 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
           Value var =
               arith::DivFOp::create(b, l, a[0], constFloat(b, l, st, n));
           Value v = arith::AddFOp::create(b, l, var, constFloat(b, l, st, eps));
-          return arith::DivFOp::create(b, l, constFloat(b, l, st, 1.0),
+          Value one = constFloat(b, l, st, 1.0);
+          return arith::DivFOp::create(b, l, one,
                                        math::SqrtOp::create(b, l, v));
         });
     AffineMap wMap =
@@ -111,9 +112,9 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value d =
               arith::SubFOp::create(b, l, castFloat(b, l, a[0], st), a[1]);
+          Value normed = arith::MulFOp::create(b, l, d, a[2]);
           Value v =
-              arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, d, a[2]),
-                                    castFloat(b, l, a[3], st));
+              arith::MulFOp::create(b, l, normed, castFloat(b, l, a[3], st));
           if (a.size() > 4)
             v = arith::AddFOp::create(b, l, v, castFloat(b, l, a[4], st));
           return castFloat(b, l, v, elem);
@@ -210,11 +211,10 @@ struct RmsNormBackwardLowering : OpRewritePattern<RmsNormBackwardOp> {
         ValueRange{dy, x, w, rstd}, {m.id, m.id, m.last, m.row}, m.row,
         m.overLast(), [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value xhat = arith::MulFOp::create(b, l, f(b, l, a[1]), a[3]);
+          Value dyv = f(b, l, a[0]);
+          Value gain = normGain(b, l, a[2], st, unit);
           Value t = arith::MulFOp::create(
-              b, l,
-              arith::MulFOp::create(b, l, f(b, l, a[0]),
-                                    normGain(b, l, a[2], st, unit)),
-              xhat);
+              b, l, arith::MulFOp::create(b, l, dyv, gain), xhat);
           return arith::AddFOp::create(b, l, a[4], t);
         });
     // dx = rstd·(dy·g − x̂·s/N)
@@ -223,8 +223,9 @@ struct RmsNormBackwardLowering : OpRewritePattern<RmsNormBackwardOp> {
         ValueRange{dy, x, w, rstd, s}, {m.id, m.id, m.last, m.row, m.row},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value xhat = arith::MulFOp::create(b, l, f(b, l, a[1]), a[3]);
-          Value dyg = arith::MulFOp::create(b, l, f(b, l, a[0]),
-                                            normGain(b, l, a[2], st, unit));
+          Value dyv = f(b, l, a[0]);
+          Value gain = normGain(b, l, a[2], st, unit);
+          Value dyg = arith::MulFOp::create(b, l, dyv, gain);
           Value mean =
               arith::DivFOp::create(b, l, a[4], constFloat(b, l, st, n));
           Value v = arith::MulFOp::create(
@@ -272,15 +273,18 @@ struct LayerNormBackwardLowering : OpRewritePattern<LayerNormBackwardOp> {
     Value a = buildReduction(
         rewriter, loc, rows, st, 0.0, ValueRange{dy, w}, {m.id, m.last}, m.row,
         m.overLast(), [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-          return arith::AddFOp::create(
-              b, l, v[2],
-              arith::MulFOp::create(b, l, f(b, l, v[0]), f(b, l, v[1])));
+          Value dyv = f(b, l, v[0]);
+          Value wv = f(b, l, v[1]);
+          return arith::AddFOp::create(b, l, v[2],
+                                       arith::MulFOp::create(b, l, dyv, wv));
         });
     Value c = buildReduction(
         rewriter, loc, rows, st, 0.0, ValueRange{dy, w, x, mean, rstd},
         {m.id, m.last, m.id, m.row, m.row}, m.row, m.overLast(),
         [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-          Value dyw = arith::MulFOp::create(b, l, f(b, l, v[0]), f(b, l, v[1]));
+          Value dyv = f(b, l, v[0]);
+          Value wv = f(b, l, v[1]);
+          Value dyw = arith::MulFOp::create(b, l, dyv, wv);
           return arith::AddFOp::create(
               b, l, v[5],
               arith::MulFOp::create(b, l, dyw, xhatOf(b, l, v[2], v[3], v[4])));
@@ -290,14 +294,16 @@ struct LayerNormBackwardLowering : OpRewritePattern<LayerNormBackwardOp> {
         ValueRange{dy, w, x, mean, rstd, a, c},
         {m.id, m.last, m.id, m.row, m.row, m.row, m.row},
         [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-          Value dyw = arith::MulFOp::create(b, l, f(b, l, v[0]), f(b, l, v[1]));
+          Value dyv = f(b, l, v[0]);
+          Value wv = f(b, l, v[1]);
+          Value dyw = arith::MulFOp::create(b, l, dyv, wv);
           Value nn = constFloat(b, l, st, n);
+          Value centred = arith::SubFOp::create(
+              b, l, dyw, arith::DivFOp::create(b, l, v[5], nn));
+          Value xhat = xhatOf(b, l, v[2], v[3], v[4]);
+          Value cOverN = arith::DivFOp::create(b, l, v[6], nn);
           Value t = arith::SubFOp::create(
-              b, l,
-              arith::SubFOp::create(b, l, dyw,
-                                    arith::DivFOp::create(b, l, v[5], nn)),
-              arith::MulFOp::create(b, l, xhatOf(b, l, v[2], v[3], v[4]),
-                                    arith::DivFOp::create(b, l, v[6], nn)));
+              b, l, centred, arith::MulFOp::create(b, l, xhat, cOverN));
           return castFloat(b, l, arith::MulFOp::create(b, l, v[4], t), elem);
         });
     OpFoldResult nSize = rewriter.getIndexAttr(xt.getShape().back());
@@ -305,10 +311,10 @@ struct LayerNormBackwardLowering : OpRewritePattern<LayerNormBackwardOp> {
         rewriter, loc, {nSize}, st, 0.0, ValueRange{dy, x, mean, rstd},
         {m.id, m.id, m.row, m.row}, m.last, m.overRows(),
         [&](OpBuilder &b, Location l, ValueRange v) -> Value {
-          return arith::AddFOp::create(
-              b, l, v[4],
-              arith::MulFOp::create(b, l, f(b, l, v[0]),
-                                    xhatOf(b, l, v[1], v[2], v[3])));
+          Value dyv = f(b, l, v[0]);
+          Value xhat = xhatOf(b, l, v[1], v[2], v[3]);
+          return arith::AddFOp::create(b, l, v[4],
+                                       arith::MulFOp::create(b, l, dyv, xhat));
         });
     Value dbAcc = buildReduction(
         rewriter, loc, {nSize}, st, 0.0, ValueRange{dy}, {m.id}, m.last,

@@ -104,11 +104,9 @@ struct AdamwUpdateLowering : OpRewritePattern<AdamwUpdateOp> {
         ArrayRef<utils::IteratorType>{},
         [&](OpBuilder &nb, Location l, ValueRange a) {
           Value lr = a[0], step = a[1];
-          Value decay =
-              toF32(nb, l,
-                    arith::SubFOp::create(
-                        nb, l, f64Const(nb, l, 1.0),
-                        arith::MulFOp::create(nb, l, lr, f64Const(nb, l, wd))));
+          Value one = f64Const(nb, l, 1.0);
+          Value lrWd = arith::MulFOp::create(nb, l, lr, f64Const(nb, l, wd));
+          Value decay = toF32(nb, l, arith::SubFOp::create(nb, l, one, lrWd));
           Value negStepSize =
               toF32(nb, l,
                     arith::NegFOp::create(
@@ -134,15 +132,15 @@ struct AdamwUpdateLowering : OpRewritePattern<AdamwUpdateOp> {
           Value m = a[6], v = a[7];
           // exp_avg.lerp_(grad, 1 - beta1): weight < 0.5 takes
           // m + w * (g - m).
-          Value m1 = f.add(
-              m, f.mul(f.c(1 - beta1), arith::SubFOp::create(nb, l, g, m)));
+          Value w1 = f.c(1 - beta1);
+          Value m1 = f.add(m, f.mul(w1, arith::SubFOp::create(nb, l, g, m)));
           // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-          Value v1 =
-              f.add(f.mul(v, f.c(beta2)), f.mul(f.mul(f.c(1 - beta2), g), g));
-          Value denom =
-              f.add(arith::DivFOp::create(
-                        nb, l, math::SqrtOp::create(nb, l, v1), bc2Sqrt),
-                    f.c(eps));
+          Value vDecayed = f.mul(v, f.c(beta2));
+          Value w2 = f.c(1 - beta2);
+          Value v1 = f.add(vDecayed, f.mul(f.mul(w2, g), g));
+          Value root = math::SqrtOp::create(nb, l, v1);
+          Value scaledRoot = arith::DivFOp::create(nb, l, root, bc2Sqrt);
+          Value denom = f.add(scaledRoot, f.c(eps));
           // param.addcdiv_(exp_avg, denom, value=-step_size)
           Value p1 = f.add(
               p, f.mul(negStepSize, arith::DivFOp::create(nb, l, m1, denom)));
@@ -182,8 +180,9 @@ struct SgdUpdateLowering : OpRewritePattern<SgdUpdateOp> {
             Value first = arith::CmpIOp::create(
                 nb, l, arith::CmpIPredicate::eq, a[2],
                 arith::ConstantIntOp::create(nb, l, nb.getI64Type(), 1));
-            Value later =
-                f.add(f.mul(buf, f.c(momentum)), f.mul(f.c(1 - dampening), g));
+            Value kept = f.mul(buf, f.c(momentum));
+            Value w = f.c(1 - dampening);
+            Value later = f.add(kept, f.mul(w, g));
             buf = arith::SelectOp::create(nb, l, first, g, later);
             d = nesterov ? f.add(g, f.mul(f.c(momentum), buf)) : buf;
           }
@@ -249,10 +248,10 @@ struct GlobalGradNormLowering : OpRewritePattern<GlobalGradNormOp> {
           Value norm = toF32(nb, l, math::SqrtOp::create(nb, l, total));
           Value scale = constFloat(nb, l, f32, 1.0);
           if (maxNorm > 0) {
-            Value coef = arith::DivFOp::create(
-                nb, l, constFloat(nb, l, f32, maxNorm),
-                arith::AddFOp::create(nb, l, norm,
-                                      constFloat(nb, l, f32, 1e-6)));
+            Value maxNormC = constFloat(nb, l, f32, maxNorm);
+            Value padded = arith::AddFOp::create(nb, l, norm,
+                                                 constFloat(nb, l, f32, 1e-6));
+            Value coef = arith::DivFOp::create(nb, l, maxNormC, padded);
             scale = arith::MinimumFOp::create(nb, l, coef, scale);
           }
           yieldValues(nb, l, {norm, scale});

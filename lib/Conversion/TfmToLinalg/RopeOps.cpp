@@ -266,16 +266,17 @@ Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
           first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, odd,
                                         idx(0));
           freqIdx = arith::DivUIOp::create(nb, l, di, idx(2));
-          partner = arith::SelectOp::create(
-              nb, l, first, arith::AddIOp::create(nb, l, di, idx(1)),
-              arith::SubIOp::create(nb, l, di, idx(1)));
+          Value next = arith::AddIOp::create(nb, l, di, idx(1));
+          Value previous = arith::SubIOp::create(nb, l, di, idx(1));
+          partner = arith::SelectOp::create(nb, l, first, next, previous);
         } else {
           first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, di,
                                         idx(half));
           freqIdx = arith::RemUIOp::create(nb, l, di, idx(half));
-          partner = arith::SelectOp::create(
-              nb, l, first, arith::AddIOp::create(nb, l, di, idx(half)),
-              arith::SubIOp::create(nb, l, di, idx(half)));
+          Value secondHalf = arith::AddIOp::create(nb, l, di, idx(half));
+          Value firstHalf = arith::SubIOp::create(nb, l, di, idx(half));
+          partner =
+              arith::SelectOp::create(nb, l, first, secondHalf, firstHalf);
         }
         // Pass-through dimensions read themselves; keep indices in range.
         freqIdx = arith::SelectOp::create(nb, l, inRotary, freqIdx, idx(0));
@@ -302,9 +303,9 @@ Value mlir::tfm::lowering::buildRope(OpBuilder &b, Location loc, Value x,
                                 ct);
         Value rotated = arith::SelectOp::create(
             nb, l, first, arith::NegFOp::create(nb, l, other), other);
-        Value out = arith::AddFOp::create(
-            nb, l, arith::MulFOp::create(nb, l, self, cosv),
-            arith::MulFOp::create(nb, l, rotated, sinv));
+        Value cosPart = arith::MulFOp::create(nb, l, self, cosv);
+        Value sinPart = arith::MulFOp::create(nb, l, rotated, sinv);
+        Value out = arith::AddFOp::create(nb, l, cosPart, sinPart);
         out = arith::SelectOp::create(nb, l, inRotary, out, self);
         return castFloat(nb, l, out, elem);
       });

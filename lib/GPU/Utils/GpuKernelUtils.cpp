@@ -42,9 +42,10 @@ void mlir::tfm::gpukernel::launchRows(
   b.setInsertionPointToStart(&launch.getBody().front());
   Value tid = launch.getThreadIds().x;
   Value lane = arith::RemUIOp::create(b, loc, tid, laneCount);
+  Value blockFirst =
+      arith::MulIOp::create(b, loc, launch.getBlockIds().x, perBlock);
   Value row = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, perBlock),
-      arith::DivUIOp::create(b, loc, tid, laneCount));
+      b, loc, blockFirst, arith::DivUIOp::create(b, loc, tid, laneCount));
   Value active =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
   Value clamped = arith::SelectOp::create(b, loc, active, row, zero);
