@@ -167,10 +167,7 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
                    AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)},
                SmallVector<utils::IteratorType>{par, par, par, par, red},
                [&](OpBuilder &nb, Location l, ValueRange a) {
-                 Value qv = castFloat(nb, l, a[0], st);
-                 Value kv = castFloat(nb, l, a[1], st);
-                 Value p = arith::MulFOp::create(nb, l, qv, kv);
-                 yieldValue(nb, l, arith::AddFOp::create(nb, l, p, a[2]));
+                 yieldValue(nb, l, mulAdd(nb, l, a[0], a[1], a[2], st));
                })
                .getResult(0);
   }
@@ -313,10 +310,7 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
       AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx),
       {false, false, false, false, true},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value pv = castFloat(nb, l, a[0], st);
-        Value vv = castFloat(nb, l, a[1], st);
-        Value prod = arith::MulFOp::create(nb, l, pv, vv);
-        return arith::AddFOp::create(nb, l, prod, a[2]);
+        return mulAdd(nb, l, a[0], a[1], a[2], st);
       });
   Value out = outF;
   if (st != elem)

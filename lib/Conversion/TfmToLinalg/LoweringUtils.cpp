@@ -171,6 +171,14 @@ Value mlir::tfm::lowering::expandFromMatrix(OpBuilder &b, Location loc, Value m,
                                        outShape);
 }
 
+Value mlir::tfm::lowering::mulAdd(OpBuilder &b, Location loc, Value x, Value y,
+                                  Value acc, Type type) {
+  Value lhs = castFloat(b, loc, x, type);
+  Value rhs = castFloat(b, loc, y, type);
+  Value product = arith::MulFOp::create(b, loc, lhs, rhs);
+  return arith::AddFOp::create(b, loc, product, acc);
+}
+
 Value mlir::tfm::lowering::sliceAlong(OpBuilder &b, Location loc, Value x,
                                       int64_t dim, OpFoldResult start,
                                       OpFoldResult count) {

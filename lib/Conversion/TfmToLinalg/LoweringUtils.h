@@ -43,6 +43,11 @@ Value castFloat(OpBuilder &b, Location loc, Value v, Type to);
 /// A float constant of type `type`.
 Value constFloat(OpBuilder &b, Location loc, Type type, double value);
 
+/// x·y + acc with x and y widened to `type`: the body of a contraction
+/// accumulating in `type` (acc already is).
+Value mulAdd(OpBuilder &b, Location loc, Value x, Value y, Value acc,
+             Type type);
+
 /// The sizes of a ranked tensor, static or `tensor.dim`.
 SmallVector<OpFoldResult> sizesOf(OpBuilder &b, Location loc, Value tensor);
 

@@ -59,10 +59,7 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
                                                utils::IteratorType::parallel,
                                                utils::IteratorType::reduction},
               [&](OpBuilder &b, Location l, ValueRange a) {
-                Value lhs = castFloat(b, l, a[0], acc);
-                Value rhs = castFloat(b, l, a[1], acc);
-                Value p = arith::MulFOp::create(b, l, lhs, rhs);
-                yieldValue(b, l, arith::AddFOp::create(b, l, p, a[2]));
+                yieldValue(b, l, mulAdd(b, l, a[0], a[1], a[2], acc));
               })
               .getResult(0);
     }
@@ -129,10 +126,7 @@ struct MatmulGradWeightLowering : OpRewritePattern<MatmulGradWeightOp> {
            AffineMap::get(3, 0, {m, j}, ctx)},
           AffineMap::get(3, 0, {i, j}, ctx), {false, false, true},
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-            Value lhs = castFloat(b, l, a[0], acc);
-            Value rhs = castFloat(b, l, a[1], acc);
-            Value p = arith::MulFOp::create(b, l, lhs, rhs);
-            return arith::AddFOp::create(b, l, a[2], p);
+            return mulAdd(b, l, a[0], a[1], a[2], acc);
           });
       product = roundTensor(rewriter, loc, product, elem);
     }

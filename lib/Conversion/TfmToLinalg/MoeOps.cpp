@@ -826,10 +826,7 @@ Value gemm(OpBuilder &b, Location loc, Value a, Value bm, bool transA,
        AffineMap::get(3, 0, {transB ? n : k, transB ? k : n}, ctx)},
       AffineMap::get(3, 0, {m, n}, ctx), {false, false, true},
       [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
-        Value lhs = castFloat(nb, l, v[0], acc);
-        Value rhs = castFloat(nb, l, v[1], acc);
-        Value p = arith::MulFOp::create(nb, l, lhs, rhs);
-        return arith::AddFOp::create(nb, l, v[2], p);
+        return mulAdd(nb, l, v[0], v[1], v[2], acc);
       });
 }
 
