@@ -12,13 +12,13 @@
 #include "AllocationGuard.h"
 #include "JitOptimizer.h"
 #include "tfm/Analysis/EntryContract.h"
+#include "tfm/Conversion/InPlaceArguments.h"
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/BlasKernels.h"
 #include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Support/BFloat16.h"
 #include "tfm/Support/Error.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/Pass/PassManager.h"
@@ -105,11 +105,8 @@ CompiledFunction::prepare(ModuleOp module, llvm::StringRef funcName) {
           rankedTypes(func.getResultTypes(), "result", model->resultTypes))
     return std::move(e);
   // Arguments the function updates in place (tfm-read-only-arguments).
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    auto writable = func.getArgAttrOfType<BoolAttr>(
-        i, bufferization::BufferizationDialect::kWritableAttrName);
-    model->updatedInPlace.push_back(writable && writable.getValue());
-  }
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    model->updatedInPlace.push_back(isMarkedUpdatedInPlace(func, i));
   model->name = funcName.str();
   model->entry = ("_mlir_ciface_" + funcName).str();
   return model;

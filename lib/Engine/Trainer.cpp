@@ -8,11 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Engine/Trainer.h"
+#include "tfm/Conversion/InPlaceArguments.h"
 #include "tfm/Support/Error.h"
 #include "tfm/Training/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -158,8 +158,7 @@ static OwningOpRef<ModuleOp> buildGradientSum(MLIRContext *ctx,
                                 b.getFunctionType(argTypes, sumTypes));
   if (withAccumulators)
     for (size_t i = 0; i < g.size(); ++i)
-      f.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
-                   b.getBoolAttr(true));
+      markUpdatedInPlace(f, i);
   Block *body = f.addEntryBlock();
   b.setInsertionPointToStart(body);
   SmallVector<Value> sums;

@@ -9,8 +9,8 @@
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Training/Passes.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "tfm/Conversion/InPlaceArguments.h"
 
 #include "llvm/Support/Regex.h"
 
@@ -213,14 +213,13 @@ struct TfmAddOptimizerStepPass
       step->setAttr(kModelCopiesAttrName, b.getDenseI64ArrayAttr(copies));
     for (unsigned i = 0; i < n; ++i)
       step.setArgAttr(i, kParamAttrName, trained[i].param);
-    // The parameters and the state are updated in place, as torch's
-    // optimizers do: the step allocates no second copy of either.
-    for (unsigned i = 0; i < n * (1 + numState); ++i) {
-      unsigned arg = i < n ? i : n + i; // the gradients come between
-      step.setArgAttr(arg,
-                      bufferization::BufferizationDialect::kWritableAttrName,
-                      b.getBoolAttr(true));
-    }
+    // The parameters (first n arguments) and the state (after the n
+    // gradients) are updated in place, as torch's optimizers do: the step
+    // allocates no second copy of either.
+    for (unsigned i = 0; i < n; ++i)
+      markUpdatedInPlace(step, i);
+    for (unsigned i = 2 * n; i < (2 + numState) * n; ++i)
+      markUpdatedInPlace(step, i);
 
     Block *body = step.addEntryBlock();
     b.setInsertionPointToStart(body);

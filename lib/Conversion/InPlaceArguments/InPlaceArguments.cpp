@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfm/Conversion/InPlaceArguments.h"
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrs.h"
 
@@ -42,23 +43,23 @@ struct TfmReadOnlyArgumentsPass
     : tfm::impl::TfmReadOnlyArgumentsPassBase<TfmReadOnlyArgumentsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    StringRef writable = bufferization::BufferizationDialect::kWritableAttrName;
     for (func::FuncOp func : entryFunctions(getOperation()))
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
         if (!isa<TensorType>(func.getArgument(i).getType()))
           continue;
-        auto attr = func.getArgAttrOfType<BoolAttr>(i, writable);
-        if (attr && attr.getValue())
+        if (isMarkedUpdatedInPlace(func, i))
           func.setArgAttr(i, kUpdatedInPlaceAttrName, UnitAttr::get(ctx));
         else
-          func.setArgAttr(i, writable, BoolAttr::get(ctx, false));
+          func.setArgAttr(
+              i, bufferization::BufferizationDialect::kWritableAttrName,
+              BoolAttr::get(ctx, false));
       }
   }
 };
 
 /// Whether `op` leaves every buffer's contents as they are: the ops the
 /// deallocation pipeline places between its clones and the return.
-bool writesNoMemory(Operation *op) {
+bool writesNoMemory(Operation &op) {
   return isa<bufferization::CloneOp, memref::DeallocOp,
              bufferization::DeallocOp>(op);
 }
@@ -76,11 +77,9 @@ void returnArguments(func::FuncOp func, func::ReturnOp ret) {
         arg.getType() != clone.getType() ||
         !func.getArgAttr(arg.getArgNumber(), kUpdatedInPlaceAttrName))
       continue;
-    bool untouched = true;
-    for (Operation *op = clone->getNextNode(); op != ret.getOperation();
-         op = op->getNextNode())
-      untouched &= writesNoMemory(op);
-    if (!untouched)
+    auto between =
+        llvm::make_range(std::next(clone->getIterator()), ret->getIterator());
+    if (!llvm::all_of(between, writesNoMemory))
       continue;
     operand.set(arg);
     clone->erase();

@@ -198,6 +198,13 @@ Value countedTargets(OpBuilder &b, Location loc, Value rows, Value labels,
       });
 }
 
+/// dloss / count (0-d tensors): the mean loss's gradient per counted token.
+Value perTokenScale(OpBuilder &b, Location loc, Value dloss, Value count) {
+  Value d = tensor::ExtractOp::create(b, loc, dloss, ValueRange{});
+  Value tokens = tensor::ExtractOp::create(b, loc, count, ValueRange{});
+  return arith::DivFOp::create(b, loc, d, tokens);
+}
+
 /// dlogits = scale · (exp(logits − lse) − onehot(target)) at counted
 /// positions, 0 elsewhere, in `elem`; logits [B, t, V] are the positions
 /// from `tOffset` of `labels`, `scale` an f32/f64 scalar (dloss / count).
@@ -284,11 +291,7 @@ struct CrossEntropyBackwardLowering : OpRewritePattern<CrossEntropyBackwardOp> {
     (void)max;
     Value count = countedTargets(rewriter, loc, lse, labels,
                                  op.getIgnoreIndex(), vocab, st);
-    Value dloss =
-        tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{});
-    Value tokens =
-        tensor::ExtractOp::create(rewriter, loc, count, ValueRange{});
-    Value scale = arith::DivFOp::create(rewriter, loc, dloss, tokens);
+    Value scale = perTokenScale(rewriter, loc, op.getDloss(), count);
     rewriter.replaceOp(op, crossEntropyGrad(rewriter, loc, logits, lse, labels,
                                             op.getIgnoreIndex(), scale,
                                             op.getType().getElementType()));
@@ -313,11 +316,7 @@ struct FusedLmHeadLossBackwardLowering
     Type acc = computeType(elem);
     Value count = countedTargets(rewriter, loc, op.getLse(), labels,
                                  op.getIgnoreIndex(), wt.getDimSize(0), st);
-    Value dloss =
-        tensor::ExtractOp::create(rewriter, loc, op.getDloss(), ValueRange{});
-    Value tokens =
-        tensor::ExtractOp::create(rewriter, loc, count, ValueRange{});
-    Value scale = arith::DivFOp::create(rewriter, loc, dloss, tokens);
+    Value scale = perTokenScale(rewriter, loc, op.getDloss(), count);
     Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value chunk = arith::ConstantIndexOp::create(rewriter, loc, kLossChunk);
     Value tLen = tensor::DimOp::create(rewriter, loc, h, 1);
