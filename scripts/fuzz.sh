@@ -6,6 +6,7 @@
 #   TFM_FUZZ_XUNIT=F scripts/fuzz.sh ...      also a JUnit report (scripts/test.sh)
 #   TFM_FUZZ_RUNS=N scripts/fuzz.sh 0 ...     N inputs per target, no time
 #                                             limit (the long runs)
+#   TFM_FUZZ_JOBS=N scripts/fuzz.sh ...       targets run at once (default 2)
 #
 # A finding (crash, sanitizer report, LLVM fatal error, hang over the
 # per-input timeout, memory beyond 4 GiB) is saved as
@@ -40,20 +41,35 @@ split_ir_tests() {
   python3 "$root/test/Fuzz/Inputs/split_ir_tests.py" "$root/test" "$work/pipeline-seeds"
 }
 
-status=0
-cases=""
-for t in "${targets[@]}"; do
-  bin=$TFM_BUILD/bin/tfm-$t-fuzzer
-  dir=$work/$t
-  mkdir -p "$dir/corpus"
-  [ "$t" = pipeline ] && split_ir_tests
+# fuzz_one TARGET: one target's run; its exit code in $dir/rc.
+fuzz_one() {
+  local t=$1 bin=$TFM_BUILD/bin/tfm-$1-fuzzer dir=$work/$1
   # shellcheck disable=SC2046 # seed folders are word lists
   # Each input gets 25 s (the pipeline target compiles whole models).
   "$bin" "$dir/corpus" $(seed_dirs "$t") "$root/test/Fuzz/Inputs/$t-findings" \
     -max_total_time="$seconds" ${TFM_FUZZ_RUNS:+-runs=$TFM_FUZZ_RUNS} \
     -timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$dir/finding-" >"$dir/log" 2>&1
-  rc=$?
+  echo $? >"$dir/rc"
+}
+
+# Each target is single-threaded: two run at a time (each still gets its
+# whole time on a core of its own on a 2-core machine).
+jobs_at_once=${TFM_FUZZ_JOBS:-2}
+for t in "${targets[@]}"; do
+  mkdir -p "$work/$t/corpus"
+  rm -f "$work/$t/rc"
+  [ "$t" = pipeline ] && split_ir_tests
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n; done
+  fuzz_one "$t" &
+done
+wait
+
+status=0
+cases=""
+for t in "${targets[@]}"; do
+  dir=$work/$t
+  rc=$(cat "$dir/rc" 2>/dev/null || echo 1)
   secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$dir/log" | grep -o '[0-9]* second' | grep -o '[0-9]*')
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log" | grep -o '[0-9]*$')
   if [ "$rc" -eq 0 ]; then

@@ -10,7 +10,10 @@
 #                                  commits cover all of them)
 #   TFM_SANITIZE_ALL=1 ...         the whole lit suite (about 26 minutes
 #                                  on 2 cores)
-#   TFM_SANITIZE_XUNIT=F ...       one JUnit report of both (scripts/test.sh)
+#   TFM_SANITIZE_XUNIT=F ...       one JUnit report of all (scripts/test.sh)
+#
+# When the default (gcc) build is there too, scripts/compare-compilers.sh
+# then checks that both builds print the same IR for the same inputs.
 #
 # The whole suite under ASan takes 1.5x the default build's time; beside
 # that build's own run it does not fit CI's hour, so CI samples the
@@ -26,8 +29,10 @@ export TFM_SANITIZE=1
 litxml=$(mktemp --suffix=.xml)
 heavyxml=$(mktemp --suffix=.xml)
 fuzzxml=$(mktemp --suffix=.xml)
-trap 'rm -f "$litxml" "$heavyxml" "$fuzzxml"' EXIT
+comparexml=$(mktemp --suffix=.xml)
+trap 'rm -f "$litxml" "$heavyxml" "$fuzzxml" "$comparexml"' EXIT
 echo '<testsuites/>' >"$heavyxml"
+echo '<testsuites/>' >"$comparexml"
 lit=(/usr/lib/llvm-22/bin/lit -s --no-progress-bar)
 suites=("$TFM_BUILD/test" "$TFM_BUILD/test/Unit")
 heavy='numerics|gradcheck|/sim-|ptxas-|compile-depth|Install/'
@@ -41,9 +46,12 @@ else
   "${lit[@]}" --filter "$heavy" --num-shards 3 --run-shard "$shard" \
     --xunit-xml-output "$heavyxml" "${suites[@]}" || status=1
 fi
+if [ -x "$root/build/bin/tfm-opt" ]; then
+  "$root/scripts/compare-compilers.sh" "$root/build" "$TFM_BUILD" "$comparexml" || status=1
+fi
 TFM_FUZZ_XUNIT="$fuzzxml" "$root/scripts/fuzz.sh" "${TFM_FUZZ_SECONDS:-60}" || status=1
 if [ -n "${TFM_SANITIZE_XUNIT:-}" ]; then
-  python3 - "$TFM_SANITIZE_XUNIT" "$litxml" "$heavyxml" "$fuzzxml" <<'PY'
+  python3 - "$TFM_SANITIZE_XUNIT" "$litxml" "$heavyxml" "$comparexml" "$fuzzxml" <<'PY'
 import sys, xml.etree.ElementTree as ET
 out = ET.Element("testsuites")
 for path in sys.argv[2:]:

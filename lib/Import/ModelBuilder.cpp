@@ -796,12 +796,13 @@ Value ModelBuilder::mambaMixer(Value x, ValueRange w, const MambaSpec &m) {
   auto xbc =
       SplitOp::create(b, loc, TypeRange{act({inner}), act({gn}), act({gn})},
                       conv, b.getI64IntegerAttr(2));
+  Value xHeads = reshape(xbc.getResult(0), {heads, m.headDim});
+  Value bGroups = reshape(xbc.getResult(1), {m.groups, m.stateSize});
+  Value cGroups = reshape(xbc.getResult(2), {m.groups, m.stateSize});
   auto scan = MambaSsdScanOp::create(
       b, loc, stat({kDyn, kDyn, heads, m.headDim}),
-      stat({kDyn, kDyn, heads, m.headDim, m.stateSize}),
-      reshape(xbc.getResult(0), {heads, m.headDim}), dt, param(w, "ssm_a_log"),
-      reshape(xbc.getResult(1), {m.groups, m.stateSize}),
-      reshape(xbc.getResult(2), {m.groups, m.stateSize}), param(w, "ssm_d"),
+      stat({kDyn, kDyn, heads, m.headDim, m.stateSize}), xHeads, dt,
+      param(w, "ssm_a_log"), bGroups, cGroups, param(w, "ssm_d"),
       param(w, "ssm_dt_bias"), b.getI64IntegerAttr(m.chunkSize),
       b.getF64FloatAttr(m.dtMin), b.getF64FloatAttr(m.dtMax));
   Value y = ReshapeOp::create(b, loc, stat({kDyn, kDyn, inner}), scan.getY());
@@ -867,11 +868,13 @@ Value ModelBuilder::deltaNetMixer(Value x, ValueRange w,
   Value conv = causalConv(mixed, param(w, "lin_conv"), Value());
   auto qkv = SplitOp::create(b, loc, TypeRange{act({kw}), act({kw}), act({vw})},
                              conv, b.getI64IntegerAttr(2));
+  Value qHeads = reshape(qkv.getResult(0), {hk, dk});
+  Value kHeads = reshape(qkv.getResult(1), {hk, dk});
+  Value vHeads = reshape(qkv.getResult(2), {hv, dv});
   auto rule = GatedDeltaRuleOp::create(
-      b, loc, act({hv, dv}), stat({kDyn, kDyn, hv, dk, dv}),
-      reshape(qkv.getResult(0), {hk, dk}), reshape(qkv.getResult(1), {hk, dk}),
-      reshape(qkv.getResult(2), {hv, dv}), aGate, bGate, param(w, "lin_a_log"),
-      param(w, "lin_dt_bias"), b.getI64IntegerAttr(n.chunkSize));
+      b, loc, act({hv, dv}), stat({kDyn, kDyn, hv, dk, dv}), qHeads, kHeads,
+      vHeads, aGate, bGate, param(w, "lin_a_log"), param(w, "lin_dt_bias"),
+      b.getI64IntegerAttr(n.chunkSize));
   Value normed =
       GatedRmsNormOp::create(b, loc, act({vw}), stat({kDyn, kDyn, hv}),
                              reshape(rule.getY(), {vw}), z,

@@ -261,8 +261,10 @@ int64_t train(const std::string &checkpoint, const std::string &tokens,
   // Strings stay alive until tfmTrain returns.
   std::vector<std::string> strings;
   strings.reserve(options.size());
-  for (auto [key, value] : options) {
-    std::string k = nb::cast<std::string>(key);
+  for (auto item : options) {
+    // Not a structured binding: the lambdas below capture `value` (C++17).
+    nb::handle value = item.second;
+    std::string k = nb::cast<std::string>(item.first);
     if (value.is_none())
       continue; // the option's default
     // Each option converts as Python would (an int for a count, a float

@@ -65,7 +65,8 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
     launchRows(
         b, loc, qRows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
           OpBuilder &kbb = kb.b;
-          auto [bi, h, i] = decodeRow(kb, row, queries, p.hq);
+          Value bi, h, i; // captured below: not a structured binding
+          std::tie(bi, h, i) = decodeRow(kb, row, queries, p.hq);
           Value kvh = arith::DivUIOp::create(kbb, loc, h, kb.idx(group));
           SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p.d / lanes);
           SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p.dv / lanes);
@@ -90,8 +91,10 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
             Value prob = kb.div(kb.exp(kb.sub(s, st.m)), st.l);
             Value dp = kb.dot(dos, v, bi, j, kvh);
             Value ds = kb.mul(prob, kb.sub(dp, delta));
-            if (p.softcap)
-              ds = kb.mul(ds, kb.sub(kb.f32(1), kb.mul(t, t)));
+            if (p.softcap) {
+              Value one = kb.f32(1);
+              ds = kb.mul(ds, kb.sub(one, kb.mul(t, t)));
+            }
             SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p.d / lanes);
             SmallVector<Value> next;
             for (auto [acc, kv] : llvm::zip(loop.getRegionIterArgs(), ks))
@@ -109,11 +112,12 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
             memref::StoreOp::create(kbb, loc, st.m, mBuf, row);
             memref::StoreOp::create(kbb, loc, st.l, lBuf, row);
             memref::StoreOp::create(kbb, loc, delta, deltaBuf, row);
-            if (sinks)
-              memref::StoreOp::create(
-                  kbb, loc,
-                  kb.sub(kb.f32(0), kb.mul(kb.div(sinkE, st.l), delta)),
-                  sinkBuf, row);
+            if (sinks) {
+              Value zero = kb.f32(0);
+              Value psink = kb.div(sinkE, st.l);
+              Value dsink = kb.sub(zero, kb.mul(psink, delta));
+              memref::StoreOp::create(kbb, loc, dsink, sinkBuf, row);
+            }
           });
         });
 
@@ -121,7 +125,8 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
     launchRows(
         b, loc, kRows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
           OpBuilder &kbb = kb.b;
-          auto [bi, kvh, j] = decodeRow(kb, row, keys, p.hkv);
+          Value bi, kvh, j; // captured below: not a structured binding
+          std::tie(bi, kvh, j) = decodeRow(kb, row, keys, p.hkv);
           SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p.d / lanes);
           SmallVector<Value> vs = kb.loadSlice(v, bi, j, kvh, p.dv / lanes);
           auto [lo, hi] = kb.queryRange(j, queries, p);
@@ -129,20 +134,22 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
           // One loop over (query head of the group, query) pairs: with a
           // constant group size, nested loops would be fully unrolled and
           // spill.
-          Value count =
-              kb.imax(arith::SubIOp::create(kbb, loc, hi, lo), kb.idx(0));
+          Value span = arith::SubIOp::create(kbb, loc, hi, lo);
+          Value count = kb.imax(span, kb.idx(0));
           Value pairs = kb.imul(count, kb.idx(group));
-          auto loop =
-              scf::ForOp::create(kbb, loc, kb.idx(0), pairs, kb.idx(1), init);
+          Value zero = kb.idx(0);
+          Value one = kb.idx(1);
+          auto loop = scf::ForOp::create(kbb, loc, zero, pairs, one, init);
           {
             OpBuilder::InsertionGuard g(kbb);
             kbb.setInsertionPointToStart(loop.getBody());
             Value t = loop.getInductionVar();
-            Value h = kb.iadd(kb.imul(kvh, kb.idx(group)),
-                              arith::DivUIOp::create(kbb, loc, t, count));
+            Value groupStart = kb.imul(kvh, kb.idx(group));
+            Value h =
+                kb.iadd(groupStart, arith::DivUIOp::create(kbb, loc, t, count));
             Value i = kb.iadd(lo, arith::RemUIOp::create(kbb, loc, t, count));
-            Value qrow = kb.iadd(
-                kb.imul(kb.iadd(kb.imul(bi, kb.idx(p.hq)), h), queries), i);
+            Value head = kb.iadd(kb.imul(bi, kb.idx(p.hq)), h);
+            Value qrow = kb.iadd(kb.imul(head, queries), i);
             Value m = memref::LoadOp::create(kbb, loc, mBuf, qrow);
             Value l = memref::LoadOp::create(kbb, loc, lBuf, qrow);
             Value delta = memref::LoadOp::create(kbb, loc, deltaBuf, qrow);
@@ -158,8 +165,10 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
             for (auto [x, y] : llvm::zip(dos, vs))
               dpPartial = math::FmaOp::create(kbb, loc, x, y, dpPartial);
             Value ds = kb.mul(prob, kb.sub(kb.laneSum(dpPartial), delta));
-            if (p.softcap)
-              ds = kb.mul(ds, kb.sub(kb.f32(1), kb.mul(tanhS, tanhS)));
+            if (p.softcap) {
+              Value one = kb.f32(1);
+              ds = kb.mul(ds, kb.sub(one, kb.mul(tanhS, tanhS)));
+            }
             ValueRange acc = loop.getRegionIterArgs();
             int64_t nk = p.d / lanes;
             SmallVector<Value> next;
@@ -195,8 +204,11 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
           b, loc, c(p.hq), 1, [&](KernelBuilder &kb, Value h, Value active) {
             OpBuilder &kbb = kb.b;
             Value n = kb.imul(batch, queries);
-            auto loop = scf::ForOp::create(kbb, loc, kb.idx(0), n, kb.idx(1),
-                                           ValueRange{kb.f32(0)});
+            Value zero = kb.idx(0);
+            Value one = kb.idx(1);
+            Value init = kb.f32(0);
+            auto loop =
+                scf::ForOp::create(kbb, loc, zero, n, one, ValueRange{init});
             {
               OpBuilder::InsertionGuard g(kbb);
               kbb.setInsertionPointToStart(loop.getBody());

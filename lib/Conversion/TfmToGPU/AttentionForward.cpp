@@ -52,8 +52,10 @@ struct ConvertFlashAttention : KernelPattern<FlashAttentionOp> {
                                             strides);
     };
     PackedQkvHeads heads = op.getPackedHeads();
-    return buildForward(rewriter, loc, slice(heads.query()), slice(heads.key()),
-                        slice(heads.value()), adaptor.getSinks(), p, lanes,
+    Value q = slice(heads.query());
+    Value k = slice(heads.key());
+    Value v = slice(heads.value());
+    return buildForward(rewriter, loc, q, k, v, adaptor.getSinks(), p, lanes,
                         cast<RankedTensorType>(op.getResult().getType()),
                         cast<RankedTensorType>(op.getLse().getType()));
   }

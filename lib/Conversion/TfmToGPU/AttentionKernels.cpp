@@ -235,7 +235,8 @@ SmallVector<Value> attention::buildForward(OpBuilder &b, Location loc, Value qT,
   int64_t group = p.hq / p.hkv;
   launchRows(
       b, loc, rows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
-        auto [bi, h, i] = decodeRow(kb, row, queries, p.hq);
+        Value bi, h, i; // captured below: not a structured binding
+        std::tie(bi, h, i) = decodeRow(kb, row, queries, p.hq);
         Value kvh = arith::DivUIOp::create(kb.b, loc, h, kb.idx(group));
         SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p.d / lanes);
         RowState st =

@@ -68,7 +68,8 @@ std::pair<Value, Value> l2Normalise(OpBuilder &b, Location loc, Value x,
   Value n = einsum(b, loc, "btgk,btg->btgk", ValueRange{x, r}, st,
                    [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
                      Scalar c = scalar(nb, l, st);
-                     return c.mul(c.mul(c.f(a[0]), a[1]), c.c(scale));
+                     Value xr = c.mul(c.f(a[0]), a[1]);
+                     return c.mul(xr, c.c(scale));
                    });
   return {n, r};
 }
@@ -108,7 +109,9 @@ template <typename RuleOp> RuleSetup setUpRule(OpBuilder &b, RuleOp op) {
       einsum(b, loc, "btgr,gr->btgr", ValueRange{a4, perHead(op.getDtBias())},
              st, [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
                Scalar c = scalar(nb, l, st);
-               return c.add(c.f(v[0]), c.f(v[1]));
+               Value a = c.f(v[0]);
+               Value bias = c.f(v[1]);
+               return c.add(a, bias);
              });
   s.negA = einsum(
       b, loc, "gr->gr", ValueRange{perHead(op.getALog())}, st,
@@ -167,9 +170,14 @@ Value unitLowerInverse(OpBuilder &b, Location loc, Value sys, Type st,
       einsum(b, loc, "blsgr->blsgr", ValueRange{power}, st,
              [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex ix) {
                Scalar c = scalar(nb, l, st);
-               return c.add(
-                   a[0], arith::SelectOp::create(nb, l, c.eq(ix('l'), ix('s')),
-                                                 c.c(1.0), c.c(0.0)));
+               Value row = ix('l');
+               Value col = ix('s');
+               Value diagonal = c.eq(row, col);
+               Value one = c.c(1.0);
+               Value zero = c.c(0.0);
+               Value identity =
+                   arith::SelectOp::create(nb, l, diagonal, one, zero);
+               return c.add(a[0], identity);
              });
   // product = Σ_{i < 2^f} N^i after f factors; power = N^(2^(f-1)).
   for (int64_t covered = 2; covered < rows; covered *= 2) {

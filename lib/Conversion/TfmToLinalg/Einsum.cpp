@@ -11,7 +11,9 @@ using namespace mlir::tfm::lowering;
 Value mlir::tfm::lowering::einsum(OpBuilder &b, Location loc, StringRef spec,
                                   ValueRange inputs, Type elem, EinsumBody body,
                                   const EinsumOptions &options) {
-  auto [lhs, out] = spec.split("->");
+  // Not a structured binding: lambdas below capture both (C++17).
+  StringRef lhs, out;
+  std::tie(lhs, out) = spec.split("->");
   SmallVector<StringRef> operandSpecs;
   lhs.split(operandSpecs, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   assert(operandSpecs.size() == inputs.size() && "one spec per input");

@@ -56,7 +56,9 @@ Value conv1dPre(OpBuilder &b, Location loc, Value x, Value w, Value bias,
       AffineMap::get(4, 0, {d0, d1, d2}, ctx), {false, false, false, true},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Scalar s = scalar(nb, l, st);
-        return s.add(a[2], s.mul(s.f(a[0]), s.f(a[1])));
+        Value x = s.f(a[0]);
+        Value w = s.f(a[1]);
+        return s.add(a[2], s.mul(x, w));
       });
   Type elem = elementType(x);
   if (!bias)
@@ -105,13 +107,16 @@ struct MambaConv1dBackwardLowering : OpRewritePattern<MambaConv1dBackwardOp> {
         einsum(rewriter, loc, "btc,btc->btc", ValueRange{op.getDy(), pre}, st,
                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
                  Scalar s = scalar(nb, l, st);
-                 return s.mul(s.f(a[0]), s.siluGrad(a[1]));
+                 Value g = s.f(a[0]);
+                 return s.mul(g, s.siluGrad(a[1]));
                });
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
                d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
     auto macc = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
       Scalar s = scalar(nb, l, st);
-      return s.add(a[2], s.mul(s.f(a[0]), s.f(a[1])));
+      Value x = s.f(a[0]);
+      Value y = s.f(a[1]);
+      return s.add(a[2], s.mul(x, y));
     };
     // dx[b, t, c] = Σ_k w[c, k] · gpad[b, t + K − 1 − k, c].
     Value gpad = padSeq(rewriter, loc, g, 0, k - 1);
@@ -188,8 +193,8 @@ Value gatedInput(OpBuilder &b, Location loc, Value x3, Value z3, bool gateFirst,
   return einsum(b, loc, "ngk,ngk->ngk", ValueRange{x3, z3}, st,
                 [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
                   Scalar s = scalar(nb, l, st);
-                  return gateFirst ? s.mul(s.f(a[0]), s.silu(s.f(a[1])))
-                                   : s.f(a[0]);
+                  Value x = s.f(a[0]);
+                  return gateFirst ? s.mul(x, s.silu(s.f(a[1]))) : x;
                 });
 }
 
@@ -214,21 +219,22 @@ struct GatedRmsNormLowering : OpRewritePattern<GatedRmsNormOp> {
                  Scalar s = scalar(nb, l, st);
                  return s.add(a[1], s.mul(a[0], a[0]));
                });
-    rstd =
-        einsum(rewriter, loc, "ng->ng", ValueRange{rstd}, st,
-               [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-                 Scalar s = scalar(nb, l, st);
-                 Value v =
-                     s.add(arith::DivFOp::create(nb, l, a[0], s.c(double(k))),
-                           s.c(eps));
-                 return arith::DivFOp::create(nb, l, s.c(1.0),
-                                              math::SqrtOp::create(nb, l, v));
-               });
+    rstd = einsum(rewriter, loc, "ng->ng", ValueRange{rstd}, st,
+                  [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                    Scalar s = scalar(nb, l, st);
+                    Value mean =
+                        arith::DivFOp::create(nb, l, a[0], s.c(double(k)));
+                    Value v = s.add(mean, s.c(eps));
+                    Value one = s.c(1.0);
+                    return arith::DivFOp::create(
+                        nb, l, one, math::SqrtOp::create(nb, l, v));
+                  });
     Value y = einsum(rewriter, loc, "ngk,ng,gk,ngk->ngk",
                      ValueRange{h, rstd, w2, z3}, outElem,
                      [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
                        Scalar s = scalar(nb, l, st);
-                       Value v = s.mul(s.f(a[2]), s.mul(a[0], a[1]));
+                       Value w = s.f(a[2]);
+                       Value v = s.mul(w, s.mul(a[0], a[1]));
                        if (before)
                          v = s.mul(v, s.silu(s.f(a[3])));
                        return castFloat(nb, l, v, outElem);
@@ -270,7 +276,10 @@ struct GatedRmsNormBackwardLowering : OpRewritePattern<GatedRmsNormBackwardOp> {
         einsum(rewriter, loc, "ngk,gk,ngk->ngk", ValueRange{dy3, w2, z3}, st,
                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
                  Scalar s = scalar(nb, l, st);
-                 return s.mul(s.mul(s.f(a[0]), s.f(a[1])), gateOf(s, a[2]));
+                 Value dy = s.f(a[0]);
+                 Value w = s.f(a[1]);
+                 Value dyw = s.mul(dy, w);
+                 return s.mul(dyw, gateOf(s, a[2]));
                });
     Value dot =
         einsum(rewriter, loc, "ngk,ngk->ng", ValueRange{dn, n}, st,
@@ -285,12 +294,14 @@ struct GatedRmsNormBackwardLowering : OpRewritePattern<GatedRmsNormBackwardOp> {
           Value mean = arith::DivFOp::create(nb, l, a[2], s.c(double(k)));
           return s.mul(a[3], s.sub(a[0], s.mul(a[1], mean)));
         });
-    Value dw = einsum(
-        rewriter, loc, "ngk,ngk,ngk->gk", ValueRange{dy3, n, z3}, st,
-        [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-          Scalar s = scalar(nb, l, st);
-          return s.add(a[3], s.mul(s.mul(s.f(a[0]), a[1]), gateOf(s, a[2])));
-        });
+    Value dw =
+        einsum(rewriter, loc, "ngk,ngk,ngk->gk", ValueRange{dy3, n, z3}, st,
+               [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                 Scalar s = scalar(nb, l, st);
+                 Value dyn = s.mul(s.f(a[0]), a[1]);
+                 Value term = s.mul(dyn, gateOf(s, a[2]));
+                 return s.add(a[3], term);
+               });
     // Through the gate.
     Value dx = dh, dz;
     if (before) {
@@ -298,8 +309,11 @@ struct GatedRmsNormBackwardLowering : OpRewritePattern<GatedRmsNormBackwardOp> {
                   ValueRange{dy3, w2, n, z3}, st,
                   [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
                     Scalar s = scalar(nb, l, st);
-                    return s.mul(s.mul(s.f(a[0]), s.f(a[1])),
-                                 s.mul(a[2], s.siluGrad(s.f(a[3]))));
+                    Value dy = s.f(a[0]);
+                    Value w = s.f(a[1]);
+                    Value dyw = s.mul(dy, w);
+                    Value slope = s.siluGrad(s.f(a[3]));
+                    return s.mul(dyw, s.mul(a[2], slope));
                   });
     } else {
       dx = einsum(rewriter, loc, "ngk,ngk->ngk", ValueRange{dh, z3}, st,
@@ -310,7 +324,8 @@ struct GatedRmsNormBackwardLowering : OpRewritePattern<GatedRmsNormBackwardOp> {
       dz = einsum(rewriter, loc, "ngk,ngk,ngk->ngk", ValueRange{dh, x3, z3}, st,
                   [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
                     Scalar s = scalar(nb, l, st);
-                    return s.mul(s.mul(a[0], s.f(a[1])), s.siluGrad(s.f(a[2])));
+                    Value dhx = s.mul(a[0], s.f(a[1]));
+                    return s.mul(dhx, s.siluGrad(s.f(a[2])));
                   });
     }
     int64_t features = groups * k;
@@ -366,20 +381,21 @@ struct SiluGateBackwardLowering : OpRewritePattern<SiluGateBackwardOp> {
     Type st = computeType(elementType(op.getX()));
     SmallVector<Value> in = {op.getDy(), op.getX(), op.getZ()};
     SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, op.getX());
-    Value dx =
-        buildMap(rewriter, loc, sizes, elementType(op.getX()), in, {},
-                 [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                   Scalar s = scalar(nb, l, st);
-                   return castFloat(nb, l, s.mul(s.f(a[0]), s.silu(s.f(a[2]))),
-                                    elementType(op.getX()));
-                 });
+    Value dx = buildMap(rewriter, loc, sizes, elementType(op.getX()), in, {},
+                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                          Scalar s = scalar(nb, l, st);
+                          Value dy = s.f(a[0]);
+                          Value grad = s.mul(dy, s.silu(s.f(a[2])));
+                          return castFloat(nb, l, grad, elementType(op.getX()));
+                        });
     Value dz = buildMap(rewriter, loc, sizes, elementType(op.getZ()), in, {},
                         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                           Scalar s = scalar(nb, l, st);
-                          return castFloat(nb, l,
-                                           s.mul(s.mul(s.f(a[0]), s.f(a[1])),
-                                                 s.siluGrad(s.f(a[2]))),
-                                           elementType(op.getZ()));
+                          Value dy = s.f(a[0]);
+                          Value x = s.f(a[1]);
+                          Value dyx = s.mul(dy, x);
+                          Value grad = s.mul(dyx, s.siluGrad(s.f(a[2])));
+                          return castFloat(nb, l, grad, elementType(op.getZ()));
                         });
     rewriter.replaceOp(op, {dx, dz});
     return success();
@@ -438,7 +454,9 @@ template <typename ScanOp> ScanSetup setUpScan(OpBuilder &b, ScanOp op) {
       einsum(b, loc, "btgr,gr->btgr", ValueRange{dt4, perHead(dtBias)}, st,
              [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
                Scalar c = scalar(nb, l, st);
-               return c.round(c.add(c.f(v[0]), c.f(v[1])), dtElem);
+               Value raw = c.f(v[0]);
+               Value bias = c.f(v[1]);
+               return c.round(c.add(raw, bias), dtElem);
              });
   s.delta = einsum(
       b, loc, "btgr->btgr", ValueRange{s.dtRaw}, st,
@@ -507,8 +525,10 @@ Value decayMatrix(OpBuilder &b, Location loc, const Chunk &k, Type st) {
   return einsum(b, loc, "blgr,bsgr->blsgr", ValueRange{k.lam, k.lam}, st,
                 [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
                   Scalar c = scalar(nb, l, st);
-                  return c.where(c.le(idx('s'), idx('l')),
-                                 c.exp(c.sub(v[0], v[1])));
+                  Value s = idx('s');
+                  Value t = idx('l');
+                  Value visible = c.le(s, t);
+                  return c.where(visible, c.exp(c.sub(v[0], v[1])));
                 });
 }
 

@@ -181,7 +181,8 @@ static Value buildHalfRotation(OpBuilder &b, Location loc, Value x,
   auto type = cast<RankedTensorType>(x.getType());
   Type elem = type.getElementType(), ct = computeType(elem);
   int64_t half = rotaryDim / 2, dim = type.getDimSize(3);
-  auto [cosT, sinT] =
+  Value cosT, sinT; // captured below: not a structured binding (C++17)
+  std::tie(cosT, sinT) =
       buildCosSinTables(b, loc, positions, half, elem, attentionFactor, table,
                         longTable, useLong, inverse);
   MLIRContext *ctx = b.getContext();

@@ -113,7 +113,8 @@ Value insertChunkState(OpBuilder &b, Location loc, Value state, Value into,
 
 /// Whether `spec` sums over a letter (one not in its output).
 bool reduces(StringRef spec) {
-  auto [lhs, out] = spec.split("->");
+  StringRef lhs, out; // captured below: not a structured binding (C++17)
+  std::tie(lhs, out) = spec.split("->");
   return llvm::any_of(
       lhs, [&](char c) { return c != ',' && out.find(c) == StringRef::npos; });
 }
@@ -258,7 +259,10 @@ Value chunkCumsum(OpBuilder &b, Location loc, Value x, Value len, Type st) {
       b, loc, "bigr->blgr", ValueRange{x}, st,
       [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
         Scalar c = scalar(nb, l, st);
-        return c.add(v[1], c.where(c.le(idx('i'), idx('l')), v[0]));
+        Value i = idx('i');
+        Value t = idx('l');
+        Value upTo = c.where(c.le(i, t), v[0]);
+        return c.add(v[1], upTo);
       },
       lenOfL);
 }
@@ -278,7 +282,10 @@ Value chunkCumsumGrad(OpBuilder &b, Location loc, Value dLam, Value dTotal,
       b, loc, "blgr->bigr", ValueRange{dLam}, st,
       [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex ix) {
         Scalar c = scalar(nb, l, st);
-        return c.add(a[1], c.where(c.le(ix('i'), ix('l')), a[0]));
+        Value i = ix('i');
+        Value t = ix('l');
+        Value upTo = c.where(c.le(i, t), a[0]);
+        return c.add(a[1], upTo);
       },
       intoTotal);
 }

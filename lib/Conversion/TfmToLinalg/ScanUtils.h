@@ -54,25 +54,30 @@ struct Scalar {
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
   Value sigmoid(Value x) {
     Value e = exp(arith::NegFOp::create(b, loc, x));
-    return arith::DivFOp::create(b, loc, c(1.0), add(c(1.0), e));
+    Value one = c(1.0);
+    return arith::DivFOp::create(b, loc, one, add(one, e));
   }
   Value silu(Value x) { return mul(x, sigmoid(x)); }
   /// d silu / dx = s (1 + x (1 − s)).
   Value siluGrad(Value x) {
     Value s = sigmoid(x);
-    return mul(s, add(c(1.0), mul(x, sub(c(1.0), s))));
+    Value one = c(1.0);
+    Value xs = mul(x, sub(one, s));
+    return mul(s, add(one, xs));
   }
   /// PyTorch's softplus (threshold 20: x itself above it) and its slope.
   Value aboveThreshold(Value x) {
     return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, c(20.0));
   }
   Value softplus(Value x) {
-    return arith::SelectOp::create(b, loc, aboveThreshold(x), x,
-                                   math::Log1pOp::create(b, loc, exp(x)));
+    Value above = aboveThreshold(x);
+    Value below = math::Log1pOp::create(b, loc, exp(x));
+    return arith::SelectOp::create(b, loc, above, x, below);
   }
   Value softplusGrad(Value x) {
-    return arith::SelectOp::create(b, loc, aboveThreshold(x), c(1.0),
-                                   sigmoid(x));
+    Value above = aboveThreshold(x);
+    Value one = c(1.0);
+    return arith::SelectOp::create(b, loc, above, one, sigmoid(x));
   }
   /// `x` rounded to `elem` and back (nothing for the compute type).
   Value round(Value x, Type elem) { return f(castFloat(b, loc, x, elem)); }

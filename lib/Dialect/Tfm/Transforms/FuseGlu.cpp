@@ -129,7 +129,9 @@ bool packOneGlu(RepeatOp repeat, IRRewriter &rewriter) {
       auto stacked = stackedOf(repeat, *m);
       if (!stacked)
         continue;
-      auto &[weights, biases] = *stacked;
+      // References, not a structured binding: a lambda below captures them.
+      SmallVector<unsigned> &weights = stacked->first;
+      SmallVector<unsigned> &biases = stacked->second;
       if (!canPackStackedWeights(repeat, weights) ||
           (!biases.empty() && !canPackStackedWeights(repeat, biases)))
         continue;
