@@ -22,34 +22,38 @@ a=$1 b=$2 xml=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-cases=()     # "name|status" for the JUnit report
+count=0
+cases="" # JUnit test cases
 differ=0
 
-# Runs `$@` with tool paths under build $1 (argument 2 onward: the command,
-# where @BIN@ stands for that build's bin/); stdout and stderr to $2.
+# run_in BUILD OUT COMMAND...: the command with @BIN@ standing for BUILD's
+# bin/; its stdout in OUT, its stderr and exit code in OUT.err (error
+# messages name the build's own paths: those become BIN).
 run_in() {
   local build=$1 out=$2
   shift 2
   local args=("${@//@BIN@/$build/bin}")
-  "${args[@]}" >"$out" 2>&1
-  echo $? >>"$out"
+  "${args[@]}" >"$out" 2>"$out.err"
+  echo "exit $?" >>"$out.err"
+  sed -i "s#$build/bin#BIN#g" "$out.err"
 }
 
-# compare NAME COMMAND...: the command's output (and exit code) in both.
+# compare NAME COMMAND...: the command's output, errors and exit code in
+# both builds (build A's output stays in $work/a.out).
 compare() {
   local name=$1
   shift
   run_in "$a" "$work/a.out" "$@"
   run_in "$b" "$work/b.out" "$@"
-  # Error messages name the build's own paths; the rest must match.
-  sed -i "s#$a/bin#BIN#g" "$work/a.out"
-  sed -i "s#$b/bin#BIN#g" "$work/b.out"
-  if cmp -s "$work/a.out" "$work/b.out"; then
-    cases+=("$name|ok")
+  count=$((count + 1))
+  if cmp -s "$work/a.out" "$work/b.out" &&
+    cmp -s "$work/a.out.err" "$work/b.out.err"; then
+    cases+="<testcase classname=\"compare-compilers\" name=\"$name\"/>"
   else
     echo "compare-compilers: $name differs:"
     diff "$work/a.out" "$work/b.out" | head -20
-    cases+=("$name|differs")
+    diff "$work/a.out.err" "$work/b.out.err" | head -5
+    cases+="<testcase classname=\"compare-compilers\" name=\"$name\"><failure/></testcase>"
     differ=1
   fi
 }
@@ -76,8 +80,8 @@ for config in $configs; do
   compare "import/$name" @BIN@/tfm-import-hf "$config"
   # The pipelines compile what build A imported (the same text when the
   # comparison above passed).
-  "$a/bin/tfm-import-hf" "$config" -o "$work/model.mlir" >/dev/null 2>&1 ||
-    continue
+  grep -qx "exit 0" "$work/a.out.err" || continue
+  mv "$work/a.out" "$work/model.mlir"
   compare "tfm-train-cpu/$name" @BIN@/tfm-opt "$work/model.mlir" --tfm-train-cpu
   if [[ $gpu_sim == *" $name "* ]]; then
     compare "tfm-train-gpu-sim/$name" @BIN@/tfm-opt "$work/model.mlir" \
@@ -91,21 +95,7 @@ for input in "$root"/test/Conversion/TfmToLinalg/*.mlir \
     --allow-unregistered-dialect
 done
 
-if [ -n "$xml" ]; then
-  printf '%s\n' "${cases[@]}" | python3 -c '
-import sys, xml.etree.ElementTree as ET
-suite = ET.Element("testsuite", name="compare-compilers")
-for line in sys.stdin.read().split("\n"):
-    if not line:
-        continue
-    name, status = line.rsplit("|", 1)
-    case = ET.SubElement(suite, "testcase", classname="compare-compilers", name=name)
-    if status != "ok":
-        ET.SubElement(case, "failure", message="output differs between the builds")
-out = ET.Element("testsuites")
-out.append(suite)
-ET.ElementTree(out).write(sys.argv[1])
-' "$xml"
-fi
-echo "compare-compilers: ${#cases[@]} inputs, $([ $differ = 0 ] && echo "all identical" || echo "some differ")"
+[ -n "$xml" ] &&
+  echo "<testsuites><testsuite name=\"compare-compilers\">$cases</testsuite></testsuites>" >"$xml"
+echo "compare-compilers: $count inputs, $([ $differ = 0 ] && echo "all identical" || echo "some differ")"
 exit $differ

@@ -8,14 +8,14 @@
 #                                  and one third of those (the third is
 #                                  the commit count mod 3: consecutive
 #                                  commits cover all of them)
-#   TFM_SANITIZE_ALL=1 ...         the whole lit suite (about 26 minutes
+#   TFM_SANITIZE_ALL=1 ...         the whole lit suite (about 25 minutes
 #                                  on 2 cores)
 #   TFM_SANITIZE_XUNIT=F ...       one JUnit report of all (scripts/test.sh)
 #
 # When the default (gcc) build is there too, scripts/compare-compilers.sh
 # then checks that both builds print the same IR for the same inputs.
 #
-# The whole suite under ASan takes 1.5x the default build's time; beside
+# The whole suite under ASan takes about 1.4x the default build's time; beside
 # that build's own run it does not fit CI's hour, so CI samples the
 # numeric matrices (per-family HF comparisons, finite differences, the GPU
 # simulation and ptxas runs), which spend their time in LLVM's JIT and in

@@ -202,9 +202,7 @@ Chunk loadChunk(OpBuilder &b, Location loc, const RuleSetup &s, Value c) {
       einsum(b, loc, "blgr,bsgr->blsgr", ValueRange{k.gam, k.gam}, st,
              [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
                Scalar sc = scalar(nb, l, st);
-               Value si = idx('s');
-               Value li = idx('l');
-               Value visible = sc.le(si, li);
+               Value visible = sc.atOrBefore(idx, 's', 'l');
                return sc.where(visible, sc.exp(sc.sub(v[0], v[1])));
              });
   k.kk = gemm(b, loc, "blgk,bsgk->blsg", k.k, k.k, st);
@@ -214,9 +212,7 @@ Chunk loadChunk(OpBuilder &b, Location loc, const RuleSetup &s, Value c) {
                  ValueRange{k.beta, k.kk, k.decay}, st,
                  [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
                    Scalar sc = scalar(nb, l, st);
-                   Value si = idx('s');
-                   Value li = idx('l');
-                   Value below = sc.lt(si, li);
+                   Value below = sc.before(idx, 's', 'l');
                    return sc.where(below, sc.mul(sc.mul(v[0], v[1]), v[2]));
                  });
   k.inv = unitLowerInverse(b, loc, k.sys, st, s.chunk);
@@ -390,9 +386,7 @@ struct GatedDeltaRuleBackwardLowering
                 b, l, spec, in, st,
                 [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex ix) {
                   Scalar sc = scalar(nb, ll, st);
-                  Value si = ix('s');
-                  Value li = ix('l');
-                  Value below = sc.lt(si, li);
+                  Value below = sc.before(ix, 's', 'l');
                   return sc.sub(
                       a[3], sc.where(below, sc.mul(sc.mul(a[0], a[1]), a[2])));
                 });

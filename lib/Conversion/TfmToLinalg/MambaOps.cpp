@@ -525,9 +525,7 @@ Value decayMatrix(OpBuilder &b, Location loc, const Chunk &k, Type st) {
   return einsum(b, loc, "blgr,bsgr->blsgr", ValueRange{k.lam, k.lam}, st,
                 [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
                   Scalar c = scalar(nb, l, st);
-                  Value s = idx('s');
-                  Value t = idx('l');
-                  Value visible = c.le(s, t);
+                  Value visible = c.atOrBefore(idx, 's', 'l');
                   return c.where(visible, c.exp(c.sub(v[0], v[1])));
                 });
 }

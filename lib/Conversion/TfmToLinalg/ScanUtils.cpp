@@ -259,9 +259,7 @@ Value chunkCumsum(OpBuilder &b, Location loc, Value x, Value len, Type st) {
       b, loc, "bigr->blgr", ValueRange{x}, st,
       [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
         Scalar c = scalar(nb, l, st);
-        Value i = idx('i');
-        Value t = idx('l');
-        Value upTo = c.where(c.le(i, t), v[0]);
+        Value upTo = c.where(c.atOrBefore(idx, 'i', 'l'), v[0]);
         return c.add(v[1], upTo);
       },
       lenOfL);
@@ -282,9 +280,7 @@ Value chunkCumsumGrad(OpBuilder &b, Location loc, Value dLam, Value dTotal,
       b, loc, "blgr->bigr", ValueRange{dLam}, st,
       [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex ix) {
         Scalar c = scalar(nb, l, st);
-        Value i = ix('i');
-        Value t = ix('l');
-        Value upTo = c.where(c.le(i, t), a[0]);
+        Value upTo = c.where(c.atOrBefore(ix, 'i', 'l'), a[0]);
         return c.add(a[1], upTo);
       },
       intoTotal);

@@ -94,6 +94,17 @@ struct Scalar {
   Value eq(Value i, Value j) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i, j);
   }
+  /// In an einsum body: whether letter `from`'s index is at most (`before`:
+  /// below) letter `to`'s, the causal masks of the chunked scans. The two
+  /// indices are created in that order.
+  Value atOrBefore(LetterIndex ix, char from, char to) {
+    Value i = ix(from);
+    return le(i, ix(to));
+  }
+  Value before(LetterIndex ix, char from, char to) {
+    Value i = ix(from);
+    return lt(i, ix(to));
+  }
 };
 
 inline Scalar scalar(OpBuilder &b, Location loc, Type st) {
