@@ -47,6 +47,11 @@ def _has_reference_env():
 
 if _has_reference_env():
     config.available_features.add("hf-reference")
+# HF references computed once per key (test/helpers/reference_cache.py):
+# RUN lines sharing a variant, and the sanitizer build's run pointed at the
+# default build's cache (scripts/sanitize.sh), reuse them.
+config.environment["TFM_REFERENCE_CACHE"] = os.environ.get(
+    "TFM_REFERENCE_CACHE", os.path.join(config.tfm_obj_root, "test", "reference-cache"))
 # Long matrices (every family under every recompute plan): opt in with
 # TFM_SLOW_TESTS=1; CI runs one family per layer structure instead.
 if os.environ.get("TFM_SLOW_TESTS") == "1":

@@ -179,7 +179,7 @@ llvm::Error CompiledFunction::jit(ModuleOp module) {
   llvm::InitializeNativeTargetAsmPrinter();
   // An ExecutionEngine option holds the transformer only by reference: it
   // and its target machine live until the lookup below has compiled.
-  auto optimizer = makeJitOptimizer();
+  auto optimizer = makeJitOptimizer("_mlir_" + entry);
   if (!optimizer)
     return makeError("cannot describe this host to LLVM: " +
                      llvm::toString(optimizer.takeError()));

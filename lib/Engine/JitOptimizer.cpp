@@ -7,7 +7,57 @@
 
 using namespace llvm;
 
-Expected<mlir::tfm::JitOptimizer> mlir::tfm::makeJitOptimizer() {
+/// Adds the functions `c` refers to (through constant expressions and
+/// aggregates) to `work`.
+static void addReferencedFunctions(const Constant *c,
+                                   SmallVectorImpl<const Function *> &work,
+                                   SmallPtrSetImpl<const Constant *> &seen) {
+  if (!seen.insert(c).second)
+    return;
+  if (auto *f = dyn_cast<Function>(c)) {
+    work.push_back(f);
+    return;
+  }
+  if (isa<GlobalVariable>(c))
+    return; // its initializer is a root of its own
+  for (const Use &op : c->operands())
+    if (auto *operand = dyn_cast<Constant>(op.get()))
+      addReferencedFunctions(operand, work, seen);
+}
+
+/// Erases every function definition that neither `root` nor a global
+/// variable's initializer reaches through calls or references.
+static void dropUnreachableFunctions(Module &module, StringRef root) {
+  SmallVector<const Function *> work;
+  SmallPtrSet<const Constant *, 32> seen;
+  if (const Function *entry = module.getFunction(root))
+    work.push_back(entry);
+  for (const GlobalVariable &g : module.globals())
+    if (g.hasInitializer())
+      addReferencedFunctions(g.getInitializer(), work, seen);
+  SmallPtrSet<const Function *, 32> live;
+  while (!work.empty()) {
+    const Function *f = work.pop_back_val();
+    if (!live.insert(f).second)
+      continue;
+    for (const BasicBlock &block : *f)
+      for (const Instruction &inst : block)
+        for (const Use &op : inst.operands())
+          if (auto *c = dyn_cast<Constant>(op.get()))
+            addReferencedFunctions(c, work, seen);
+  }
+  SmallVector<Function *> dead;
+  for (Function &f : module)
+    if (!f.isDeclaration() && !live.contains(&f))
+      dead.push_back(&f);
+  for (Function *f : dead)
+    f->dropAllReferences();
+  for (Function *f : dead)
+    f->eraseFromParent();
+}
+
+Expected<mlir::tfm::JitOptimizer>
+mlir::tfm::makeJitOptimizer(std::string root) {
   auto builder = orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
@@ -17,7 +67,8 @@ Expected<mlir::tfm::JitOptimizer> mlir::tfm::makeJitOptimizer() {
   JitOptimizer optimizer;
   optimizer.host = std::move(*machine);
   TargetMachine *host = optimizer.host.get();
-  optimizer.transform = [host](Module *module) -> Error {
+  optimizer.transform = [host, root](Module *module) -> Error {
+    dropUnreachableFunctions(*module, root);
     LoopAnalysisManager loops;
     FunctionAnalysisManager functions;
     CGSCCAnalysisManager sccs;

@@ -23,9 +23,15 @@ import sys
 # HF's pure-torch paths only: no kernels fetched from the Hub.
 os.environ.setdefault("USE_HUB_KERNELS", "NO")
 
-import torch
-from safetensors.torch import load_file
-from transformers import AutoConfig, AutoModelForCausalLM
+import numpy as np
+from safetensors import safe_open
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_cache import load_tensors, reference_dir  # noqa: E402
+
+# torch and transformers are imported where the reference is computed:
+# with the reference cached (reference_cache.py), the check runs on numpy
+# alone.
 
 # Tiny shapes: hidden 32, 4 query heads, 2 KV heads (GQA), 2-3 layers, a
 # vocabulary of 96, sequences of 9 tokens (longer than every window below).
@@ -349,7 +355,7 @@ def store_in_hub_layout(family, ckpt):
     checkpoints store them (HUB_PREFIX); other families are left as saved."""
     if family not in HUB_PREFIX:
         return
-    from safetensors.torch import save_file
+    from safetensors.torch import load_file, save_file
     path = os.path.join(ckpt, "model.safetensors")
     old, new = HUB_PREFIX[family]
     save_file({(new + n[len(old):] if n.startswith(old) else n): t
@@ -357,6 +363,8 @@ def store_in_hub_layout(family, ckpt):
 
 
 def build_model(family, variant, seed):
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
     fields = dict(BASE)
     fields.update(VARIANTS[family][variant])
     fields.pop("_seq", None)
@@ -381,14 +389,18 @@ def build_model(family, variant, seed):
     return model
 
 
-def reference_grads(model, storage):
-    """HF's gradients under the names the checkpoint stores: the model's own
-    (transformers-5) names, or those save_pretrained writes (per expert)."""
-    grads = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
-    if storage == "stacked":
-        return grads
-    from transformers.core_model_loading import revert_weight_conversion
-    return revert_weight_conversion(model, grads)
+def stored_names(model, tensors, storage):
+    """`tensors` (named as the model's state dict) under the names the
+    checkpoint stores: the model's own (transformers-5) names, or those
+    save_pretrained writes (per expert), with the hub's prefix."""
+    if storage != "stacked":
+        from transformers.core_model_loading import revert_weight_conversion
+        tensors = revert_weight_conversion(model, tensors)
+    if model.config.model_type in HUB_PREFIX:
+        old, new = HUB_PREFIX[model.config.model_type]
+        tensors = {(new + n[len(old):] if n.startswith(old) else n): t
+                   for n, t in tensors.items()}
+    return tensors
 
 
 def starved_experts(grads):
@@ -407,6 +419,7 @@ def starved_experts(grads):
 
 
 def tokens(vocab, seed, length=9):
+    import torch
     g = torch.Generator().manual_seed(seed + 1)
     ids = torch.randint(0, vocab, (2, length), generator=g)
     labels = ids.clone()
@@ -415,23 +428,90 @@ def tokens(vocab, seed, length=9):
     return ids, labels
 
 
-def check_bf16(args, model, ids, labels, ref, got):
+def save_checkpoint(model, ckpt, storage):
+    """`model` saved as `storage` says (STORAGE)."""
+    import torch
+    if storage in ("bf16", "f16"):
+        # Store in half precision; the reference runs on the same rounded
+        # weights in f32, which is what tfm-run computes with.
+        dt = torch.bfloat16 if storage == "bf16" else torch.float16
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(p.to(dt).float())
+        # Save a copy: converting the model itself would also round its f32
+        # RoPE buffers and degrade the reference.
+        copy.deepcopy(model).to(dt).save_pretrained(ckpt)
+    elif storage == "stacked":
+        from safetensors.torch import save_file
+        os.makedirs(ckpt)
+        model.config.save_pretrained(ckpt)
+        save_file({n: t.contiguous() for n, t in model.state_dict().items()},
+                  os.path.join(ckpt, "model.safetensors"))
+    elif storage == "sharded":
+        model.save_pretrained(ckpt, max_shard_size="20KB")
+        assert os.path.exists(os.path.join(ckpt, "model.safetensors.index.json"))
+    else:
+        model.save_pretrained(ckpt)
+    store_in_hub_layout(model.config.model_type, ckpt)
+
+
+def write_reference(args, out):
+    """HF's side, written to `out`: the checkpoint (ckpt/), the batch
+    (tokens.json), and in reference.safetensors (f32) the logits, the loss,
+    with --grads every parameter gradient under its stored name
+    ("grad/NAME"), with --dtype bf16 HF's own bf16 logits and loss
+    ("hf_bf16/..."); reference.json lists the stored buffers."""
+    import torch
+    from safetensors.torch import save_file
+    model = build_model(args.family, args.variant, args.seed)
+    save_checkpoint(model, os.path.join(out, "ckpt"), args.storage)
+    ids, labels = tokens(model.config.vocab_size, args.seed,
+                         VARIANTS[args.family][args.variant].get("_seq", 9))
+    with open(os.path.join(out, "tokens.json"), "w") as f:
+        json.dump({"input_ids": ids.tolist(), "labels": labels.tolist()}, f)
+    kw = {}
+    if args.moe_aux_loss in ("on", "off"):
+        kw["output_router_logits"] = args.moe_aux_loss == "on"
+    if args.grads:
+        ref = model(input_ids=ids, labels=labels, **kw)
+        ref.loss.backward()
+    else:
+        with torch.no_grad():
+            ref = model(input_ids=ids, labels=labels, **kw)
+    arrays = {"logits": ref.logits, "loss": ref.loss.reshape(1)}
+    if args.grads:
+        grads = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
+        arrays.update({"grad/" + n: g for n, g in stored_names(model, grads, args.storage).items()})
+    if args.dtype == "bf16":
+        with torch.no_grad():
+            hf16 = copy.deepcopy(model).to(torch.bfloat16)(input_ids=ids, labels=labels)
+        arrays["hf_bf16/logits"] = hf16.logits
+        arrays["hf_bf16/loss"] = hf16.loss.reshape(1)
+    save_file({n: t.detach().float().contiguous() for n, t in arrays.items()},
+              os.path.join(out, "reference.safetensors"))
+    # Buffers (DeepSeek's correction bias) are stored but never trained.
+    buffers = stored_names(model, dict(model.named_buffers()), args.storage)
+    with open(os.path.join(out, "reference.json"), "w") as f:
+        json.dump({"buffers": sorted(buffers)}, f)
+
+
+def check_bf16(args, ref, got):
     """bf16 compute has no exact reference: HF's own bf16 model deviates from
     the f32 one (same rounded weights) by e_hf. tfm's bf16 logits and loss
     must be as close to the f32 reference: e_tfm <= 2 e_hf + 1e-3 (relative
     to max|logits| for logits, absolute for the loss). And they must show
     bf16 rounding at all (e_tfm >= e_hf / 20): an f32 computation would
     otherwise pass."""
-    with torch.no_grad():
-        hf16 = copy.deepcopy(model).to(torch.bfloat16)(input_ids=ids, labels=labels)
-    if tuple(got["logits"].shape) != tuple(ref.logits.shape):
-        print(f"FAIL logits shape {tuple(got['logits'].shape)} vs {tuple(ref.logits.shape)}")
+    logits, hf16 = ref["logits"], ref["hf_bf16/logits"]
+    if got["logits"].shape != logits.shape:
+        print(f"FAIL logits shape {got['logits'].shape} vs {logits.shape}")
         return 1
-    scale = ref.logits.abs().max().item()
-    e_tfm = (got["logits"] - ref.logits).abs().max().item() / scale
-    e_hf = (hf16.logits.float() - ref.logits).abs().max().item() / scale
-    l_tfm = abs(got["loss"].item() - ref.loss.item())
-    l_hf = abs(hf16.loss.float().item() - ref.loss.item())
+    scale = np.abs(logits).max()
+    e_tfm = np.abs(got["logits"].astype(np.float32) - logits).max() / scale
+    e_hf = np.abs(hf16 - logits).max() / scale
+    loss = ref["loss"].item()
+    l_tfm = abs(got["loss"].item() - loss)
+    l_hf = abs(ref["hf_bf16/loss"].item() - loss)
     print(f"{args.family}/{args.variant}/bf16 compute: logits max|d|/max|ref| tfm {e_tfm:.3e},"
           f" hf-bf16 {e_hf:.3e}; loss |d| tfm {l_tfm:.2e}, hf-bf16 {l_hf:.2e}")
     ok = e_tfm <= 2 * e_hf + 1e-3 and l_tfm <= 2 * l_hf + 1e-3
@@ -476,75 +556,63 @@ def main():
                 print(f, v)
         return 0
 
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
-    ckpt = os.path.join(args.workdir, "ckpt")
-    model = build_model(args.family, args.variant, args.seed)
     if args.dtype == "bf16":
         if args.no_logits:
             sys.exit("--dtype bf16 compares logits; it takes no --no-logits")
         if args.grads:
             sys.exit("--dtype bf16 checks logits and loss only (no exact bf16 gradient reference)")
         args.storage = "bf16"
-    if args.storage in ("bf16", "f16"):
-        # Store in half precision; the reference runs on the same rounded
-        # weights in f32, which is what tfm-run computes with.
-        dt = torch.bfloat16 if args.storage == "bf16" else torch.float16
-        with torch.no_grad():
-            for p in model.parameters():
-                p.copy_(p.to(dt).float())
-        # Save a copy: converting the model itself would also round its f32
-        # RoPE buffers and degrade the reference.
-        copy.deepcopy(model).to(dt).save_pretrained(ckpt)
-    elif args.storage == "stacked":
-        from safetensors.torch import save_file
-        os.makedirs(ckpt)
-        model.config.save_pretrained(ckpt)
-        save_file({n: t.contiguous() for n, t in model.state_dict().items()},
-                  os.path.join(ckpt, "model.safetensors"))
-    elif args.storage == "sharded":
-        model.save_pretrained(ckpt, max_shard_size="20KB")
-        assert os.path.exists(os.path.join(ckpt, "model.safetensors.index.json"))
-    else:
-        model.save_pretrained(ckpt)
-    store_in_hub_layout(args.family, ckpt)
-
-    ids, labels = tokens(model.config.vocab_size, args.seed,
-                         VARIANTS[args.family][args.variant].get("_seq", 9))
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    # Everything HF's side depends on; the rest only changes the tfm-run
+    # command line.
+    fields = {k: getattr(args, k) for k in ("family", "variant", "storage", "dtype", "seed",
+                                            "grads", "moe_aux_loss")}
+    refdir = reference_dir("hf_forward_check", fields,
+                           lambda out: write_reference(args, out), args.workdir)
+    ckpt = os.path.join(args.workdir, "ckpt")
     tok = os.path.join(args.workdir, "tokens.json")
-    with open(tok, "w") as f:
-        json.dump({"input_ids": ids.tolist(), "labels": labels.tolist()}, f)
-    kw = {}
-    if args.moe_aux_loss in ("on", "off"):
-        kw["output_router_logits"] = args.moe_aux_loss == "on"
-    if args.grads:
-        ref = model(input_ids=ids, labels=labels, **kw)
-        ref.loss.backward()
-    else:
-        with torch.no_grad():
-            ref = model(input_ids=ids, labels=labels, **kw)
+    shutil.copytree(os.path.join(refdir, "ckpt"), ckpt)
+    shutil.copy(os.path.join(refdir, "tokens.json"), tok)
+    ref = load_tensors(os.path.join(refdir, "reference.safetensors"))
+    with open(os.path.join(refdir, "reference.json")) as f:
+        ref_meta = json.load(f)
 
     # Each recompute plan must give HF's numbers, and bit-identical ones
     # (rebuilding runs the same ops on the same operands).
     first = None
     for budget in args.recompute or [None]:
-        got = run_and_check(args, ckpt, tok, model, ids, labels, ref, budget)
+        got = run_and_check(args, ckpt, tok, ref, ref_meta, budget)
         if got is None:
             return 1
         if first is None:
             first = (budget, got)
             continue
         for k in sorted(set(first[1]) | set(got)):
-            if k not in got or k not in first[1] or not torch.equal(got[k], first[1][k]):
+            if k not in got or k not in first[1] or got[k].dtype != first[1][k].dtype \
+                    or not np.array_equal(got[k], first[1][k]):
                 print(f"FAIL --recompute={budget}: {k} differs from --recompute={first[0]}")
                 return 1
         print(f"--recompute={budget}: {len(got)} tensors bit-identical to --recompute={first[0]}")
     return 0
 
 
-def run_and_check(args, ckpt, tok, model, ids, labels, ref, budget):
+def checkpoint_names(ckpt):
+    """The tensor names of a single-file checkpoint; None when sharded."""
+    path = os.path.join(ckpt, "model.safetensors")
+    if not os.path.exists(path):
+        return None
+    with safe_open(path, framework="numpy") as f:
+        return set(f.keys())
+
+
+def max_abs(a):
+    return float(np.abs(a).max()) if a.size else 0.0
+
+
+def run_and_check(args, ckpt, tok, ref, ref_meta, budget):
     """Runs tfm-run (with --recompute=budget when given) and compares with
-    HF; the tensors written, or None on a failure."""
+    HF's reference; the tensors written, or None on a failure."""
     suffix = "" if budget is None else "-" + budget.replace("%", "pct")
     out = os.path.join(args.workdir, f"out{suffix}.safetensors")
     cmd = [args.tfm_run, ckpt, "--tokens", tok, "--output", out, "--device", args.device,
@@ -559,49 +627,39 @@ def run_and_check(args, ckpt, tok, model, ids, labels, ref, budget):
         print(run.stdout, run.stderr)
         print(f"FAIL {args.family}/{args.variant}: tfm-run exited {run.returncode}")
         return None
-    got = load_file(out)
+    got = load_tensors(out)
     if budget is not None:
         print(f"--recompute={budget}:")
     if args.dtype == "bf16":
-        return got if check_bf16(args, model, ids, labels, ref, got) == 0 else None
+        return got if check_bf16(args, ref, got) == 0 else None
     ok = True
+    logits, loss = ref["logits"], ref["loss"].item()
     if args.no_logits:
         if "logits" in got:
             print("FAIL --no-logits wrote logits")
             ok = False
     else:
-        d = (got["logits"] - ref.logits).abs()
-        bound = 1e-4 + 1e-4 * ref.logits.abs()
-        worst = (d - bound).max().item()
-        print(f"{args.family}/{args.variant}/{args.storage}: max|dlogits| = {d.max().item():.3e}"
-              f" (max|ref| {ref.logits.abs().max().item():.3f})")
-        if worst > 0 or tuple(got["logits"].shape) != tuple(ref.logits.shape):
+        same = got["logits"].shape == logits.shape
+        d = np.abs(got["logits"] - logits) if same else None
+        print(f"{args.family}/{args.variant}/{args.storage}: max|dlogits| = "
+              f"{max_abs(d) if same else float('nan'):.3e} (max|ref| {max_abs(logits):.3f})")
+        if not same or not (d - (1e-4 + 1e-4 * np.abs(logits))).max() <= 0:
             print("FAIL logits outside 1e-4 + 1e-4|ref|")
             ok = False
-    dl = abs(got["loss"].item() - ref.loss.item())
-    print(f"loss tfm {got['loss'].item():.7f} hf {ref.loss.item():.7f} |d| = {dl:.2e}")
+    dl = abs(got["loss"].item() - loss)
+    print(f"loss tfm {got['loss'].item():.7f} hf {loss:.7f} |d| = {dl:.2e}")
     if not dl <= 1e-5:
         print("FAIL loss outside 1e-5")
         ok = False
     if args.grads:
         # Every parameter (tied ones under each stored name), per tensor
         # max|d| <= 1e-4 max|ref|; no gradient tfm wrote that HF lacks.
-        stored = set(load_file(os.path.join(ckpt, "model.safetensors")).keys()) \
-            if os.path.exists(os.path.join(ckpt, "model.safetensors")) else None
-        params = reference_grads(model, args.storage)
-        if args.family in HUB_PREFIX:
-            old, new = HUB_PREFIX[args.family]
-            params = {(new + n[len(old):] if n.startswith(old) else n): g
-                      for n, g in params.items()}
+        stored = checkpoint_names(ckpt)
+        params = {k[len("grad/"):]: v for k, v in ref.items() if k.startswith("grad/")}
         expected = {n for n in params if stored is None or n in stored}
         written = {k[len("grad/"):] for k in got if k.startswith("grad/")}
-        # Buffers (DeepSeek's correction bias) are stored but never trained.
         if stored is not None:
-            buffers = dict(model.named_buffers())
-            if args.storage != "stacked":  # under the names save_pretrained writes
-                from transformers.core_model_loading import revert_weight_conversion
-                buffers = revert_weight_conversion(model, buffers)
-            stored -= set(buffers)
+            stored -= set(ref_meta["buffers"])
         if stored is not None and written != stored:
             print(f"FAIL gradient names differ from the checkpoint: missing {sorted(stored - written)}, "
                   f"extra {sorted(written - stored)}")
@@ -609,9 +667,13 @@ def run_and_check(args, ckpt, tok, model, ids, labels, ref, budget):
         worst = 0.0
         for n in sorted(expected & written):
             g, r = got["grad/" + n], params[n]
-            rel = (g - r).abs().max().item() / max(r.abs().max().item(), 1e-30)
+            if g.shape != r.shape:
+                print(f"FAIL grad/{n}: shape {g.shape}, HF's {r.shape}")
+                ok = False
+                continue
+            rel = max_abs(g - r) / max(max_abs(r), 1e-30)
             worst = max(worst, rel)
-            if rel > 1e-4:
+            if not rel <= 1e-4:
                 print(f"FAIL grad/{n}: max|d| / max|ref| = {rel:.2e}")
                 ok = False
         print(f"{len(expected & written)} gradients, worst max|d| / max|ref| = {worst:.2e}")
@@ -629,6 +691,7 @@ def run_and_check(args, ckpt, tok, model, ids, labels, ref, budget):
             print("FAIL this variant must leave some expert without a token")
             ok = False
     return got if ok else None
+
 
 if __name__ == "__main__":
     sys.exit(main())

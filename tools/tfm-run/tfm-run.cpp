@@ -17,13 +17,16 @@
 #include "tfm/Runtime/HostAllocator.h"
 #include "tfm/Support/CommandLine.h"
 #include "tfm/Support/OutputPath.h"
+#include "tfm/Support/ParserHazards.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -141,7 +144,17 @@ static int runKernel(CompileOptions compile) {
   DialectRegistry registry;
   registerAllTfmDialects(registry);
   MLIRContext ctx(registry);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(mlirPath, &ctx);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+      llvm::MemoryBuffer::getFileOrSTDIN(mlirPath, /*IsText=*/true);
+  if (!text)
+    return fail(mlirPath + ": " + text.getError().message());
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(std::move(*text), llvm::SMLoc());
+  if (failed(refuseParserHazards(sources)))
+    return fail(mlirPath + ": cannot parse");
+  SourceMgrDiagnosticHandler diagnostics(sources, &ctx);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sources, ParserConfig(&ctx));
   if (!module)
     return fail(mlirPath + ": cannot parse");
   std::string entry = funcName;
