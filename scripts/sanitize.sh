@@ -8,7 +8,7 @@
 #
 # The numeric tests compare against the HF references the default build's
 # run computed (its reference cache, when build/ has one), so this run pays
-# for tfm under the sanitizers, not for PyTorch again: about 21 minutes on
+# for tfm under the sanitizers, not for PyTorch again: about 17 minutes on
 # 2 cores (docs/fuzzing.md).
 #
 # When the default (gcc) build is there too, scripts/compare-compilers.sh
