@@ -50,6 +50,9 @@ TEST(ParserHazardsTest, EachOpItsKeyword) {
   // error, not the crash.
   EXPECT_FALSE(findParserHazard("linalg.transpose ins() dimensions = x"));
   EXPECT_FALSE(findParserHazard("linalg.broadcast ins() permutation = x"));
+  // A payload op named before the reduce's own keyword.
+  EXPECT_TRUE(findParserHazard("linalg.reduce { linalg.transpose } ins() "
+                               "outs() dimensions = x"));
 }
 
 TEST(ParserHazardsTest, LookalikesPass) {

@@ -119,8 +119,10 @@ private:
 
 std::optional<ParserHazard> mlir::tfm::findParserHazard(llvm::StringRef text) {
   Cursor cur(text);
-  // The op whose attribute keyword comes next, and that keyword.
-  llvm::StringRef op, keyword;
+  // Ops whose attribute keyword is still to come, with that keyword. More
+  // than one can be open: `linalg.reduce { linalg.transpose } ...` names
+  // an op as its payload before its own keyword.
+  llvm::SmallVector<std::pair<llvm::StringRef, llvm::StringRef>> pending;
   while (!cur.atEnd()) {
     cur.skipTrivia();
     if (cur.atEnd())
@@ -151,27 +153,23 @@ std::optional<ParserHazard> mlir::tfm::findParserHazard(llvm::StringRef text) {
                               .Case("linalg.reduce", "dimensions")
                               .Default("");
     if (!key.empty()) {
-      op = word;
-      keyword = key;
+      pending.push_back({word, key});
       continue;
     }
-    if (keyword.empty() || word != keyword)
+    auto open = llvm::find_if(llvm::reverse(pending),
+                              [&](const auto &p) { return p.second == word; });
+    if (open == pending.rend())
       continue;
+    llvm::StringRef op = open->first;
+    pending.erase(std::next(open).base());
     // The parser reads the keyword, `=`, then the array; without `=` it
     // fails cleanly.
-    if (!cur.consume('=')) {
-      keyword = "";
-      continue;
-    }
-    if (!cur.consumeInt64List())
-      return ParserHazard{at, ("'" + op +
-                               "' needs a list of 64-bit "
-                               "integers after '" +
-                               keyword +
-                               " =' (MLIR 22's parser crashes on anything "
-                               "else here)")
-                                  .str()};
-    keyword = "";
+    if (cur.consume('=') && !cur.consumeInt64List())
+      return ParserHazard{
+          at, ("'" + op + "' needs a list of 64-bit integers after '" + word +
+               " =' (MLIR 22's parser crashes on anything "
+               "else here)")
+                  .str()};
   }
   return std::nullopt;
 }
