@@ -61,8 +61,12 @@ FunctionReport report(func::FuncOp func, const DimResolver &dims) {
   FunctionReport r;
   r.name = func.getName().str();
   r.rows.assign(rows.begin(), rows.end());
-  llvm::stable_sort(r.rows, [](auto &a, auto &b) {
-    return a.second.cost.flops > b.second.cost.flops;
+  // Most FLOPs first, ties by name (unique: the map's keys). Not
+  // stable_sort: with clang, libstdc++ 12's buffer for it is deprecated.
+  llvm::sort(r.rows, [](auto &a, auto &b) {
+    if (a.second.cost.flops != b.second.cost.flops)
+      return a.second.cost.flops > b.second.cost.flops;
+    return a.first < b.first;
   });
   for (auto &[name, row] : r.rows) {
     r.total += row.cost;
