@@ -21,10 +21,16 @@ int mlir::tfm::reportToolError(llvm::StringRef tool,
 }
 
 int mlir::tfm::finishToolOutput(llvm::StringRef tool, int status) {
-  llvm::outs().flush();
-  if (!llvm::outs().has_error())
+  return finishToolOutput(tool, status, llvm::outs(), "stdout");
+}
+
+int mlir::tfm::finishToolOutput(llvm::StringRef tool, int status,
+                                llvm::raw_fd_ostream &os,
+                                llvm::StringRef name) {
+  os.flush();
+  if (!os.has_error())
     return status;
-  std::string why = llvm::outs().error().message();
-  llvm::outs().clear_error();
-  return reportToolError(tool, "stdout: write failed: " + why);
+  std::string why = os.error().message();
+  os.clear_error();
+  return reportToolError(tool, name + ": write failed: " + why);
 }

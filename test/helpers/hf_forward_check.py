@@ -350,6 +350,15 @@ STARVED = {("mixtral", "starved"), ("qwen3_moe", "small_margin")}
 STORAGE = {"f32", "bf16", "f16", "sharded", "stacked"}
 
 
+def hub_names(family, tensors):
+    """`tensors` renamed as the hub's multimodal checkpoints of `family`
+    store them (HUB_PREFIX); unchanged for other families."""
+    if family not in HUB_PREFIX:
+        return tensors
+    old, new = HUB_PREFIX[family]
+    return {(new + n[len(old):] if n.startswith(old) else n): t for n, t in tensors.items()}
+
+
 def store_in_hub_layout(family, ckpt):
     """Renames a saved text model's tensors as the hub's multimodal
     checkpoints store them (HUB_PREFIX); other families are left as saved."""
@@ -357,9 +366,7 @@ def store_in_hub_layout(family, ckpt):
         return
     from safetensors.torch import load_file, save_file
     path = os.path.join(ckpt, "model.safetensors")
-    old, new = HUB_PREFIX[family]
-    save_file({(new + n[len(old):] if n.startswith(old) else n): t
-               for n, t in load_file(path).items()}, path, metadata={"format": "pt"})
+    save_file(hub_names(family, load_file(path)), path, metadata={"format": "pt"})
 
 
 def build_model(family, variant, seed):
@@ -396,11 +403,7 @@ def stored_names(model, tensors, storage):
     if storage != "stacked":
         from transformers.core_model_loading import revert_weight_conversion
         tensors = revert_weight_conversion(model, tensors)
-    if model.config.model_type in HUB_PREFIX:
-        old, new = HUB_PREFIX[model.config.model_type]
-        tensors = {(new + n[len(old):] if n.startswith(old) else n): t
-                   for n, t in tensors.items()}
-    return tensors
+    return hub_names(model.config.model_type, tensors)
 
 
 def starved_experts(grads):

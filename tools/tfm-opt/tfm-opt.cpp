@@ -60,15 +60,10 @@ int main(int argc, char **argv) {
     return 1;
   // A failed write (a full disk, /dev/full) is an error of our own, not
   // LLVM's abort when the stream is destroyed; the file is then removed.
-  llvm::raw_fd_ostream &os = output->os();
-  os.flush();
-  if (os.has_error()) {
-    std::string why = os.error().message();
-    os.clear_error();
-    return tfm::reportToolError(
-        "tfm-opt", (outputFilename == "-" ? "stdout" : outputFilename) +
-                       ": write failed: " + why);
-  }
+  if (tfm::finishToolOutput("tfm-opt", 0, output->os(),
+                            outputFilename == "-" ? llvm::StringRef("stdout")
+                                                  : outputFilename))
+    return 1;
   // Kept only when the whole run succeeded (no partial output).
   output->keep();
   return 0;

@@ -6,6 +6,10 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
+namespace llvm {
+class raw_fd_ostream;
+} // namespace llvm
+
 namespace mlir::tfm {
 
 /// Hides (from --help, not from parsing) every command-line option
@@ -21,6 +25,11 @@ int reportToolError(llvm::StringRef tool, const llvm::Twine &message);
 /// full disk, /dev/full) into the tool's own one-line error and status 1,
 /// instead of LLVM's "IO failure on output stream" abort at exit.
 int finishToolOutput(llvm::StringRef tool, int status);
+
+/// The same for an output stream of the tool's own (`name`: its path, or
+/// "stdout"); the stream's error is cleared, so destroying it is safe.
+int finishToolOutput(llvm::StringRef tool, int status, llvm::raw_fd_ostream &os,
+                     llvm::StringRef name);
 
 } // namespace mlir::tfm
 
