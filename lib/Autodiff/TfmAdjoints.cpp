@@ -56,7 +56,7 @@ LogicalResult adjoint(RmsNormOp op, AdjointBuilder &ab) {
   auto bw = RmsNormBackwardOp::create(
       ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
       ab.resultGrad(0), ab.operand(0), ab.operand(1), ab.primal(op.getRstd()),
-      op.getUnitOffsetAttr());
+      /*residual_grad=*/Value(), op.getUnitOffsetAttr());
   ab.addGrad(0, bw.getDx());
   ab.addGrad(1, bw.getDweight());
   return success();
@@ -80,16 +80,17 @@ LogicalResult adjoint(LayerNormOp op, AdjointBuilder &ab) {
 LogicalResult adjoint(FusedResidualRmsNormOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 2, "rstd")))
     return failure();
-  // d(residual_out) in total = its own gradient + the norm's input gradient.
+  // d(residual_out) in total = its own gradient + the norm's input gradient;
+  // the backward op adds the first into the second as it writes it, so the
+  // sum costs no kernel and no round trip of the norm's term.
   Value total = ab.resultGrad(1);
   if (Value dy = ab.resultGrad(0)) {
     auto bw = RmsNormBackwardOp::create(
         ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
         dy, ab.primal(op.getResidualOut()), ab.operand(2),
-        ab.primal(op.getRstd()), op.getUnitOffsetAttr());
-    total = total ? AddOp::create(ab.builder, ab.getLoc(), total, bw.getDx())
-                        .getResult()
-                  : bw.getDx();
+        ab.primal(op.getRstd()), /*residual_grad=*/total,
+        op.getUnitOffsetAttr());
+    total = bw.getDx();
     ab.addGrad(2, bw.getDweight());
   }
   ab.addGrad(0, total);
@@ -136,8 +137,9 @@ std::pair<Value, Value> normBackward(AdjointBuilder &ab, Value dy, Value x,
                                      bool flatten) {
   Location loc = ab.getLoc();
   if (!flatten) {
-    auto bw = RmsNormBackwardOp::create(
-        ab.builder, loc, x.getType(), w.getType(), dy, x, w, rstd, unitOffset);
+    auto bw = RmsNormBackwardOp::create(ab.builder, loc, x.getType(),
+                                        w.getType(), dy, x, w, rstd,
+                                        /*residual_grad=*/Value(), unitOffset);
     return {bw.getDx(), bw.getDweight()};
   }
   auto t = cast<RankedTensorType>(x.getType());
@@ -146,8 +148,9 @@ std::pair<Value, Value> normBackward(AdjointBuilder &ab, Value dy, Value x,
       t.getElementType());
   Value xf = ReshapeOp::create(ab.builder, loc, flat, x);
   Value dyf = ReshapeOp::create(ab.builder, loc, flat, dy);
-  auto bw = RmsNormBackwardOp::create(ab.builder, loc, flat, w.getType(), dyf,
-                                      xf, w, rstd, unitOffset);
+  auto bw =
+      RmsNormBackwardOp::create(ab.builder, loc, flat, w.getType(), dyf, xf, w,
+                                rstd, /*residual_grad=*/Value(), unitOffset);
   return {ReshapeOp::create(ab.builder, loc, t, bw.getDx()), bw.getDweight()};
 }
 

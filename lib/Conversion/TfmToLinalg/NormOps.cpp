@@ -217,10 +217,17 @@ struct RmsNormBackwardLowering : OpRewritePattern<RmsNormBackwardOp> {
               b, l, arith::MulFOp::create(b, l, dyv, gain), xhat);
           return arith::AddFOp::create(b, l, a[4], t);
         });
-    // dx = rstd·(dy·g − x̂·s/N)
+    // dx = rstd·(dy·g − x̂·s/N) (+ residual_grad, added after rounding to
+    // the element type as a separate tfm.add would).
+    SmallVector<Value> dxInputs{dy, x, w, rstd, s};
+    SmallVector<AffineMap> dxMaps{m.id, m.id, m.last, m.row, m.row};
+    Value residualGrad = op.getResidualGrad();
+    if (residualGrad) {
+      dxInputs.push_back(residualGrad);
+      dxMaps.push_back(m.id);
+    }
     Value dx = buildMap(
-        rewriter, loc, sizesOf(rewriter, loc, x), elem,
-        ValueRange{dy, x, w, rstd, s}, {m.id, m.id, m.last, m.row, m.row},
+        rewriter, loc, sizesOf(rewriter, loc, x), elem, dxInputs, dxMaps,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value xhat = arith::MulFOp::create(b, l, f(b, l, a[1]), a[3]);
           Value dyv = f(b, l, a[0]);
@@ -232,7 +239,15 @@ struct RmsNormBackwardLowering : OpRewritePattern<RmsNormBackwardOp> {
               b, l, a[3],
               arith::SubFOp::create(b, l, dyg,
                                     arith::MulFOp::create(b, l, xhat, mean)));
-          return castFloat(b, l, v, elem);
+          Value rounded = castFloat(b, l, v, elem);
+          if (!residualGrad)
+            return rounded;
+          // As tfm.add lowers: widened to the compute type, summed, rounded.
+          Type ct = computeType(elem);
+          Value term = castFloat(b, l, rounded, ct);
+          Value residual = castFloat(b, l, a[5], ct);
+          Value sum = arith::AddFOp::create(b, l, residual, term);
+          return castFloat(b, l, sum, elem);
         });
     // dw = Σ_rows dy·x̂
     Value dwAcc = buildReduction(

@@ -422,7 +422,8 @@ struct QkvQkNormRopeBackwardLowering
           Value x = headSlice(rewriter, loc, qkv, range);
           auto bw = RmsNormBackwardOp::create(
               rewriter, loc, x.getType(), w.getType(), g, x, w,
-              isQuery ? op.getQRstd() : op.getKRstd(), op.getUnitOffsetAttr());
+              isQuery ? op.getQRstd() : op.getKRstd(),
+              /*residual_grad=*/Value(), op.getUnitOffsetAttr());
           dweights.push_back(bw.getDweight());
           return bw.getDx();
         });

@@ -26,6 +26,27 @@ func.func @rmsnorm_backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %w: t
 
 // -----
 
+// With the residual stream's gradient: the same three generics, the dx map
+// reading it and adding it after rounding the norm's term to bf16 (what a
+// separate tfm.add of the two would compute), no fourth kernel.
+// CHECK-LABEL: func @rmsnorm_backward_residual
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0, %arg1, %arg2, %arg3, %{{.*}}, %arg4 :
+// CHECK: %[[TERM:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT: %[[T32:.*]] = arith.extf %[[TERM]] : bf16 to f32
+// CHECK-NEXT: %[[R32:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[R32]], %[[T32]] : f32
+// CHECK-NEXT: arith.truncf %[[SUM]] : f32 to bf16
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction", "parallel"]
+// CHECK-NOT: iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK: return
+func.func @rmsnorm_backward_residual(%dy: tensor<?x?x8xbf16>, %x: tensor<?x?x8xbf16>, %w: tensor<8xbf16>, %r: tensor<?x?xf32>, %dres: tensor<?x?x8xbf16>) -> (tensor<?x?x8xbf16>, tensor<8xbf16>) {
+  %dx, %dw = tfm.rmsnorm_backward %dy, %x, %w, %r, %dres : (tensor<?x?x8xbf16>, tensor<?x?x8xbf16>, tensor<8xbf16>, tensor<?x?xf32>, tensor<?x?x8xbf16>) -> (tensor<?x?x8xbf16>, tensor<8xbf16>)
+  return %dx, %dw : tensor<?x?x8xbf16>, tensor<8xbf16>
+}
+
+// -----
+
 // Embedding backward: scatter-add row by row over (b, t).
 // CHECK-LABEL: func @embedding_backward
 // CHECK: scf.for

@@ -160,3 +160,11 @@ func.func @f(%h: tensor<?x8xf32>) {
 func.func @f(%x: tensor<8xf32>) -> (tensor<8xf32> {tfm.grad_of = "x"}) {
   return %x : tensor<8xf32>
 }
+
+// -----
+
+func.func @f(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %w: tensor<8xf32>, %r: tensor<?x?xf32>, %dres: tensor<?x?x4xf32>) {
+  // expected-error @+1 {{residual_grad must have type 'tensor<?x?x8xf32>'}}
+  %dx, %dw = tfm.rmsnorm_backward %dy, %x, %w, %r, %dres : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>, tensor<?x?xf32>, tensor<?x?x4xf32>) -> (tensor<?x?x8xf32>, tensor<8xf32>)
+  return
+}

@@ -9,13 +9,17 @@ func.func @norms(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %w: tensor<8xf32
   // CHECK: tfm.rmsnorm_backward {{.*}} {unit_offset}
   %dx, %dw = tfm.rmsnorm_backward %dy, %x, %w, %r {unit_offset}
       : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>, tensor<?x?xf32>) -> (tensor<?x?x8xf32>, tensor<8xf32>)
+  // CHECK: tfm.rmsnorm_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : ({{.*}}, tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<8xf32>)
+  %dxr, %dwr = tfm.rmsnorm_backward %dy, %x, %w, %r, %x
+      : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>, tensor<?x?xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<8xf32>)
   // CHECK: tfm.layernorm_backward
   %dx2, %dw2, %db2 = tfm.layernorm_backward %dy, %x, %w, %r, %r
       : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>, tensor<?x?xf32>, tensor<?x?xf32>)
       -> (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>)
   %s = tfm.add %dx, %dx2 : tensor<?x?x8xf32>
   %t = tfm.add %s, %z : tensor<?x?x8xf32>
-  return %t : tensor<?x?x8xf32>
+  %u = tfm.add %t, %dxr : tensor<?x?x8xf32>
+  return %u : tensor<?x?x8xf32>
 }
 
 // -----

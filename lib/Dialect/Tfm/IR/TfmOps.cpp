@@ -898,6 +898,9 @@ static LogicalResult verifyNormBackward(Operation *op, Value dy, Value x,
 }
 
 LogicalResult RmsNormBackwardOp::verify() {
+  if (Value dres = getResidualGrad())
+    if (failed(checkSameType(*this, "residual_grad", dres, getX().getType())))
+      return failure();
   return verifyNormBackward(*this, getDy(), getX(), getWeight(),
                             ValueRange{getRstd()}, ValueRange{getDweight()},
                             getDx());

@@ -50,14 +50,25 @@ def Tfm_RmsNormBackwardOp : Tfm_BackwardOp<"rmsnorm_backward"> {
     With `x̂ = x·rstd`, `g = w` (or `1 + w` with `unit_offset`):
     `dx = rstd·(dy·g − x̂·mean(dy·g·x̂))`, `dw = Σ_rows dy·x̂`.
 
+    With the optional `residual_grad` (shaped like `x`), `dx` is
+    `residual_grad + rstd·(…)`: the gradient of a residual stream that both
+    feeds the norm and flows on, which is what `tfm.fused_residual_rmsnorm`'s
+    adjoint needs. The norm's own term is rounded to the element type before
+    the sum, so the result is bit-identical to `tfm.add` of the two, without
+    writing and re-reading the norm's term.
+
     ```mlir
     %dx, %dw = tfm.rmsnorm_backward %dy, %x, %w, %rstd
         : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>, tensor<?x?xf32>)
         -> (tensor<?x?x64xf32>, tensor<64xf32>)
+    %dr, %dw2 = tfm.rmsnorm_backward %dy, %x, %w, %rstd, %dres
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>, tensor<?x?xf32>,
+           tensor<?x?x64xf32>) -> (tensor<?x?x64xf32>, tensor<64xf32>)
     ```
   }];
   let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x, Tfm_FloatTensor:$weight,
-                   Tfm_StatTensor:$rstd, UnitAttr:$unit_offset);
+                   Tfm_StatTensor:$rstd, Optional<Tfm_FloatTensor>:$residual_grad,
+                   UnitAttr:$unit_offset);
   let results = (outs Tfm_FloatTensor:$dx, Tfm_FloatTensor:$dweight);
 }
 
