@@ -70,8 +70,10 @@ public:
   }
 
 private:
-  double bytes(Value v) const { return bytes(v.getType()); }
-  double bytes(Type t) const { return isActivation(t) ? dims.bytes(t) : 0; }
+  // By value: a scan's per-chunk states are sized by their chunk count.
+  double bytes(Value v) const {
+    return isActivation(v.getType()) ? dims.bytes(v) : 0;
+  }
   void alloc(Value v, double b) {
     top[v] += b;
     live += b;
@@ -163,8 +165,11 @@ private:
         Value input = repeat.getWeights()[j];
         if (last.lookup(input) != repeat.getOperation() || !top.count(input))
           continue;
+        // One layer's slice: a stacked input's leading dimension is static
+        // (the layers that read it).
         auto type = cast<RankedTensorType>(input.getType());
-        double slice = bytes(type.clone(type.getShape().drop_front()));
+        double slice = bytes(input) /
+                       double(std::max<int64_t>(1, type.getShape().front()));
         slice = std::min(slice, top[input]);
         top[input] -= slice;
         live -= slice;
