@@ -224,7 +224,9 @@ OpCost cost(EmbeddingBackwardOp op, const DimResolver &d) {
   return streaming(op, d, d.elements(op.getDy()));
 }
 OpCost cost(RmsNormBackwardOp op, const DimResolver &d) {
-  return streaming(op, d, 8 * d.elements(op.getX()));
+  // One more add per element with the residual stream's gradient.
+  double perElement = op.getResidualGrad() ? 9 : 8;
+  return streaming(op, d, perElement * d.elements(op.getX()));
 }
 OpCost cost(LayerNormBackwardOp op, const DimResolver &d) {
   return streaming(op, d, 12 * d.elements(op.getX()));

@@ -49,52 +49,70 @@ double DimResolver::bytes(Value v) const {
   return bytes(v.getType(), stateChunkSizeOf(v));
 }
 
-int64_t mlir::tfm::stateChunkSizeOf(Value v) {
-  // Each step moves from a stacked value to what one layer writes or reads
-  // of it; scans nest only a few deep, the bound keeps a malformed chain
-  // from looping.
-  for (int hop = 0; hop < 16; ++hop) {
-    if (auto result = dyn_cast<OpResult>(v)) {
-      Operation *def = result.getOwner();
-      if (auto scan = dyn_cast<MambaSsdScanOp>(def))
-        return v == scan.getStates() ? scan.getChunkSize() : 0;
-      if (auto rule = dyn_cast<GatedDeltaRuleOp>(def))
-        return v == rule.getStates() ? rule.getChunkSize() : 0;
-      auto repeat = dyn_cast<RepeatOp>(def);
-      unsigned numCarried = repeat ? repeat.getInits().size() : 0;
-      if (!repeat || result.getResultNumber() < numCarried)
-        return 0;
-      // A stacked output: what a layer of a kind that writes it yields.
-      unsigned stacked = result.getResultNumber() - numCarried;
-      Value yielded;
-      for (unsigned kind = 0; kind < repeat.getKinds().size() && !yielded;
-           ++kind) {
-        SmallVector<unsigned> written = repeat.getStackedOfKind(kind);
-        auto pos = llvm::find(written, stacked);
-        if (pos == written.end())
-          continue;
-        Operation *yield = repeat.getKinds()[kind].front().getTerminator();
-        yielded = yield->getOperand(numCarried + (pos - written.begin()));
-      }
-      if (!yielded)
-        return 0;
-      v = yielded;
-      continue;
-    }
-    // A block argument of a scan's layer: its slice of a stacked input.
-    auto arg = cast<BlockArgument>(v);
-    auto repeat = dyn_cast_or_null<RepeatOp>(arg.getOwner()->getParentOp());
+namespace {
+
+/// stateChunkSizeOf, with the kind of the scan layer `v` was reached from:
+/// tfm-autodiff's forward and backward scans number their kinds alike, and
+/// a stacked slot may hold different values in different kinds.
+int64_t chunkSizeOf(Value v, std::optional<unsigned> kindHint, int depth) {
+  // Scans nest only a few deep; the bound keeps a malformed chain finite.
+  if (depth > 16)
+    return 0;
+  if (auto result = dyn_cast<OpResult>(v)) {
+    Operation *def = result.getOwner();
+    if (auto scan = dyn_cast<MambaSsdScanOp>(def))
+      return v == scan.getStates() ? scan.getChunkSize() : 0;
+    if (auto rule = dyn_cast<GatedDeltaRuleOp>(def))
+      return v == rule.getStates() ? rule.getChunkSize() : 0;
+    auto repeat = dyn_cast<RepeatOp>(def);
     unsigned numCarried = repeat ? repeat.getInits().size() : 0;
-    if (!repeat || arg.getArgNumber() < numCarried)
+    if (!repeat || result.getResultNumber() < numCarried)
       return 0;
-    unsigned kind = arg.getOwner()->getParent()->getRegionNumber();
-    SmallVector<unsigned> read = repeat.getWeightsOfKind(kind);
-    unsigned pos = arg.getArgNumber() - numCarried;
-    if (pos >= read.size())
-      return 0;
-    v = repeat.getWeights()[read[pos]];
+    // A stacked output: what the layers that write it yield. The hinted
+    // kind decides when it writes the slot; otherwise every writer must
+    // agree.
+    unsigned stacked = result.getResultNumber() - numCarried;
+    auto yieldedBy = [&](unsigned kind) -> Value {
+      SmallVector<unsigned> written = repeat.getStackedOfKind(kind);
+      auto pos = llvm::find(written, stacked);
+      if (pos == written.end())
+        return {};
+      Operation *yield = repeat.getKinds()[kind].front().getTerminator();
+      return yield->getOperand(numCarried + (pos - written.begin()));
+    };
+    if (kindHint && *kindHint < repeat.getKinds().size())
+      if (Value yielded = yieldedBy(*kindHint))
+        return chunkSizeOf(yielded, kindHint, depth + 1);
+    std::optional<int64_t> agreed;
+    for (unsigned kind = 0; kind < repeat.getKinds().size(); ++kind) {
+      Value yielded = yieldedBy(kind);
+      if (!yielded)
+        continue;
+      int64_t chunk = chunkSizeOf(yielded, kind, depth + 1);
+      if (agreed && *agreed != chunk)
+        return 0;
+      agreed = chunk;
+    }
+    return agreed.value_or(0);
   }
-  return 0;
+  // A block argument of a scan's layer: its slice of a stacked input.
+  auto arg = cast<BlockArgument>(v);
+  auto repeat = dyn_cast_or_null<RepeatOp>(arg.getOwner()->getParentOp());
+  unsigned numCarried = repeat ? repeat.getInits().size() : 0;
+  if (!repeat || arg.getArgNumber() < numCarried)
+    return 0;
+  unsigned kind = arg.getOwner()->getParent()->getRegionNumber();
+  SmallVector<unsigned> read = repeat.getWeightsOfKind(kind);
+  unsigned pos = arg.getArgNumber() - numCarried;
+  if (pos >= read.size())
+    return 0;
+  return chunkSizeOf(repeat.getWeights()[read[pos]], kind, depth + 1);
+}
+
+} // namespace
+
+int64_t mlir::tfm::stateChunkSizeOf(Value v) {
+  return chunkSizeOf(v, std::nullopt, 0);
 }
 
 #include "tfm/Interfaces/CostOpInterface.cpp.inc"

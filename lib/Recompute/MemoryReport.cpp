@@ -161,15 +161,13 @@ private:
       }
       // This layer's slices of the stacked inputs read here last are done.
       SmallVector<unsigned> inputs = repeat.getWeightsOfKind(kind);
-      for (unsigned j : inputs) {
+      for (auto [pos, j] : llvm::enumerate(inputs)) {
         Value input = repeat.getWeights()[j];
         if (last.lookup(input) != repeat.getOperation() || !top.count(input))
           continue;
-        // One layer's slice: a stacked input's leading dimension is static
-        // (the layers that read it).
-        auto type = cast<RankedTensorType>(input.getType());
-        double slice = bytes(input) /
-                       double(std::max<int64_t>(1, type.getShape().front()));
+        // One layer's slice, sized as this kind reads it (its block
+        // argument: a slot shared by kinds may hold different values).
+        double slice = bytes(body.getArgument(numCarried + pos));
         slice = std::min(slice, top[input]);
         top[input] -= slice;
         live -= slice;
