@@ -72,20 +72,12 @@ int64_t chunkSizeOf(Value v, std::optional<unsigned> kindHint, int depth) {
     // kind decides when it writes the slot; otherwise every writer must
     // agree.
     unsigned stacked = result.getResultNumber() - numCarried;
-    auto yieldedBy = [&](unsigned kind) -> Value {
-      SmallVector<unsigned> written = repeat.getStackedOfKind(kind);
-      auto pos = llvm::find(written, stacked);
-      if (pos == written.end())
-        return {};
-      Operation *yield = repeat.getKinds()[kind].front().getTerminator();
-      return yield->getOperand(numCarried + (pos - written.begin()));
-    };
     if (kindHint && *kindHint < repeat.getKinds().size())
-      if (Value yielded = yieldedBy(*kindHint))
+      if (Value yielded = repeat.getYieldedOfKind(stacked, *kindHint))
         return chunkSizeOf(yielded, kindHint, depth + 1);
     std::optional<int64_t> agreed;
     for (unsigned kind = 0; kind < repeat.getKinds().size(); ++kind) {
-      Value yielded = yieldedBy(kind);
+      Value yielded = repeat.getYieldedOfKind(stacked, kind);
       if (!yielded)
         continue;
       int64_t chunk = chunkSizeOf(yielded, kind, depth + 1);
@@ -98,15 +90,11 @@ int64_t chunkSizeOf(Value v, std::optional<unsigned> kindHint, int depth) {
   // A block argument of a scan's layer: its slice of a stacked input.
   auto arg = cast<BlockArgument>(v);
   auto repeat = dyn_cast_or_null<RepeatOp>(arg.getOwner()->getParentOp());
-  unsigned numCarried = repeat ? repeat.getInits().size() : 0;
-  if (!repeat || arg.getArgNumber() < numCarried)
+  Value input = repeat ? repeat.getStackedInputOf(arg) : Value();
+  if (!input)
     return 0;
-  unsigned kind = arg.getOwner()->getParent()->getRegionNumber();
-  SmallVector<unsigned> read = repeat.getWeightsOfKind(kind);
-  unsigned pos = arg.getArgNumber() - numCarried;
-  if (pos >= read.size())
-    return 0;
-  return chunkSizeOf(repeat.getWeights()[read[pos]], kind, depth + 1);
+  return chunkSizeOf(input, arg.getOwner()->getParent()->getRegionNumber(),
+                     depth + 1);
 }
 
 } // namespace

@@ -50,13 +50,8 @@ std::string ValueNamer::of(OpResult r, llvm::StringRef base) {
 }
 
 Value SavedScan::savedValue(const Slot &slot, unsigned kind) {
-  unsigned numCarried = forward.getInits().size();
-  auto pos =
-      indexIn(forward.getStackedOfKind(kind), slot.forwardResult - numCarried);
-  if (!pos)
-    return Value();
-  Operation *yield = forward.getKinds()[kind].front().getTerminator();
-  return yield->getOperand(numCarried + *pos);
+  return forward.getYieldedOfKind(
+      slot.forwardResult - forward.getInits().size(), kind);
 }
 
 BlockArgument SavedScan::slotArgument(const Slot &slot, unsigned kind) {

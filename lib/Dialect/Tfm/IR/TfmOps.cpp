@@ -830,6 +830,26 @@ SmallVector<unsigned> RepeatOp::getStackedOfKind(unsigned kind) {
   return result;
 }
 
+Value RepeatOp::getYieldedOfKind(unsigned stacked, unsigned kind) {
+  SmallVector<unsigned> written = getStackedOfKind(kind);
+  auto pos = llvm::find(written, stacked);
+  if (pos == written.end())
+    return Value();
+  Operation *yield = getKinds()[kind].front().getTerminator();
+  return yield->getOperand(getInits().size() + (pos - written.begin()));
+}
+
+Value RepeatOp::getStackedInputOf(BlockArgument arg) {
+  Region *region = arg.getOwner()->getParent();
+  unsigned numCarried = getInits().size();
+  if (region->getParentOp() != getOperation() ||
+      arg.getArgNumber() < numCarried)
+    return Value();
+  SmallVector<unsigned> read = getWeightsOfKind(region->getRegionNumber());
+  unsigned pos = arg.getArgNumber() - numCarried;
+  return pos < read.size() ? getWeights()[read[pos]] : Value();
+}
+
 SmallVector<int64_t> RepeatOp::getLayersOfKinds(DenseI64ArrayAttr kinds) {
   SmallVector<int64_t> layers;
   for (int64_t l = 0, e = getNumLayers(); l < e; ++l)

@@ -673,6 +673,12 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
     /// what it yields after them).
     SmallVector<unsigned> getWeightsOfKind(unsigned kind);
     SmallVector<unsigned> getStackedOfKind(unsigned kind);
+    /// What the layers of `kind` yield into stacked output `stacked`; null
+    /// when that kind does not write it.
+    Value getYieldedOfKind(unsigned stacked, unsigned kind);
+    /// The stacked input a layer's block argument is a slice of; null for
+    /// a carried value or an argument of another op's block.
+    Value getStackedInputOf(BlockArgument arg);
     /// The layers, in order, that read stacked input `weight` / write
     /// stacked output `stacked`: slice `s` of it is layer `result[s]`'s.
     SmallVector<int64_t> getLayersOfWeight(unsigned weight);
