@@ -7,6 +7,8 @@
 #   TFM_FUZZ_RUNS=N scripts/fuzz.sh 0 ...     N inputs per target, no time
 #                                             limit (the long runs)
 #   TFM_FUZZ_JOBS=N scripts/fuzz.sh ...       targets run at once (default 2)
+#   TFM_FUZZ_WORKERS=N scripts/fuzz.sh ...    N processes per target on one
+#                                             corpus (TFM_FUZZ_RUNS: each)
 #
 # A finding (crash, sanitizer report, LLVM fatal error, hang over the
 # per-input timeout, memory beyond 4 GiB) is saved as
@@ -44,16 +46,22 @@ split_ir_tests() {
 # fuzz_one TARGET: one target's run; its exit code in $dir/rc.
 fuzz_one() {
   local t=$1 bin=$TFM_BUILD/bin/tfm-$1-fuzzer dir=$work/$1
-  # shellcheck disable=SC2046 # seed folders are word lists
   # Each input gets 25 s (the pipeline target compiles whole models).
   # -detect_leaks=0: leaks are not findings (ASAN_OPTIONS detect_leaks=0,
   # see scripts/env.sh), and libFuzzer's own check reruns every input that
   # allocates more than it frees, which the pipeline target's reused
   # context does by design: a third of its time went there.
-  "$bin" "$dir/corpus" $(seed_dirs "$t") "$root/test/Fuzz/Inputs/$t-findings" \
-    -max_total_time="$seconds" ${TFM_FUZZ_RUNS:+-runs=$TFM_FUZZ_RUNS} \
+  # With workers, libFuzzer's -jobs writes each process's log as
+  # fuzz-<job>.log in the current folder, and copies it to its own output
+  # when the process ends.
+  local workers=${TFM_FUZZ_WORKERS:-1} parallel=()
+  [ "$workers" -gt 1 ] && parallel=(-jobs="$workers" -workers="$workers")
+  rm -f "$dir"/fuzz-*.log
+  # shellcheck disable=SC2046 # seed folders are word lists
+  (cd "$dir" && "$bin" "$dir/corpus" $(seed_dirs "$t") "$root/test/Fuzz/Inputs/$t-findings" \
+    -max_total_time="$seconds" ${TFM_FUZZ_RUNS:+-runs=$TFM_FUZZ_RUNS} "${parallel[@]}" \
     -timeout=25 -rss_limit_mb=4096 -detect_leaks=0 -print_final_stats=1 \
-    -artifact_prefix="$dir/finding-" >"$dir/log" 2>&1
+    -artifact_prefix="$dir/finding-" >"$dir/log" 2>&1)
   echo $? >"$dir/rc"
 }
 
@@ -74,8 +82,9 @@ cases=""
 for t in "${targets[@]}"; do
   dir=$work/$t
   rc=$(cat "$dir/rc" 2>/dev/null || echo 1)
-  secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$dir/log" | grep -o '[0-9]* second' | grep -o '[0-9]*')
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log" | grep -o '[0-9]*$')
+  # Several workers: their inputs add up; the time is the longest's.
+  secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$dir/log" | grep -o '[0-9]* second' | grep -o '[0-9]*' | sort -n | tail -1)
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | awk '{n += $1} END {if (NR) print n}')
   if [ "$rc" -eq 0 ]; then
     echo "fuzz $t: ${runs:-?} inputs in ${secs:-$seconds} s, no finding"
     cases+="<testcase classname=\"fuzz\" name=\"$t\"/>"

@@ -389,3 +389,11 @@ func.func @nested(%h: tensor<?x8xf32>) -> tensor<?x8xf32> {
   }
   return %r : tensor<?x8xf32>
 }
+
+// -----
+
+// A body whose entry block lacks the signature's argument (a fuzzer's
+// finding): func.func's own verifier says so; the #tfm.param check, which
+// runs first, must not read an argument that is not there.
+// expected-error @+1 {{entry block must have 1 arguments to match function signature}}
+func.func @param_without_entry_argument(tensor<24xf32> {tfm.param = #tfm.param<name = "w">}) { return }

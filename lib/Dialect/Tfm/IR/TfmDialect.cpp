@@ -24,6 +24,18 @@ void TfmDialect::initialize() {
 /// `tfm.param` on a function argument: a #tfm.param on a static tensor whose
 /// stacked layout agrees with its name template. `tfm.updated_in_place`: a
 /// unit attribute on a tensor or buffer.
+/// The argument an argument attribute is attached to, or null where there
+/// is none to check: a declaration, or an entry block with fewer arguments
+/// than the signature (the op's own verifier reports that, but attribute
+/// verifiers run first).
+static BlockArgument attributedArgument(Operation *op, unsigned regionIndex,
+                                        unsigned argIndex) {
+  Region &region = op->getRegion(regionIndex);
+  if (region.empty() || argIndex >= region.getNumArguments())
+    return {};
+  return region.getArgument(argIndex);
+}
+
 LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
@@ -32,9 +44,8 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError()
              << "'" << kUpdatedInPlaceAttrName << "' must be a unit attribute";
-    Region &region = op->getRegion(regionIndex);
-    if (!region.empty() && !isa<ShapedType, LLVM::LLVMPointerType>(
-                               region.getArgument(argIndex).getType()))
+    BlockArgument arg = attributedArgument(op, regionIndex, argIndex);
+    if (arg && !isa<ShapedType, LLVM::LLVMPointerType>(arg.getType()))
       return op->emitError()
              << "'" << kUpdatedInPlaceAttrName << "' on argument #" << argIndex
              << ": expected a tensor or buffer argument";
@@ -47,10 +58,11 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
   if (!param)
     return op->emitError() << "'" << kParamAttrName
                            << "' must be a #tfm.param attribute";
-  Region &region = op->getRegion(regionIndex);
-  if (region.empty())
-    return success(); // Declarations carry the map too; nothing to check.
-  Type argType = region.getArgument(argIndex).getType();
+  // Declarations carry the map too; nothing to check.
+  BlockArgument arg = attributedArgument(op, regionIndex, argIndex);
+  if (!arg)
+    return success();
+  Type argType = arg.getType();
   // Tensors before bufferization, memrefs after; once lowered to LLVM the
   // argument is a pointer and the map describes what it points to.
   if (isa<LLVM::LLVMPointerType>(argType))
