@@ -41,6 +41,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <utility>
 
 using namespace mlir;
@@ -72,12 +73,12 @@ public:
     if (pm)
       return *pm;
     pm = std::make_unique<PassManager>(&ctx);
-    StringRef func = autodiff ? "forward" : "";
+    std::string func = autodiff ? "forward" : "";
     if (variant == 2) {
-      buildTfmTrainGpuSimPipeline(*pm, func.str());
+      buildTfmTrainGpuSimPipeline(*pm, func);
     } else {
       CpuPipelineOptions options;
-      options.autodiffFunc = func.str();
+      options.autodiffFunc = func;
       options.recompute = variant == 1 ? "full" : "save-all";
       buildTfmTrainCpuPipeline(*pm, options);
     }
@@ -95,7 +96,14 @@ private:
   bool diagnosed = false;
 };
 
-Session &sessionFor(const DialectRegistry &registry) {
+/// The session for the next input: a new one every `kInputsPerContext`
+/// inputs (every input with TFM_FUZZ_FRESH_CONTEXT=1).
+Session &nextSession() {
+  static DialectRegistry *registry = [] {
+    auto *r = new DialectRegistry();
+    registerAllTfmDialects(*r);
+    return r;
+  }();
   static const bool fresh = [] {
     const char *env = std::getenv("TFM_FUZZ_FRESH_CONTEXT");
     return env && *env && StringRef(env) != "0";
@@ -103,7 +111,7 @@ Session &sessionFor(const DialectRegistry &registry) {
   static std::unique_ptr<Session> session;
   unsigned limit = fresh ? 1 : kInputsPerContext;
   if (!session || session->inputs >= limit)
-    session = std::make_unique<Session>(registry);
+    session = std::make_unique<Session>(*registry);
   ++session->inputs;
   return *session;
 }
@@ -111,18 +119,13 @@ Session &sessionFor(const DialectRegistry &registry) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static DialectRegistry *registry = [] {
-    auto *r = new DialectRegistry();
-    registerAllTfmDialects(*r);
-    return r;
-  }();
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   // What tfm-opt and tfm-run refuse before parsing: text MLIR 22's linalg
   // parsers crash on. If the check misses a case, the parser's crash is a
   // finding.
   if (findParserHazard(text))
     return 0;
-  Session &session = sessionFor(*registry);
+  Session &session = nextSession();
   // The MLIR lexer needs the NUL after the text that files read by the
   // tools have (MemoryBuffer::getFile); fuzz data has none.
   llvm::SourceMgr sources;

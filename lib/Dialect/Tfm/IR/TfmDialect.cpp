@@ -21,9 +21,6 @@ void TfmDialect::initialize() {
   registerAttributes();
 }
 
-/// `tfm.param` on a function argument: a #tfm.param on a static tensor whose
-/// stacked layout agrees with its name template. `tfm.updated_in_place`: a
-/// unit attribute on a tensor or buffer.
 /// The argument an argument attribute is attached to, or null where there
 /// is none to check: a declaration, or an entry block with fewer arguments
 /// than the signature (the op's own verifier reports that, but attribute
@@ -36,6 +33,9 @@ static BlockArgument attributedArgument(Operation *op, unsigned regionIndex,
   return region.getArgument(argIndex);
 }
 
+/// `tfm.param` on a function argument: a #tfm.param on a static tensor whose
+/// stacked layout agrees with its name template. `tfm.updated_in_place`: a
+/// unit attribute on a tensor or buffer.
 LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
