@@ -207,7 +207,7 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   OpBuilder fb(fwd);
   SmallVector<Type> fwdTypes(fwd.getResultTypes());
   for (auto [type, set] : llvm::zip(slotTypes, slotSets))
-    fwdTypes.push_back(prependLayers(type, fwd.getLayersOfKinds(set).size()));
+    fwdTypes.push_back(prependLayers(type, fwd.getNumLayersOfKinds(set)));
   SmallVector<DenseI64ArrayAttr> fwdStackedSets(stackedSets);
   fwdStackedSets.append(slotSets.begin(), slotSets.end());
   auto newFwd = RepeatOp::create(

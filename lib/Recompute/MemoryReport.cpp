@@ -272,6 +272,22 @@ llvm::json::Array namesJson(DictionaryAttr d, StringRef key) {
   return names;
 }
 
+/// The timeline has a point per op of every layer, unlike the per-kind
+/// plans, so a scan's layer count is bounded (an IR file can say 2^62).
+LogicalResult checkTimelineLength(func::FuncOp func) {
+  constexpr int64_t kMaxTimelineLayers = 100000;
+  WalkResult result = func.walk([&](RepeatOp repeat) {
+    if (repeat.getNumLayers() <= kMaxTimelineLayers)
+      return WalkResult::advance();
+    mlir::emitError(repeat.getLoc())
+        << "tfm-memory-report: the tfm.repeat runs " << repeat.getNumLayers()
+        << " layers; the per-layer timeline takes at most "
+        << kMaxTimelineLayers;
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 struct TfmMemoryReportPass
     : mlir::tfm::impl::TfmMemoryReportPassBase<TfmMemoryReportPass> {
   using TfmMemoryReportPassBase::TfmMemoryReportPassBase;
@@ -293,6 +309,8 @@ struct TfmMemoryReportPass
       SmallVector<SavedScan> scans = findSavedScans(func);
       if (scans.empty())
         continue;
+      if (failed(checkTimelineLength(func)))
+        return signalPassFailure();
       DimResolver dims(batch, seq, moeTopKOf(func));
       // The plans: as tfm-plan-recompute recorded them, or save-all.
       SmallVector<DictionaryAttr> kinds;

@@ -197,7 +197,7 @@ LogicalResult materialise(SavedScan &scan, ArrayRef<LayerKindGraph> graphs,
   for (unsigned s = 0; s < slots.types.size(); ++s) {
     DenseI64ArrayAttr set = slots.kindSet(ctx, s, numKinds);
     fwdTypes.push_back(
-        prependLayers(slots.types[s], fwd.getLayersOfKinds(set).size()));
+        prependLayers(slots.types[s], fwd.getNumLayersOfKinds(set)));
     fwdSets.push_back(set);
   }
   for (unsigned k = 0; k < numKinds; ++k) {

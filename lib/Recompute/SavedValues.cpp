@@ -120,9 +120,7 @@ LayerKindGraph mlir::tfm::buildLayerKindGraph(SavedScan &scan, unsigned kind,
   else
     g.name =
         fwd.getKinds().size() == 1 ? "layer" : "kind" + std::to_string(kind);
-  g.layers = fwd.getLayersOfKinds(
-                    DenseI64ArrayAttr::get(fwd.getContext(), {int64_t(kind)}))
-                 .size();
+  g.layers = fwd.getLayerCountsByKind()[kind];
 
   llvm::DenseMap<Value, int> index;
   auto addValue = [&](Value v, std::string name, int def) {

@@ -1,5 +1,6 @@
 // The cost report's options are checked, and its count is closed-form in
-// both: a 2^40-token sequence or 2^40 layers cost no more to report than 8.
+// both: a 2^40-token sequence or 2^40 layers cost no more to report than 8
+// (layers: Pipelines/huge-layer-count.mlir).
 // RUN: not tfm-opt %s --tfm-cost-report="seq=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEG
 // NEG: error: tfm-cost-report: option 'seq' must lie in [1, 2^40], got -1
 // NEG-NOT: see current operation

@@ -248,10 +248,10 @@ struct RepeatLowering : OpRewritePattern<RepeatOp> {
       Location loc = op.getLoc();
       auto bufType = cast<RankedTensorType>(buf.getType());
       if (!bufType.hasStaticShape()) {
-        SmallVector<int64_t> layers = op.getLayersOfStacked(i);
-        int64_t firstIteration = op.getReverse()
-                                     ? op.getNumLayers() - 1 - layers.back()
-                                     : layers.front();
+        auto [firstLayer, lastLayer] =
+            op.getLayerRangeOfKinds(op.getStackedKindSet(i));
+        int64_t firstIteration =
+            op.getReverse() ? op.getNumLayers() - 1 - lastLayer : firstLayer;
         Value first = arith::CmpIOp::create(
             rewriter, loc, arith::CmpIPredicate::eq, forOp.getInductionVar(),
             arith::ConstantIndexOp::create(rewriter, loc, firstIteration));

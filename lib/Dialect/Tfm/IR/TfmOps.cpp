@@ -676,7 +676,7 @@ static LogicalResult verifyKindSets(RepeatOp op, StringRef attrName,
                                   << " must list distinct layer kinds in [0, "
                                   << kinds << ") in increasing order";
     }
-    int64_t expected = op.getLayersOfKinds(set).size();
+    int64_t expected = op.getNumLayersOfKinds(set);
     if (expected == 0)
       return op.emitOpError()
              << what << " #" << i << " covers layer kinds that no layer runs";
@@ -848,6 +848,32 @@ Value RepeatOp::getStackedInputOf(BlockArgument arg) {
   SmallVector<unsigned> read = getWeightsOfKind(region->getRegionNumber());
   unsigned pos = arg.getArgNumber() - numCarried;
   return pos < read.size() ? getWeights()[read[pos]] : Value();
+}
+
+int64_t RepeatOp::getNumLayersOfKinds(DenseI64ArrayAttr kinds) {
+  // From the per-kind counts, never a walk over the layers: the verifier
+  // and the cost report see `num_layers` up to 2^62.
+  int64_t count = 0;
+  for (auto [kind, layers] : llvm::enumerate(getLayerCountsByKind()))
+    if (setCovers(kinds, kind))
+      count += layers;
+  return count;
+}
+
+std::pair<int64_t, int64_t>
+RepeatOp::getLayerRangeOfKinds(DenseI64ArrayAttr kinds) {
+  auto schedule = getSchedule();
+  if (!schedule)
+    return {0, getNumLayers() - 1};
+  int64_t first = -1, last = -1;
+  for (auto [layer, kind] : llvm::enumerate(*schedule)) {
+    if (!setCovers(kinds, kind))
+      continue;
+    if (first < 0)
+      first = layer;
+    last = layer;
+  }
+  return {first, last};
 }
 
 SmallVector<int64_t> RepeatOp::getLayersOfKinds(DenseI64ArrayAttr kinds) {

@@ -683,8 +683,14 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
     /// stacked output `stacked`: slice `s` of it is layer `result[s]`'s.
     SmallVector<int64_t> getLayersOfWeight(unsigned weight);
     SmallVector<int64_t> getLayersOfStacked(unsigned stacked);
-    /// The layers whose kind is in `kinds` (null: all), in order.
+    /// The layers whose kind is in `kinds` (null: all), in order. Only for
+    /// code that emits per-layer IR; counting uses getNumLayersOfKinds.
     SmallVector<int64_t> getLayersOfKinds(DenseI64ArrayAttr kinds);
+    /// How many layers have a kind in `kinds` (null: all), in closed form.
+    int64_t getNumLayersOfKinds(DenseI64ArrayAttr kinds);
+    /// The first and the last layer with a kind in `kinds` (null: all);
+    /// (-1, -1) when none has. A walk of the schedule at most.
+    std::pair<int64_t, int64_t> getLayerRangeOfKinds(DenseI64ArrayAttr kinds);
     /// The carried results, then the stacked outputs.
     ResultRange getCarriedResults() {
       return getResults().take_front(getInits().size());
