@@ -21,16 +21,11 @@ int mlir::tfm::reportToolError(llvm::StringRef tool,
 }
 
 int mlir::tfm::finishToolOutput(llvm::StringRef tool, int status) {
-  return finishToolOutput(tool, status, llvm::outs(), "stdout");
-}
-
-int mlir::tfm::finishToolOutput(llvm::StringRef tool, int status,
-                                llvm::raw_fd_ostream &os,
-                                llvm::StringRef name) {
+  llvm::raw_fd_ostream &os = llvm::outs();
   os.flush();
   if (!os.has_error())
     return status;
   std::string why = os.error().message();
-  os.clear_error();
-  return reportToolError(tool, name + ": write failed: " + why);
+  os.clear_error(); // so that destroying the stream does not abort
+  return reportToolError(tool, "stdout: write failed: " + why);
 }

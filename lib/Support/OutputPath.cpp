@@ -13,6 +13,14 @@ using namespace mlir;
 using namespace mlir::tfm;
 namespace fs = llvm::sys::fs;
 
+/// A new file beside `file` that no one else names (never `file`.tmp, which
+/// may be the user's), as the umask makes new files.
+static std::error_code createSibling(llvm::StringRef file, int &fd,
+                                     llvm::SmallVectorImpl<char> &name) {
+  return fs::createUniqueFile(file + ".tmp-%%%%%%", fd, name, fs::OF_None,
+                              fs::all_read | fs::all_write);
+}
+
 llvm::Expected<OutputTarget>
 mlir::tfm::resolveOutputPath(llvm::StringRef path) {
   if (path.empty())
@@ -54,6 +62,19 @@ mlir::tfm::resolveOutputPath(llvm::StringRef path) {
     return makeError(path + ": the folder " + dir + " does not exist");
   if (fs::access(dir, fs::AccessMode::Write))
     return makeError(path + ": the folder " + dir + " is not writable");
+  // cp refuses a file it may not write; it would not replace it.
+  if (fs::exists(target.path) && fs::access(target.path, fs::AccessMode::Write))
+    return makeError(path + ": the file is not writable");
+  // The folder's mode says nothing on some file systems (/proc, a read-only
+  // mount, a full quota): create the file's neighbour once, now, rather
+  // than after a step that ran for minutes.
+  int fd;
+  llvm::SmallString<256> probe;
+  if (std::error_code ec = createSibling(target.path, fd, probe))
+    return makeError(path + ": the folder " + dir +
+                     " cannot take a new file: " + ec.message());
+  ::close(fd);
+  fs::remove(probe);
   return target;
 }
 
@@ -72,24 +93,53 @@ llvm::Error mlir::tfm::writeOutputFile(
   llvm::Expected<OutputTarget> target = resolveOutputPath(path);
   if (!target)
     return target.takeError();
-  std::string file = target->atomic ? target->path + ".tmp" : target->path;
-  {
+  if (!target->atomic) {
     std::error_code ec;
-    llvm::raw_fd_ostream os(file, ec, fs::OF_None);
+    llvm::raw_fd_ostream os(target->path, ec, fs::OF_None);
     if (ec)
       return makeError(path + ": cannot write: " + ec.message());
     write(os);
     os.close();
+    if (!os.has_error())
+      return llvm::Error::success();
+    std::string why = os.error().message();
+    os.clear_error(); // reported here, not by LLVM's abort
+    return makeError(path + ": write failed: " + why);
+  }
+  // Written aside first, so that a failure leaves the old file (or none).
+  int fd;
+  llvm::SmallString<256> file;
+  if (std::error_code ec = createSibling(target->path, fd, file))
+    return makeError(path + ": cannot write: " + ec.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    write(os);
+    os.close();
     if (os.has_error()) {
       std::string why = os.error().message();
-      os.clear_error(); // reported here, not by LLVM's abort
-      if (target->atomic)
-        fs::remove(file);
+      os.clear_error();
+      fs::remove(file);
       return makeError(path + ": write failed: " + why);
     }
   }
-  if (!target->atomic)
-    return llvm::Error::success();
+  // An existing file is overwritten as cp overwrites it: a rename would
+  // give it our mode and owner and cut its other hard links, so those that
+  // a rename cannot keep get the bytes in place; the rest keep their mode.
+  fs::file_status old;
+  if (!fs::status(target->path, old) && fs::is_regular_file(old)) {
+    if (old.getLinkCount() > 1 || old.getUser() != ::geteuid()) {
+      // Truncated and rewritten: its inode, mode, owner and links stay.
+      std::error_code ec = fs::copy_file(file, target->path);
+      fs::remove(file);
+      if (ec)
+        return makeError(path + ": write failed: " + ec.message());
+      return llvm::Error::success();
+    }
+    if (std::error_code ec = fs::setPermissions(file, old.permissions())) {
+      fs::remove(file);
+      return makeError(path + ": cannot keep the file's mode: " + ec.message());
+    }
+  }
   if (std::error_code ec = fs::rename(file, target->path)) {
     fs::remove(file);
     return makeError(path + ": cannot rename into place: " + ec.message());

@@ -1,13 +1,15 @@
 //===- tfm-opt.cpp - mlir-opt with the tfm dialect and passes -------------===//
 //
-// MlirOptMain's own driver, with one step added: the input is checked for
+// MlirOptMain's own driver, with two steps added: the input is checked for
 // text MLIR 22's parser crashes on (tfm/Support/ParserHazards.h) before it
-// is parsed.
+// is parsed, and the output file is written as the other tools write theirs
+// (tfm/Support/OutputPath.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tfm/InitAll.h"
 #include "tfm/Support/CommandLine.h"
+#include "tfm/Support/OutputPath.h"
 #include "tfm/Support/ParserHazards.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -15,7 +17,6 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 
@@ -50,21 +51,27 @@ int main(int argc, char **argv) {
     if (failed(tfm::refuseParserHazards(sources)))
       return 1;
   }
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFilename, &error);
-  if (!output) {
-    llvm::errs() << error << "\n";
-    return 1;
-  }
-  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+  // The output path is checked before any work, and the file is written
+  // only once the whole run succeeded, as the other tools write theirs:
+  // aside and renamed (a failure, or a kill, leaves no partial file),
+  // through a symlink, in place into a device or a hard-linked file.
+  bool toStdout = outputFilename == "-";
+  if (!toStdout)
+    if (auto target = tfm::resolveOutputPath(outputFilename); !target)
+      return tfm::reportToolError("tfm-opt",
+                                  llvm::toString(target.takeError()));
+  std::string text;
+  llvm::raw_string_ostream buffer(text);
+  llvm::raw_ostream &os =
+      toStdout ? static_cast<llvm::raw_ostream &>(llvm::outs()) : buffer;
+  if (failed(MlirOptMain(os, std::move(input), registry, config)))
     return 1;
   // A failed write (a full disk, /dev/full) is an error of our own, not
-  // LLVM's abort when the stream is destroyed; the file is then removed.
-  if (tfm::finishToolOutput("tfm-opt", 0, output->os(),
-                            outputFilename == "-" ? llvm::StringRef("stdout")
-                                                  : outputFilename))
-    return 1;
-  // Kept only when the whole run succeeded (no partial output).
-  output->keep();
+  // LLVM's abort when the stream is destroyed.
+  if (toStdout)
+    return tfm::finishToolOutput("tfm-opt", 0);
+  if (llvm::Error e = tfm::writeOutputFile(
+          outputFilename, [&](llvm::raw_ostream &os) { os << text; }))
+    return tfm::reportToolError("tfm-opt", llvm::toString(std::move(e)));
   return 0;
 }

@@ -26,11 +26,6 @@ int reportToolError(llvm::StringRef tool, const llvm::Twine &message);
 /// instead of LLVM's "IO failure on output stream" abort at exit.
 int finishToolOutput(llvm::StringRef tool, int status);
 
-/// The same for an output stream of the tool's own (`name`: its path, or
-/// "stdout"); the stream's error is cleared, so destroying it is safe.
-int finishToolOutput(llvm::StringRef tool, int status, llvm::raw_fd_ostream &os,
-                     llvm::StringRef name);
-
 } // namespace mlir::tfm
 
 #endif // TFM_SUPPORT_COMMANDLINE_H

@@ -1,10 +1,13 @@
 //===- OutputPath.h - where a tool may write an output file -----*- C++ -*-===//
 //
-// A tool's output is checked before any work (an empty path, a folder, or
-// a folder that cannot take files is refused up front, not after a step
-// that ran for minutes), and written the way `cp` would: through a symlink
-// to the file it names, and in place into an existing device or pipe
-// (/dev/null, /dev/stdout), which a rename would replace with a file.
+// A tool's output is checked before any work (an empty path, a folder, a
+// file it may not write, or a folder that cannot take a new file, such as
+// /proc, is refused up front, not after a step that ran for minutes), and
+// written the way `cp` would: through a symlink to the file it names, over
+// an existing file keeping its mode (in place when it has other hard links
+// or another owner, which a rename would cut or take over), and in place
+// into an existing device or pipe (/dev/null, /dev/stdout), which a rename
+// would replace with a file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,8 +26,9 @@ namespace mlir::tfm {
 struct OutputTarget {
   /// The file to write: `path`, or the final target of the symlink it is.
   std::string path;
-  /// A regular file (or none yet): written aside and renamed into place.
-  /// Otherwise an existing device or pipe, written in place.
+  /// A regular file (or none yet): written aside under a unique name, then
+  /// renamed (or, see above, copied) into place. Otherwise an existing
+  /// device or pipe, written in place.
   bool atomic = true;
 };
 
