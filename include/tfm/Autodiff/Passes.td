@@ -28,7 +28,9 @@ def TfmAutodiffPass : Pass<"tfm-autodiff", "ModuleOp"> {
     Option<"seedAllResults", "seed-all-results", "bool", "false",
            "Take a cotangent for every float result, not only scalar ones">,
   ];
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  // It creates tfm ops (zeros_like, the adjoints) even where @F has none.
+  let dependentDialects = ["::mlir::tfm::TfmDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // TFM_AUTODIFF_PASSES

@@ -742,3 +742,21 @@ func.func @qkv_norm_backward_dy(%dy: tensor<?x?x8x64xf32>, %qkv: tensor<?x?x12x6
   %d, %a, %b = tfm.qkv_qk_norm_rope_backward %dy, %qkv, %wq, %wk, %pos, %rq, %rk {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, eps = 1.0e-06 : f64, theta = 1.0e6 : f64, rotary_dim = 64 : i64} : (tensor<?x?x8x64xf32>, tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<?x?xi64>, tensor<?x?x8xf32>, tensor<?x?x2xf32>) -> (tensor<?x?x12x64xf32>, tensor<64xf32>, tensor<64xf32>)
   return
 }
+
+// -----
+
+// Zero-size dimensions: refused by every tfm op, in operands and results
+// (the kernels divide by them and index their first element).
+func.func @zero_size_operand(%x: tensor<2x0x8xf32>, %w: tensor<8xf32>) {
+  // expected-error @+1 {{operand #0 has type 'tensor<2x0x8xf32>' with a zero-size dimension; tfm ops take non-empty tensors}}
+  %y, %r = tfm.rmsnorm %x, %w {eps = 1.0e-05 : f64} : (tensor<2x0x8xf32>, tensor<8xf32>) -> (tensor<2x0x8xf32>, tensor<2x0xf32>)
+  return
+}
+
+// -----
+
+func.func @zero_size_result(%x: tensor<?x?x8xf32>, %w: tensor<0x8xf32>) {
+  // expected-error @+1 {{with a zero-size dimension; tfm ops take non-empty tensors}}
+  %y = tfm.matmul %x, %w {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<0x8xf32>) -> tensor<?x?x0xf32>
+  return
+}
