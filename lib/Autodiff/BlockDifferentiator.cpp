@@ -43,9 +43,9 @@ LogicalResult BlockDifferentiator::run(ArrayRef<Operation *> ops) {
   for (Operation *op : llvm::reverse(ops)) {
     bool anyGrad = llvm::any_of(op->getResults(),
                                 [&](Value r) { return bool(gradOf(r)); });
-    // A constant (no operands, no regions to capture values) passes its
-    // cotangent to nothing: every gradient through it is zero.
-    if (!anyGrad || (op->getNumOperands() == 0 && op->getNumRegions() == 0))
+    // A constant passes its cotangent to nothing: every gradient through
+    // it is zero.
+    if (!anyGrad || op->hasTrait<OpTrait::ConstantLike>())
       continue;
     auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
     if (!differentiable)

@@ -6,6 +6,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 
 #include <unistd.h>
 
@@ -13,19 +14,44 @@ using namespace mlir;
 using namespace mlir::tfm;
 namespace fs = llvm::sys::fs;
 
-/// A new file beside `file` that no one else names (never `file`.tmp, which
-/// may be the user's), as the umask makes new files.
+/// A new file in `file`'s folder that no one else names (never `file`.tmp,
+/// which may be the user's; of fixed length, so that a file name near the
+/// 255-byte limit still has one), as the umask makes new files. Removed if
+/// the tool is interrupted before it is renamed or removed.
 static std::error_code createSibling(llvm::StringRef file, int &fd,
                                      llvm::SmallVectorImpl<char> &name) {
-  return fs::createUniqueFile(file + ".tmp-%%%%%%", fd, name, fs::OF_None,
-                              fs::all_read | fs::all_write);
+  llvm::SmallString<256> model = llvm::sys::path::parent_path(file);
+  llvm::sys::path::append(model, ".tfm-%%%%%%%%.tmp");
+  std::error_code ec = fs::createUniqueFile(model, fd, name, fs::OF_None,
+                                            fs::all_read | fs::all_write);
+  if (!ec)
+    llvm::sys::RemoveFileOnSignal(llvm::StringRef(name.data(), name.size()));
+  return ec;
 }
 
-llvm::Expected<OutputTarget>
-mlir::tfm::resolveOutputPath(llvm::StringRef path) {
+static void removeSibling(llvm::StringRef name) {
+  fs::remove(name);
+  llvm::sys::DontRemoveFileOnSignal(name);
+}
+
+/// A descriptor the caller already holds (/dev/stdout, /dev/fd/1,
+/// /proc/self/fd/1): written through, whatever file it stands for; renaming
+/// over that file would leave the caller writing to an orphaned one.
+static bool isDescriptorPath(llvm::StringRef path) {
+  return path == "/dev/stdout" || path == "/dev/stderr" ||
+         path.starts_with("/dev/fd/") ||
+         (path.starts_with("/proc/") && path.contains("/fd/"));
+}
+
+/// Where `path` leads (see OutputTarget), without the checks.
+static llvm::Expected<OutputTarget> resolveTarget(llvm::StringRef path) {
   if (path.empty())
     return makeError("the output path is empty");
   OutputTarget target{path.str(), true};
+  if (isDescriptorPath(path)) {
+    target.atomic = false;
+    return target;
+  }
   fs::file_status status;
   // fs::status follows symlinks: a link to a missing file is written
   // through to that file, as cp does.
@@ -55,6 +81,15 @@ mlir::tfm::resolveOutputPath(llvm::StringRef path) {
     }
     target.path = std::string(resolved);
   }
+  return target;
+}
+
+llvm::Expected<OutputTarget>
+mlir::tfm::resolveOutputPath(llvm::StringRef path) {
+  llvm::Expected<OutputTarget> resolved = resolveTarget(path);
+  if (!resolved || !resolved->atomic)
+    return resolved;
+  OutputTarget target = *resolved;
   llvm::StringRef dir = llvm::sys::path::parent_path(target.path);
   if (dir.empty())
     dir = ".";
@@ -74,12 +109,14 @@ mlir::tfm::resolveOutputPath(llvm::StringRef path) {
     return makeError(path + ": the folder " + dir +
                      " cannot take a new file: " + ec.message());
   ::close(fd);
-  fs::remove(probe);
+  removeSibling(probe);
   return target;
 }
 
 void mlir::tfm::removeWrittenOutput(llvm::StringRef path) {
-  llvm::Expected<OutputTarget> target = resolveOutputPath(path);
+  // Only where the file went: the checks (which a full disk may now fail)
+  // must not keep it.
+  llvm::Expected<OutputTarget> target = resolveTarget(path);
   if (!target) {
     llvm::consumeError(target.takeError());
     return;
@@ -118,31 +155,34 @@ llvm::Error mlir::tfm::writeOutputFile(
     if (os.has_error()) {
       std::string why = os.error().message();
       os.clear_error();
-      fs::remove(file);
+      removeSibling(file);
       return makeError(path + ": write failed: " + why);
     }
   }
   // An existing file is overwritten as cp overwrites it: a rename would
-  // give it our mode and owner and cut its other hard links, so those that
-  // a rename cannot keep get the bytes in place; the rest keep their mode.
+  // give it our mode, owner and group and cut its other hard links, so
+  // those that a rename cannot keep get the bytes in place (truncated and
+  // rewritten, as by cp: a failure partway leaves it partial); the rest
+  // keep their mode.
   fs::file_status old;
   if (!fs::status(target->path, old) && fs::is_regular_file(old)) {
-    if (old.getLinkCount() > 1 || old.getUser() != ::geteuid()) {
-      // Truncated and rewritten: its inode, mode, owner and links stay.
+    if (old.getLinkCount() > 1 || old.getUser() != ::geteuid() ||
+        old.getGroup() != ::getegid()) {
       std::error_code ec = fs::copy_file(file, target->path);
-      fs::remove(file);
+      removeSibling(file);
       if (ec)
         return makeError(path + ": write failed: " + ec.message());
       return llvm::Error::success();
     }
     if (std::error_code ec = fs::setPermissions(file, old.permissions())) {
-      fs::remove(file);
+      removeSibling(file);
       return makeError(path + ": cannot keep the file's mode: " + ec.message());
     }
   }
   if (std::error_code ec = fs::rename(file, target->path)) {
-    fs::remove(file);
+    removeSibling(file);
     return makeError(path + ": cannot rename into place: " + ec.message());
   }
+  llvm::sys::DontRemoveFileOnSignal(file);
   return llvm::Error::success();
 }

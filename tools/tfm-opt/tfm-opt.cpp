@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
   if (!toStdout)
     if (auto target = tfm::resolveOutputPath(outputFilename); !target)
       return tfm::reportToolError("tfm-opt",
-                                  llvm::toString(target.takeError()));
+                                  "-o: " + llvm::toString(target.takeError()));
   std::string text;
   llvm::raw_string_ostream buffer(text);
   llvm::raw_ostream &os =

@@ -27,8 +27,8 @@ struct OutputTarget {
   /// The file to write: `path`, or the final target of the symlink it is.
   std::string path;
   /// A regular file (or none yet): written aside under a unique name, then
-  /// renamed (or, see above, copied) into place. Otherwise an existing
-  /// device or pipe, written in place.
+  /// renamed (or, see below, copied) into place. Otherwise an existing
+  /// device or pipe, or a descriptor path (/dev/stdout), written in place.
   bool atomic = true;
 };
 
@@ -37,8 +37,11 @@ struct OutputTarget {
 llvm::Expected<OutputTarget> resolveOutputPath(llvm::StringRef path);
 
 /// Writes `path` (resolved as above) with `write`: aside and renamed into
-/// place, so that a failure leaves the old file (or none), or in place into
-/// a device. A failed write is an error naming `path`, never LLVM's abort.
+/// place, so that a failure leaves the old file (or none); in place into a
+/// device or a descriptor; into an existing file with other hard links, or
+/// another owner or group, copied in place once complete (as cp, a failure
+/// partway through that copy leaves it partial). A failed write is an error
+/// naming `path`, never LLVM's abort.
 llvm::Error
 writeOutputFile(llvm::StringRef path,
                 llvm::function_ref<void(llvm::raw_ostream &)> write);

@@ -864,7 +864,9 @@ std::pair<int64_t, int64_t>
 RepeatOp::getLayerRangeOfKinds(DenseI64ArrayAttr kinds) {
   auto schedule = getSchedule();
   if (!schedule)
-    return {0, getNumLayers() - 1};
+    return setCovers(kinds, 0)
+               ? std::pair<int64_t, int64_t>(0, getNumLayers() - 1)
+               : std::pair<int64_t, int64_t>(-1, -1);
   int64_t first = -1, last = -1;
   for (auto [layer, kind] : llvm::enumerate(*schedule)) {
     if (!setCovers(kinds, kind))
