@@ -273,16 +273,15 @@ llvm::json::Array namesJson(DictionaryAttr d, StringRef key) {
 }
 
 /// The timeline has a point per op of every layer, unlike the per-kind
-/// plans, so a scan's layer count is bounded (an IR file can say 2^62).
+/// plans, so a scan's layer count is bounded.
 LogicalResult checkTimelineLength(func::FuncOp func) {
-  constexpr int64_t kMaxTimelineLayers = 100000;
   WalkResult result = func.walk([&](RepeatOp repeat) {
-    if (repeat.getNumLayers() <= kMaxTimelineLayers)
+    if (repeat.getNumLayers() <= kMaxEnumeratedLayers)
       return WalkResult::advance();
     mlir::emitError(repeat.getLoc())
         << "tfm-memory-report: the tfm.repeat runs " << repeat.getNumLayers()
         << " layers; the per-layer timeline takes at most "
-        << kMaxTimelineLayers;
+        << kMaxEnumeratedLayers;
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());

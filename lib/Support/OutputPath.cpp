@@ -84,33 +84,66 @@ static llvm::Expected<OutputTarget> resolveTarget(llvm::StringRef path) {
   return target;
 }
 
-llvm::Expected<OutputTarget>
-mlir::tfm::resolveOutputPath(llvm::StringRef path) {
-  llvm::Expected<OutputTarget> resolved = resolveTarget(path);
-  if (!resolved || !resolved->atomic)
-    return resolved;
-  OutputTarget target = *resolved;
-  llvm::StringRef dir = llvm::sys::path::parent_path(target.path);
-  if (dir.empty())
-    dir = ".";
+static llvm::StringRef folderOf(llvm::StringRef file) {
+  llvm::StringRef dir = llvm::sys::path::parent_path(file);
+  return dir.empty() ? "." : dir;
+}
+
+/// resolveTarget, and what the modes say: the folder exists and may take
+/// files, an existing file may be written (cp refuses one it may not
+/// write; it would not replace it).
+static llvm::Expected<OutputTarget> checkedTarget(llvm::StringRef path) {
+  llvm::Expected<OutputTarget> target = resolveTarget(path);
+  if (!target || !target->atomic)
+    return target;
+  llvm::StringRef dir = folderOf(target->path);
   if (!fs::is_directory(dir))
     return makeError(path + ": the folder " + dir + " does not exist");
   if (fs::access(dir, fs::AccessMode::Write))
     return makeError(path + ": the folder " + dir + " is not writable");
-  // cp refuses a file it may not write; it would not replace it.
-  if (fs::exists(target.path) && fs::access(target.path, fs::AccessMode::Write))
+  if (fs::exists(target->path) &&
+      fs::access(target->path, fs::AccessMode::Write))
     return makeError(path + ": the file is not writable");
+  return target;
+}
+
+/// The temporary file the output is written to first (createSibling), or
+/// the error naming `path` when its folder takes no new file.
+static llvm::Error newSibling(const OutputTarget &target, llvm::StringRef path,
+                              int &fd, llvm::SmallVectorImpl<char> &name) {
+  if (std::error_code ec = createSibling(target.path, fd, name))
+    return makeError(path + ": the folder " + folderOf(target.path) +
+                     " cannot take a new file: " + ec.message());
+  return llvm::Error::success();
+}
+
+llvm::Expected<OutputTarget>
+mlir::tfm::resolveOutputPath(llvm::StringRef path) {
+  llvm::Expected<OutputTarget> target = checkedTarget(path);
+  if (!target || !target->atomic)
+    return target;
   // The folder's mode says nothing on some file systems (/proc, a read-only
   // mount, a full quota): create the file's neighbour once, now, rather
   // than after a step that ran for minutes.
   int fd;
   llvm::SmallString<256> probe;
-  if (std::error_code ec = createSibling(target.path, fd, probe))
-    return makeError(path + ": the folder " + dir +
-                     " cannot take a new file: " + ec.message());
+  if (llvm::Error e = newSibling(*target, path, fd, probe))
+    return std::move(e);
   ::close(fd);
   removeSibling(probe);
   return target;
+}
+
+/// Closes `os` and turns a failed write into an error naming `path` (the
+/// stream's error cleared: reported here, not by LLVM's abort).
+static llvm::Error closeWritten(llvm::raw_fd_ostream &os,
+                                llvm::StringRef path) {
+  os.close();
+  if (!os.has_error())
+    return llvm::Error::success();
+  std::string why = os.error().message();
+  os.clear_error();
+  return makeError(path + ": write failed: " + why);
 }
 
 void mlir::tfm::removeWrittenOutput(llvm::StringRef path) {
@@ -127,7 +160,8 @@ void mlir::tfm::removeWrittenOutput(llvm::StringRef path) {
 
 llvm::Error mlir::tfm::writeOutputFile(
     llvm::StringRef path, llvm::function_ref<void(llvm::raw_ostream &)> write) {
-  llvm::Expected<OutputTarget> target = resolveOutputPath(path);
+  // The checks, but no probe: creating the temporary file below is one.
+  llvm::Expected<OutputTarget> target = checkedTarget(path);
   if (!target)
     return target.takeError();
   if (!target->atomic) {
@@ -136,27 +170,19 @@ llvm::Error mlir::tfm::writeOutputFile(
     if (ec)
       return makeError(path + ": cannot write: " + ec.message());
     write(os);
-    os.close();
-    if (!os.has_error())
-      return llvm::Error::success();
-    std::string why = os.error().message();
-    os.clear_error(); // reported here, not by LLVM's abort
-    return makeError(path + ": write failed: " + why);
+    return closeWritten(os, path);
   }
   // Written aside first, so that a failure leaves the old file (or none).
   int fd;
   llvm::SmallString<256> file;
-  if (std::error_code ec = createSibling(target->path, fd, file))
-    return makeError(path + ": cannot write: " + ec.message());
+  if (llvm::Error e = newSibling(*target, path, fd, file))
+    return e;
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     write(os);
-    os.close();
-    if (os.has_error()) {
-      std::string why = os.error().message();
-      os.clear_error();
+    if (llvm::Error e = closeWritten(os, path)) {
       removeSibling(file);
-      return makeError(path + ": write failed: " + why);
+      return e;
     }
   }
   // An existing file is overwritten as cp overwrites it: a rename would

@@ -53,14 +53,14 @@ struct TfmCheckWeightMapPass
         continue;
       }
       int64_t layers = param.getStacked() ? type.getDimSize(0) : 1;
-      // One HF name per layer: an IR file can say 2^62 of them, no
-      // checkpoint holds that many (the importer stops at 10,000).
-      constexpr int64_t kMaxNamedLayers = 100000;
-      if (layers > kMaxNamedLayers)
-        return func.emitError()
-               << "stacked parameter '" << param.getName() << "' (argument #"
-               << i << ") has " << layers
-               << " layers; a weight map names at most " << kMaxNamedLayers;
+      // One HF name per layer. This also bounds checkStackedUses' walk of
+      // the scan's layers: without a schedule they are these slices, and a
+      // schedule is as long as the IR.
+      if (layers > kMaxEnumeratedLayers)
+        return func.emitError() << "stacked parameter '" << param.getName()
+                                << "' (argument #" << i << ") has " << layers
+                                << " layers; a weight map names at most "
+                                << kMaxEnumeratedLayers;
       for (int64_t l = 0; l < layers; ++l) {
         std::string name =
             param.getStacked() ? param.nameForLayer(l) : param.getName().str();
@@ -89,10 +89,6 @@ struct TfmCheckWeightMapPass
                << "' may only be used as a tfm.repeat weight";
       // The HF layers of its slices are the layers the scan reads them in.
       unsigned weight = use.getOperandNumber() - repeat.getInits().size();
-      // Without a schedule or a 'layers' list both are 0..n-1 (the verifier
-      // checked n); only lists as long as the IR are compared one by one.
-      if (!repeat.getSchedule() && !param.getLayers())
-        continue;
       SmallVector<int64_t> layers = repeat.getLayersOfWeight(weight);
       int64_t slices = cast<RankedTensorType>(arg.getType()).getDimSize(0);
       bool same = int64_t(layers.size()) == slices;

@@ -16,6 +16,12 @@
 #include "tfm/Dialect/Tfm/IR/TfmIndexOperands.h"
 
 namespace mlir::tfm {
+
+/// The most layers a pass that produces something per layer (an HF name,
+/// a point of the memory timeline) enumerates; an IR file can say 2^62,
+/// no model has more than this (the importer stops at 10,000). Counting
+/// and lowering are closed-form and have no limit.
+constexpr int64_t kMaxEnumeratedLayers = 100000;
 /// The head layout of packed QKV [B, T, Hq + 2*Hkv, D]: the Hq query heads
 /// first, then the Hkv key heads, then the Hkv value heads.
 struct PackedQkvHeads {
