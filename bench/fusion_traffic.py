@@ -6,9 +6,13 @@ keep scores and logits on chip).
 For each real config: tfm-import-hf --no-logits --dtype bf16, then
 tfm-opt [--tfm-fuse] --tfm-autodiff --tfm-cost-report{json} at B x T, and
 the totals of @forward_vjp (the training step: forward, loss, every
-gradient) side by side.
+gradient) side by side. With --per-op MODEL, the fused step of that model
+op by op instead: executions, GB, and bytes per execution in units of one
+[B, T, hidden] tensor of the model's dtype (bench/README.md's per-layer
+table).
 
     python bench/fusion_traffic.py [--seq 4096 --batch 1] [--build build]
+    python bench/fusion_traffic.py --per-op Llama-3.1-8B
 """
 
 import argparse
@@ -34,7 +38,8 @@ CONFIGS = [
 ]
 
 
-def step_cost(build, config, fuse, batch, seq, tmp):
+def step_report(build, config, fuse, batch, seq, tmp):
+    """The cost report of @forward_vjp: {"name", "ops", "total"}."""
     ir = subprocess.run([os.path.join(build, "bin", "tfm-import-hf"), config,
                          "--no-logits", "--dtype", "bf16"],
                         check=True, capture_output=True, text=True).stdout
@@ -44,8 +49,34 @@ def step_cost(build, config, fuse, batch, seq, tmp):
         f"--tfm-cost-report=func=forward_vjp batch={batch} seq={seq} json={out}"]
     subprocess.run([os.path.join(build, "bin", "tfm-opt"), *passes, "-o", os.devnull],
                    input=ir, check=True, capture_output=True, text=True)
-    total = json.load(open(out))["functions"][0]["total"]
+    return json.load(open(out))["functions"][0]
+
+
+def step_cost(build, config, fuse, batch, seq, tmp):
+    total = step_report(build, config, fuse, batch, seq, tmp)["total"]
     return total["bytes_read"] + total["bytes_written"], total["kernels"]
+
+
+def print_per_op(build, name, batch, seq, tmp):
+    """The fused step of one model, op by op, largest first."""
+    config = os.path.join(INPUTS, dict(CONFIGS)[name])
+    fields = json.load(open(config))
+    hidden = fields.get("hidden_size", fields.get("d_model"))  # d_model: Mamba
+    unit = batch * seq * hidden * 2  # one [B, T, hidden] bf16 tensor
+    report = step_report(build, config, True, batch, seq, tmp)
+    print(f"{name} fused training step, bf16, B={batch} T={seq}; "
+          f"U = one [B, T, {hidden}] tensor = {unit / 2**20:.0f} MiB")
+    print(f"{'op':<36} {'executions':>10} {'GB':>8} {'read U/exec':>12}"
+          f" {'written U/exec':>15}")
+    ops = sorted(report["ops"], key=lambda o: -(o["bytes_read"] + o["bytes_written"]))
+    for o in ops:
+        n = o["executions"]
+        print(f"{o['name']:<36} {n:>10} "
+              f"{(o['bytes_read'] + o['bytes_written']) / 1e9:>8.2f}"
+              f" {o['bytes_read'] / n / unit:>12.3f} {o['bytes_written'] / n / unit:>15.3f}")
+    total = report["total"]
+    print(f"{'total':<36} {total['kernels']:>10.0f} "
+          f"{(total['bytes_read'] + total['bytes_written']) / 1e9:>8.2f}")
 
 
 def main():
@@ -53,7 +84,13 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--seq", type=int, default=4096)
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    ap.add_argument("--per-op", metavar="MODEL", choices=[n for n, _ in CONFIGS],
+                    help="print one model's fused step op by op")
     args = ap.parse_args()
+    if args.per_op:
+        with tempfile.TemporaryDirectory() as tmp:
+            print_per_op(args.build, args.per_op, args.batch, args.seq, tmp)
+        return
     print(f"training step (forward_vjp), bf16, B={args.batch} T={args.seq}: "
           "modeled GB moved and kernels, HF-literal vs fused")
     print(f"{'model':<16} {'literal GB':>11} {'fused GB':>9} {'ratio':>6}"
