@@ -14,21 +14,6 @@ using namespace mlir;
 using namespace mlir::tfm;
 namespace fs = llvm::sys::fs;
 
-/// A new file in `file`'s folder that no one else names (never `file`.tmp,
-/// which may be the user's; of fixed length, so that a file name near the
-/// 255-byte limit still has one), as the umask makes new files. Removed if
-/// the tool is interrupted before it is renamed or removed.
-static std::error_code createSibling(llvm::StringRef file, int &fd,
-                                     llvm::SmallVectorImpl<char> &name) {
-  llvm::SmallString<256> model = llvm::sys::path::parent_path(file);
-  llvm::sys::path::append(model, ".tfm-%%%%%%%%.tmp");
-  std::error_code ec = fs::createUniqueFile(model, fd, name, fs::OF_None,
-                                            fs::all_read | fs::all_write);
-  if (!ec)
-    llvm::sys::RemoveFileOnSignal(llvm::StringRef(name.data(), name.size()));
-  return ec;
-}
-
 static void removeSibling(llvm::StringRef name) {
   fs::remove(name);
   llvm::sys::DontRemoveFileOnSignal(name);
@@ -107,13 +92,22 @@ static llvm::Expected<OutputTarget> checkedTarget(llvm::StringRef path) {
   return target;
 }
 
-/// The temporary file the output is written to first (createSibling), or
-/// the error naming `path` when its folder takes no new file.
+/// The temporary file the output is written to first, or the error naming
+/// `path` when its folder takes no new file: a new file in the target's
+/// folder that no one else names (never `file`.tmp, which may be the
+/// user's; of fixed length, so that a file name near the 255-byte limit
+/// still has one), as the umask makes new files. Removed if the tool is
+/// interrupted before it is renamed or removed (removeSibling).
 static llvm::Error newSibling(const OutputTarget &target, llvm::StringRef path,
                               int &fd, llvm::SmallVectorImpl<char> &name) {
-  if (std::error_code ec = createSibling(target.path, fd, name))
-    return makeError(path + ": the folder " + folderOf(target.path) +
+  llvm::StringRef dir = folderOf(target.path);
+  llvm::SmallString<256> model = dir;
+  llvm::sys::path::append(model, ".tfm-%%%%%%%%.tmp");
+  if (std::error_code ec = fs::createUniqueFile(model, fd, name, fs::OF_None,
+                                                fs::all_read | fs::all_write))
+    return makeError(path + ": the folder " + dir +
                      " cannot take a new file: " + ec.message());
+  llvm::sys::RemoveFileOnSignal(llvm::StringRef(name.data(), name.size()));
   return llvm::Error::success();
 }
 
