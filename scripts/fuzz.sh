@@ -2,7 +2,7 @@
 # Runs every libFuzzer target (tools/tfm-fuzzers) on its seed corpus for a
 # bounded time in the sanitizer build (ASan + UBSan); fails on any finding.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     default: 60 s, all four
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     default: 60 s, all five
 #   TFM_FUZZ_XUNIT=F scripts/fuzz.sh ...      also a JUnit report (scripts/test.sh)
 #   TFM_FUZZ_RUNS=N scripts/fuzz.sh 0 ...     N inputs per target, no time
 #                                             limit (the long runs)
@@ -24,7 +24,7 @@ export TFM_SANITIZE=1
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(config checkpoint token pipeline)
+[ ${#targets[@]} -eq 0 ] && targets=(config checkpoint token pipeline resume)
 work=$TFM_BUILD/fuzz
 
 # Seeds: the configs the importer tests use; safetensors, index and token
@@ -35,6 +35,7 @@ seed_dirs() {
     config) echo "$root/test/Import/Inputs $root/test/GPU/Inputs $root/examples" ;;
     checkpoint) echo "$root/test/Fuzz/Inputs/checkpoint" ;;
     token) echo "$root/test/Fuzz/Inputs/tokens" ;;
+    resume) echo "$root/test/Fuzz/Inputs/resume" ;;
     pipeline) echo "$work/pipeline-seeds" ;;
   esac
 }

@@ -18,10 +18,13 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# The build's own programs first, so that helpers that run them by name
+# (tfm-capi-test) find them when lit runs on the build's test/ directly.
+llvm_config.with_environment("PATH", config.tfm_tools_dir, append_path=True)
 
 tools = ["tfm-opt", "tfm-import-hf", "tfm-run", "tfm-train",
          "tfm-config-fuzzer", "tfm-checkpoint-fuzzer", "tfm-token-fuzzer",
-         "tfm-pipeline-fuzzer"]
+         "tfm-pipeline-fuzzer", "tfm-resume-fuzzer"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools],
     [config.tfm_tools_dir, config.llvm_tools_dir])

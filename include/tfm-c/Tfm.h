@@ -17,6 +17,9 @@
 |*   float loss = tfmResultLoss(r);                                          *|
 |*   tfmResultDestroy(r); tfmStepDestroy(s); tfmModelDestroy(m);             *|
 |*                                                                            *|
+|* Accessors take the null handle a failed call returns and give a neutral *|
+|* value (0, "", NULL; *rank 0), as the *Destroy calls accept it; their     *|
+|* `rank` and `shape` out-parameters may be NULL.                            *|
 |* Tensors are row-major f32 (bf16 steps' results widened); shapes int64.    *|
 |* Pointers a result hands out stay valid until the result is destroyed.    *|
 |* A step must not outlive the model it was compiled from; handles are not   *|

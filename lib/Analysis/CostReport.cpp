@@ -1,6 +1,7 @@
 //===- CostReport.cpp - the tfm-cost-report pass --------------------------===//
 
 #include "tfm/Analysis/Passes.h"
+#include "tfm/Analysis/ReportOptions.h"
 #include "tfm/Analysis/TfmCosts.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
@@ -8,7 +9,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include <map>
 
@@ -118,23 +118,9 @@ struct TfmCostReportPass
   using TfmCostReportPassBase::TfmCostReportPassBase;
 
   void runOnOperation() override {
-    // Sizes a model could run: at least 1, and small enough that every
-    // count stays exact in a double.
-    constexpr int64_t kMaxTokens = int64_t(1) << 40;
-    for (auto [name, value] : {std::pair<const char *, int64_t>("batch", batch),
-                               std::pair<const char *, int64_t>("seq", seq)})
-      if (value < 1 || value > kMaxTokens) {
-        mlir::emitError(getOperation().getLoc())
-            << "tfm-cost-report: option '" << name << "' must lie in [1, 2^40]"
-            << ", got " << value;
-        return signalPassFailure();
-      }
-    if (batch * seq > kMaxTokens) {
-      mlir::emitError(getOperation().getLoc())
-          << "tfm-cost-report: batch * seq = " << int64_t(batch) << " * "
-          << int64_t(seq) << " exceeds 2^40 tokens";
+    if (failed(checkReportOptions(getOperation(), "tfm-cost-report", batch, seq,
+                                  {{"json", jsonPath}})))
       return signalPassFailure();
-    }
     SmallVector<func::FuncOp> funcs;
     for (auto f : getOperation().getOps<func::FuncOp>())
       if (!f.isExternal() && (funcName.empty() || f.getName() == funcName))
@@ -152,19 +138,17 @@ struct TfmCostReportPass
       functions.push_back(toJson(r));
     }
     if (!jsonPath.empty()) {
-      std::error_code ec;
-      llvm::ToolOutputFile out(jsonPath, ec, llvm::sys::fs::OF_Text);
-      if (ec) {
-        getOperation().emitError() << "tfm-cost-report: cannot write "
-                                   << jsonPath << ": " << ec.message();
-        return signalPassFailure();
-      }
       llvm::json::Object doc;
       doc["batch"] = int64_t(batch);
       doc["seq"] = int64_t(seq);
       doc["functions"] = std::move(functions);
-      out.os() << llvm::formatv("{0:2}\n", llvm::json::Value(std::move(doc)));
-      out.keep();
+      if (failed(writeReportFile(getOperation(), "tfm-cost-report", jsonPath,
+                                 [&](llvm::raw_ostream &os) {
+                                   os << llvm::formatv(
+                                       "{0:2}\n",
+                                       llvm::json::Value(std::move(doc)));
+                                 })))
+        return signalPassFailure();
     }
     markAllAnalysesPreserved();
   }

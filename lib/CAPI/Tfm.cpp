@@ -10,6 +10,7 @@
 #include "tfm-c/Tfm.h"
 #include "tfm/Engine/ImportedModel.h"
 #include "tfm/Engine/TrainRun.h"
+#include "tfm/Support/CommandLine.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -89,7 +90,7 @@ extern "C" {
 
 void tfmFree(void *ptr) { std::free(ptr); }
 
-const char *tfmVersion(void) { return "0.1.0"; }
+const char *tfmVersion(void) { return getTfmVersion().data(); }
 
 tfmModel tfmImportHF(const char *path, char **error) {
   return guarded<tfmModel>(error, {nullptr}, [&]() -> llvm::Expected<tfmModel> {
@@ -104,23 +105,25 @@ tfmModel tfmImportHF(const char *path, char **error) {
 
 void tfmModelDestroy(tfmModel model) { delete unwrap(model); }
 
+// Accessors take the null handle every failed call returns and give a
+// neutral value (0, "", NULL), as the *Destroy calls accept it.
 int64_t tfmModelNumParameters(tfmModel model) {
-  return unwrap(model)->getNumParameters();
+  return model.ptr ? unwrap(model)->getNumParameters() : 0;
 }
 const char *tfmModelArchitecture(tfmModel model) {
-  return unwrap(model)->getSpec().architecture.c_str();
+  return model.ptr ? unwrap(model)->getSpec().architecture.c_str() : "";
 }
 const char *tfmModelType(tfmModel model) {
-  return unwrap(model)->getSpec().modelType.c_str();
+  return model.ptr ? unwrap(model)->getSpec().modelType.c_str() : "";
 }
 int64_t tfmModelVocabSize(tfmModel model) {
-  return unwrap(model)->getSpec().vocabSize;
+  return model.ptr ? unwrap(model)->getSpec().vocabSize : 0;
 }
 char *tfmModelSummaryJson(tfmModel model) {
-  return copyString(unwrap(model)->getSummaryJson());
+  return model.ptr ? copyString(unwrap(model)->getSummaryJson()) : nullptr;
 }
 char *tfmModelMLIR(tfmModel model) {
-  return copyString(unwrap(model)->getMLIR());
+  return model.ptr ? copyString(unwrap(model)->getMLIR()) : nullptr;
 }
 
 void tfmStepOptionsInit(tfmStepOptions *o) {
@@ -230,21 +233,30 @@ tfmTensors tfmStepParameters(tfmStep step, char **error) {
 }
 
 void tfmTensorsDestroy(tfmTensors tensors) { delete unwrap(tensors); }
-int64_t tfmTensorsSize(tfmTensors tensors) { return unwrap(tensors)->size(); }
+int64_t tfmTensorsSize(tfmTensors tensors) {
+  return tensors.ptr ? unwrap(tensors)->size() : 0;
+}
+/// Sets the optional out-parameters of a tensor accessor.
+static void setShape(int64_t *rank, const int64_t **shape,
+                     const std::vector<int64_t> *dims) {
+  if (rank)
+    *rank = dims ? dims->size() : 0;
+  if (shape)
+    *shape = dims ? dims->data() : nullptr;
+}
 const char *tfmTensorsName(tfmTensors tensors, int64_t index) {
-  auto &all = *unwrap(tensors);
-  if (index < 0 || size_t(index) >= all.size())
+  if (index < 0 || index >= tfmTensorsSize(tensors))
     return nullptr;
-  return all[index].name.c_str();
+  return (*unwrap(tensors))[index].name.c_str();
 }
 const float *tfmTensorsData(tfmTensors tensors, int64_t index, int64_t *rank,
                             const int64_t **shape) {
-  auto &all = *unwrap(tensors);
-  if (index < 0 || size_t(index) >= all.size())
+  setShape(rank, shape, nullptr);
+  if (index < 0 || index >= tfmTensorsSize(tensors))
     return nullptr;
-  *rank = all[index].shape.size();
-  *shape = all[index].shape.data();
-  return all[index].data.data();
+  const NamedGradient &t = (*unwrap(tensors))[index];
+  setShape(rank, shape, &t.shape);
+  return t.data.data();
 }
 
 tfmResult tfmStepRun(tfmStep step, int64_t batch, int64_t seq,
@@ -278,45 +290,49 @@ tfmResult tfmStepRun(tfmStep step, int64_t batch, int64_t seq,
 void tfmResultDestroy(tfmResult result) { delete unwrap(result); }
 
 bool tfmResultHasLoss(tfmResult result) {
-  return unwrap(result)->result.loss.has_value();
+  return result.ptr && unwrap(result)->result.loss.has_value();
 }
 float tfmResultLoss(tfmResult result) {
-  return unwrap(result)->result.loss.value_or(0.0f);
+  return result.ptr ? unwrap(result)->result.loss.value_or(0.0f) : 0.0f;
 }
 double tfmResultStepMs(tfmResult result) {
-  return unwrap(result)->result.stepMs;
+  return result.ptr ? unwrap(result)->result.stepMs : 0.0;
 }
 
 const float *tfmResultLogits(tfmResult result, int64_t *rank,
                              const int64_t **shape) {
+  setShape(rank, shape, nullptr);
+  if (!result.ptr)
+    return nullptr;
   const HostArray &logits = unwrap(result)->result.logits;
-  *rank = logits.shape.size();
-  *shape = logits.shape.data();
+  setShape(rank, shape, &logits.shape);
   return logits.f32.empty() ? nullptr : logits.f32.data();
 }
 
 int64_t tfmResultNumGradients(tfmResult result) {
-  return unwrap(result)->result.gradients.size();
+  return result.ptr ? unwrap(result)->result.gradients.size() : 0;
 }
 const char *tfmResultGradientName(tfmResult result, int64_t index) {
-  auto &grads = unwrap(result)->result.gradients;
-  if (index < 0 || size_t(index) >= grads.size())
+  if (index < 0 || index >= tfmResultNumGradients(result))
     return nullptr;
-  return grads[index].name.c_str();
+  return unwrap(result)->result.gradients[index].name.c_str();
 }
 const float *tfmResultGradient(tfmResult result, int64_t index, int64_t *rank,
                                const int64_t **shape) {
-  auto &grads = unwrap(result)->result.gradients;
-  if (index < 0 || size_t(index) >= grads.size())
+  setShape(rank, shape, nullptr);
+  if (index < 0 || index >= tfmResultNumGradients(result))
     return nullptr;
-  *rank = grads[index].shape.size();
-  *shape = grads[index].shape.data();
-  return grads[index].data.data();
+  const NamedGradient &g = unwrap(result)->result.gradients[index];
+  setShape(rank, shape, &g.shape);
+  return g.data.data();
 }
 const float *tfmResultGradientByName(tfmResult result, const char *name,
                                      int64_t *rank, const int64_t **shape) {
+  setShape(rank, shape, nullptr);
+  if (!result.ptr || !name)
+    return nullptr;
   auto &byName = unwrap(result)->byName;
-  auto it = name ? byName.find(llvm::StringRef(name)) : byName.end();
+  auto it = byName.find(llvm::StringRef(name));
   if (it == byName.end())
     return nullptr;
   return tfmResultGradient(result, it->second, rank, shape);

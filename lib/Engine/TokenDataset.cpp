@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cstring>
 #include <numeric>
@@ -41,13 +42,24 @@ static llvm::Error parseNpy(llvm::StringRef path, llvm::StringRef file,
   if (start + headerLen > file.size())
     return bad("truncated header");
   llvm::StringRef header = file.substr(start, headerLen);
-  if (header.contains("'<u2'") || header.contains("'|u2'"))
+  // The descr value itself: a structured dtype ([('a', '<u2'), ...]) names
+  // uint16 fields too, but its items are records, not ids.
+  size_t descrKey = header.find("'descr':");
+  llvm::StringRef descr =
+      descrKey == llvm::StringRef::npos
+          ? llvm::StringRef()
+          : header.drop_front(descrKey + 8).ltrim().take_until([](char c) {
+              return c == ',' || c == '}';
+            });
+  descr = descr.trim();
+  if (descr == "'<u2'" || descr == "'|u2'")
     bytes = 2;
-  else if (header.contains("'<u4'") || header.contains("'|u4'"))
+  else if (descr == "'<u4'" || descr == "'|u4'")
     bytes = 4;
   else
-    return bad("dtype must be uint16 or uint32 (little-endian): " +
-               header.trim());
+    return bad("dtype must be uint16 or uint32 (little-endian), not " +
+               (descr.empty() ? llvm::StringRef("a missing descr") : descr) +
+               (descr.starts_with("[") ? " (a structured dtype)" : ""));
   if (header.contains("'fortran_order': True"))
     return bad("Fortran order");
   size_t open = header.find("'shape':"), lp = header.find('(', open),
@@ -81,6 +93,12 @@ TokenDataset::open(llvm::StringRef path, int64_t vocab, int64_t batch,
   d->path = path.str();
   llvm::StringRef ext = llvm::sys::path::extension(path);
   if (ext == ".json") {
+    auto text = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+    if (!text)
+      return makeError(path + ": cannot read: " + text.getError().message());
+    d->identity = {(*text)->getBufferSize(),
+                   llvm::xxh3_64bits((*text)->getBuffer()), "json"};
     llvm::Expected<TokenBatch> b = readTokenFile(path, vocab);
     if (!b)
       return b.takeError();
@@ -119,6 +137,8 @@ TokenDataset::open(llvm::StringRef path, int64_t vocab, int64_t batch,
     d->ids = file.data();
     d->numIds = file.size() / d->idBytes;
   }
+  d->identity = {file.size(), llvm::xxh3_64bits(file),
+                 d->idBytes == 2 ? "uint16" : "uint32"};
   d->batch = batch;
   d->seq = seq;
   d->shuffleSeed = shuffleSeed;

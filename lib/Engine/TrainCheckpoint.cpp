@@ -13,8 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -27,34 +29,6 @@ static constexpr llvm::StringLiteral kIndexFile =
     "model.safetensors.index.json";
 static constexpr llvm::StringLiteral kOptimizerFile = "optimizer.safetensors";
 static constexpr llvm::StringLiteral kStateFile = "trainer_state.json";
-
-std::string mlir::tfm::childPath(llvm::StringRef dir, llvm::StringRef name) {
-  llvm::SmallString<256> p(dir);
-  path::append(p, name);
-  return p.str().str();
-}
-
-llvm::Error mlir::tfm::writeFileAtomically(llvm::StringRef file,
-                                           llvm::StringRef text) {
-  std::string tmp = (file + ".tmp").str();
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec, fs::OF_None);
-    if (ec)
-      return makeError(file + ": cannot write: " + ec.message());
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      fs::remove(tmp);
-      return makeError(file + ": write failed");
-    }
-  }
-  if (std::error_code ec = fs::rename(tmp, file)) {
-    fs::remove(tmp);
-    return makeError(file + ": cannot rename into place: " + ec.message());
-  }
-  return llvm::Error::success();
-}
 
 /// f32 values as `dtype` bytes (the checkpoint's own dtype).
 static std::vector<char> encode(const std::vector<float> &values, DType dtype) {
@@ -184,6 +158,27 @@ static std::string masterName(const TrainingStep &step, unsigned arg) {
          step.getParam(arg).getName().str();
 }
 
+/// The step of a directory entry that is one of this run's saves: a real
+/// folder (never a link) named checkpoint-<step>.
+static std::optional<int64_t> saveStepOf(const fs::directory_entry &entry) {
+  if (entry.type() != fs::file_type::directory_file)
+    return std::nullopt;
+  return checkpointStep(entry.path());
+}
+
+/// An error naming `what` when `values` holds a NaN or an infinity.
+static llvm::Error checkFinite(llvm::ArrayRef<float> values,
+                               const llvm::Twine &what, int64_t step) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      return makeError("after update " + llvm::Twine(step) + ", " + what +
+                       " holds a non-finite value (" +
+                       llvm::Twine(std::isnan(values[i]) ? "nan" : "inf") +
+                       " at element " + llvm::Twine(i) +
+                       "): not saved; the run diverged");
+  return llvm::Error::success();
+}
+
 llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
                                               llvm::StringRef inputDir,
                                               const TrainingStep &step,
@@ -195,15 +190,23 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
   std::string name = (kCheckpointPrefix + llvm::Twine(run.step)).str();
   std::string final = childPath(outDir, name);
   std::string partial = childPath(outDir, "." + name + ".partial");
-  fs::remove_directories(partial);
-  if (std::error_code ec = fs::create_directories(partial))
+  // Left by a killed run (or planted as a link): removed, never followed,
+  // and created anew (not reused) so that nothing in it is a link.
+  if (std::error_code ec = removeTreeNoFollow(partial))
+    return makeError(partial + ": cannot remove: " + ec.message());
+  if (std::error_code ec =
+          fs::create_directory(partial, /*IgnoreExisting=*/false))
     return makeError(partial + ": cannot create: " + ec.message());
   auto body = [&]() -> llvm::Error {
-    if (auto e = copyModelFiles(inputDir, partial))
-      return e;
     llvm::Expected<std::vector<NamedGradient>> tensors = step.namedParameters();
     if (!tensors)
       return tensors.takeError();
+    // A save is always a state to resume from: never non-finite weights.
+    for (const NamedGradient &t : *tensors)
+      if (auto e = checkFinite(t.data, t.name, run.step))
+        return e;
+    if (auto e = copyModelFiles(inputDir, partial))
+      return e;
     bool sharded = fs::exists(childPath(inputDir, kIndexFile));
     if (auto e = writeWeights(partial, sharded, step, *tensors))
       return e;
@@ -211,8 +214,11 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
     std::vector<std::string> names;
     std::vector<Trainer::StateTensor> state = trainer.getState();
     names.reserve(state.size() + trainer.getTrainedArguments().size());
-    for (const Trainer::StateTensor &t : state)
+    for (const Trainer::StateTensor &t : state) {
+      if (auto e = checkFinite(t.data, "optimizer state " + t.name, run.step))
+        return e;
       optimizer.push_back({t.name, DType::F32, t.shape, t.data.data()});
+    }
     if (storedNarrow(step.getCheckpoint()))
       for (unsigned a : trainer.getTrainedArguments()) {
         names.push_back(masterName(step, a));
@@ -233,25 +239,25 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
     return writeFileAtomically(childPath(partial, kStateFile),
                                state_.dump(1) + "\n");
   };
-  if (llvm::Error e = body()) {
-    fs::remove_directories(partial);
+  auto discard = [&](llvm::Error e) {
+    removeTreeNoFollow(partial);
     return e;
-  }
-  fs::remove_directories(final);
-  if (std::error_code ec = fs::rename(partial, final)) {
-    fs::remove_directories(partial);
-    return makeError(final + ": cannot rename into place: " + ec.message());
-  }
-  // The new save is whole: drop the older ones.
+  };
+  if (llvm::Error e = body())
+    return discard(std::move(e));
+  if (std::error_code ec = removeTreeNoFollow(final))
+    return discard(makeError(final + ": cannot remove: " + ec.message()));
+  if (std::error_code ec = fs::rename(partial, final))
+    return discard(
+        makeError(final + ": cannot rename into place: " + ec.message()));
+  // The new save is whole: drop the older ones (real folders only: a link
+  // named checkpoint-N is not one of this run's saves).
   std::error_code ec;
-  for (fs::directory_iterator it(outDir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    llvm::StringRef n = path::filename(it->path());
-    int64_t k;
-    if (n.starts_with(kCheckpointPrefix) &&
-        !n.drop_front(kCheckpointPrefix.size()).getAsInteger(10, k) &&
-        k != run.step)
-      fs::remove_directories(it->path());
+  for (fs::directory_iterator it(outDir, ec, /*follow_symlinks=*/false), end;
+       it != end && !ec; it.increment(ec)) {
+    std::optional<int64_t> k = saveStepOf(*it);
+    if (k && *k != run.step)
+      removeTreeNoFollow(it->path());
   }
   return llvm::Error::success();
 }
@@ -283,19 +289,24 @@ std::string mlir::tfm::findLatestCheckpoint(llvm::StringRef outDir) {
   std::string best;
   int64_t bestStep = -1;
   std::error_code ec;
-  for (fs::directory_iterator it(outDir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    llvm::StringRef n = path::filename(it->path());
-    int64_t k;
-    if (it->type() == fs::file_type::directory_file &&
-        n.starts_with(kCheckpointPrefix) &&
-        !n.drop_front(kCheckpointPrefix.size()).getAsInteger(10, k) &&
-        k > bestStep && fs::exists(childPath(it->path(), kStateFile))) {
-      bestStep = k;
+  for (fs::directory_iterator it(outDir, ec, /*follow_symlinks=*/false), end;
+       it != end && !ec; it.increment(ec)) {
+    std::optional<int64_t> k = saveStepOf(*it);
+    if (k && *k > bestStep && fs::exists(childPath(it->path(), kStateFile))) {
+      bestStep = *k;
       best = it->path();
     }
   }
   return best;
+}
+
+std::optional<int64_t> mlir::tfm::checkpointStep(llvm::StringRef dir) {
+  llvm::StringRef n = path::filename(dir);
+  int64_t k;
+  if (!n.consume_front(kCheckpointPrefix) || n.getAsInteger(10, k) || k < 1 ||
+      n != std::to_string(k))
+    return std::nullopt;
+  return k;
 }
 
 llvm::Expected<SavedRun> mlir::tfm::readSavedRun(llvm::StringRef dir) {
@@ -307,32 +318,84 @@ llvm::Expected<SavedRun> mlir::tfm::readSavedRun(llvm::StringRef dir) {
     return std::move(e);
   json root = json::parse((*buf)->getBuffer(), nullptr,
                           /*allow_exceptions=*/false);
-  if (!root.is_object() || !root["step"].is_number_integer() ||
-      !root["data_position"].is_number_integer() ||
-      !root["settings"].is_object() || !root["log"].is_array())
+  auto integer = [](const json &object, const char *key) {
+    auto it = object.find(key);
+    return it != object.end() && it->is_number_integer()
+               ? std::optional<int64_t>(it->get<int64_t>())
+               : std::nullopt;
+  };
+  // A field a save may lack (older saves): 0 then; present, it must be a
+  // number.
+  auto number = [](const json &object, const char *key,
+                   bool required) -> std::optional<double> {
+    auto it = object.find(key);
+    if (it == object.end())
+      return required ? std::nullopt : std::optional<double>(0.0);
+    return it->is_number() ? std::optional<double>(it->get<double>())
+                           : std::nullopt;
+  };
+  std::optional<int64_t> step, position;
+  if (root.is_object()) {
+    step = integer(root, "step");
+    position = integer(root, "data_position");
+  }
+  if (!step || !position || !root["settings"].is_object() ||
+      !root["log"].is_array())
     return makeError(file + ": not a tfm-train state (fields step, "
                             "data_position, settings, log)");
   SavedRun run;
-  run.step = root["step"].get<int64_t>();
-  run.dataPosition = root["data_position"].get<int64_t>();
-  run.settings = root["settings"].dump();
+  run.step = *step;
+  run.dataPosition = *position;
+  run.settings =
+      root["settings"].dump(-1, ' ', false, json::error_handler_t::replace);
   for (const json &e : root["log"]) {
-    if (!e.is_object() || !e["step"].is_number_integer() ||
-        !e["loss"].is_number() || !e["grad_norm"].is_number() ||
-        !e["lr"].is_number())
-      return makeError(file + ": field 'log': malformed entry " + e.dump());
+    std::optional<int64_t> entryStep, tokens, counted, staged;
+    std::optional<double> loss, gradNorm, lr, ms, optimizerMs;
+    if (e.is_object()) {
+      entryStep = integer(e, "step");
+      loss = number(e, "loss", true);
+      gradNorm = number(e, "grad_norm", true);
+      lr = number(e, "lr", true);
+      tokens = e.contains("tokens") ? integer(e, "tokens") : 0;
+      counted = e.contains("counted_tokens") ? integer(e, "counted_tokens") : 0;
+      staged = e.contains("staged_bytes") ? integer(e, "staged_bytes") : 0;
+      ms = number(e, "ms", false);
+      optimizerMs = number(e, "optimizer_ms", false);
+    }
+    if (!entryStep || !loss || !gradNorm || !lr || !tokens || !counted ||
+        !staged || !ms || !optimizerMs)
+      return makeError(file + ": field 'log': malformed entry " +
+                       llvm::Twine(run.log.size()) +
+                       " (step, loss, grad_norm and lr are numbers; "
+                       "tokens, counted_tokens and staged_bytes integers)");
     UpdateLog l;
-    l.step = e["step"].get<int64_t>();
-    l.loss = e["loss"].get<double>();
-    l.gradNorm = e["grad_norm"].get<double>();
-    l.lr = e["lr"].get<double>();
-    l.tokens = e.value("tokens", int64_t(0));
-    l.countedTokens = e.value("counted_tokens", int64_t(0));
-    l.ms = e.value("ms", 0.0);
-    l.optimizerMs = e.value("optimizer_ms", 0.0);
-    l.stagedBytes = e.value("staged_bytes", size_t(0));
+    l.step = *entryStep;
+    l.loss = *loss;
+    l.gradNorm = *gradNorm;
+    l.lr = *lr;
+    l.tokens = *tokens;
+    l.countedTokens = *counted;
+    l.ms = *ms;
+    l.optimizerMs = *optimizerMs;
+    l.stagedBytes = size_t(*staged);
+    if (l.step != int64_t(run.log.size()) + 1)
+      return makeError(file + ": field 'log': entry " +
+                       llvm::Twine(run.log.size()) + " is step " +
+                       llvm::Twine(l.step) + ", expected " +
+                       llvm::Twine(run.log.size() + 1));
     run.log.push_back(l);
   }
+  // Cross-checks: the folder's name, the step and the log agree.
+  std::optional<int64_t> named = checkpointStep(dir);
+  if (run.step < 1 || !named || *named != run.step)
+    return makeError(file + ": field 'step' is " + llvm::Twine(run.step) +
+                     ", the folder is " + path::filename(dir));
+  if (int64_t(run.log.size()) != run.step)
+    return makeError(file + ": field 'log' has " + llvm::Twine(run.log.size()) +
+                     " entries for step " + llvm::Twine(run.step));
+  if (run.dataPosition < 0)
+    return makeError(file + ": field 'data_position' is negative (" +
+                     llvm::Twine(run.dataPosition) + ")");
   return run;
 }
 
@@ -356,6 +419,10 @@ llvm::Error mlir::tfm::restoreOptimizer(llvm::StringRef dir, int64_t steps,
     std::vector<float> v(it->second.numElements());
     if (auto e = it->second.readAsF32(v.data()))
       return std::move(e);
+    // No save this tool writes holds a NaN or an infinity (checkFinite).
+    if (llvm::find_if(v, [](float x) { return !std::isfinite(x); }) != v.end())
+      return makeError(file + ": tensor '" + name +
+                       "' holds a non-finite value");
     return v;
   };
   if (auto e = trainer.setState(steps, lookup))

@@ -1,20 +1,27 @@
 //===- TrainRun.cpp - a whole training run, as tfm-train does it ----------===//
 
 #include "tfm/Engine/TrainRun.h"
+#include "tfm/Engine/RunFolder.h"
 #include "tfm/Engine/TokenDataset.h"
 #include "tfm/Engine/TrainCheckpoint.h"
 #include "tfm/Import/HFConfig.h"
 #include "tfm/Recompute/RecomputePlanner.h"
 #include "tfm/Runtime/CudaRuntime.h"
+#include "tfm/Support/CommandLine.h"
 #include "tfm/Support/Error.h"
 #include "tfm/Support/JsonText.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <nlohmann/json.hpp>
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -22,8 +29,14 @@ namespace fs = llvm::sys::fs;
 using json = nlohmann::ordered_json;
 
 /// The settings a resumed run must repeat (named as tfm-train's options).
-static json runSettings(const TrainRunOptions &o) {
-  return {{"optimizer", o.optimizer.optimizer},
+static json runSettings(const TrainRunOptions &o,
+                        const TokenDataset::Identity &data) {
+  // The data by content, not by name: a resume reads on in the same ids.
+  json dataJson = {{"bytes", data.bytes},
+                   {"xxh3", llvm::utohexstr(data.xxh3, /*LowerCase=*/true)},
+                   {"ids", data.idType}};
+  return {{"data", dataJson},
+          {"optimizer", o.optimizer.optimizer},
           {"lr", o.lr},
           {"adam_beta1", o.optimizer.beta1},
           {"adam_beta2", o.optimizer.beta2},
@@ -39,7 +52,6 @@ static json runSettings(const TrainRunOptions &o) {
           {"batch", o.batch},
           {"seq", o.seq},
           {"shuffle_seed", o.shuffleSeed},
-          {"tokens", llvm::sys::path::filename(o.tokensPath).str()},
           {"dtype", o.dtype},
           {"freeze", o.freeze},
           {"fusion", o.fusion},
@@ -80,29 +92,24 @@ static llvm::Error sameObject(const json &saved, const json &now,
   return llvm::Error::success();
 }
 
-/// OUT exists (created if needed) and takes files; a finished or saved run
-/// there is never overwritten without `resume`.
-static llvm::Error prepareOutput(const TrainRunOptions &o) {
+/// OUT exists (created if needed), takes files and is this run's alone
+/// (the returned lock); a finished or saved run there is never overwritten
+/// without `resume`.
+static llvm::Expected<std::unique_ptr<RunFolderLock>>
+prepareOutput(const TrainRunOptions &o) {
   if (std::error_code ec = fs::create_directories(o.outputDir))
     return makeError(o.outputDir +
                      ": cannot create the output directory: " + ec.message());
-  std::string probe = childPath(o.outputDir, ".tfm-train-probe");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(probe, ec, fs::OF_None);
-    if (ec)
-      return makeError(
-          o.outputDir +
-          ": the output directory is not writable: " + ec.message());
-  }
-  fs::remove(probe);
+  auto lock = RunFolderLock::acquire(o.outputDir);
+  if (!lock)
+    return lock.takeError();
   if (!o.resume && (fs::exists(childPath(o.outputDir, "config.json")) ||
                     !findLatestCheckpoint(o.outputDir).empty()))
     return makeError(o.outputDir +
                      ": holds a previous run (config.json or a checkpoint-*): "
                      "pass --resume to continue it, or choose another "
                      "--output-dir");
-  return llvm::Error::success();
+  return lock;
 }
 
 static void printUpdate(llvm::raw_ostream &os, const UpdateLog &l,
@@ -116,6 +123,25 @@ static void printUpdate(llvm::raw_ostream &os, const UpdateLog &l,
   os.flush();
 }
 
+/// An error when update `l` made the run diverge: a non-finite loss or
+/// gradient norm poisons the weights, so the run stops there and never
+/// saves them (the last save, if any, stays).
+static llvm::Error checkDivergence(const UpdateLog &l,
+                                   llvm::StringRef outputDir) {
+  if (std::isfinite(l.loss) && std::isfinite(l.gradNorm))
+    return llvm::Error::success();
+  std::string last = findLatestCheckpoint(outputDir);
+  auto text = [](double v) { return std::isnan(v) ? "nan" : "inf"; };
+  std::string what = std::isfinite(l.loss)
+                         ? std::string("gradient norm is ") + text(l.gradNorm)
+                         : std::string("loss is ") + text(l.loss);
+  return makeError(
+      "update " + llvm::Twine(l.step) + ": the " + what +
+      "; the run diverged and stops without saving (" +
+      (last.empty() ? "no earlier save" : "the last save is " + last) +
+      "; try a lower --lr or --max-grad-norm)");
+}
+
 /// The run itself, once the output folder is there.
 static llvm::Expected<std::vector<UpdateLog>>
 train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
@@ -124,7 +150,8 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
       llvm::function_ref<void(const UpdateLog &)> onUpdate) {
   // A resumed run binds the weights of its last save.
   SavedRun run;
-  run.settings = dumpText(runSettings(o));
+  json settings = runSettings(o, data.getIdentity());
+  run.settings = dumpText(settings);
   std::string weightsDir = o.checkpointDir, latest;
   if (o.resume) {
     latest = findLatestCheckpoint(o.outputDir);
@@ -145,13 +172,35 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
                                 o.checkpointDir + "/config.json"))
       return std::move(e);
     if (auto e = sameObject(
-            json::parse(saved->settings), json::parse(dumpText(runSettings(o))),
-            "--resume: " + latest + " was trained with other settings"))
+            json::parse(saved->settings), json::parse(run.settings),
+            "--resume: " + latest + " was trained with other settings or data"))
       return std::move(e);
-    if (saved->step >= o.steps)
+    if (saved->step > o.steps)
       return makeError(latest + ": the save has done " +
                        llvm::Twine(saved->step) +
                        " updates, --steps asks for " + llvm::Twine(o.steps));
+    // Every update reads --grad-accum micro-batches.
+    if (saved->dataPosition != saved->step * o.gradAccum)
+      return makeError(latest +
+                       "/trainer_state.json: field 'data_position' "
+                       "is " +
+                       llvm::Twine(saved->dataPosition) + ", " +
+                       llvm::Twine(saved->step) + " updates of --grad-accum " +
+                       llvm::Twine(o.gradAccum) + " read " +
+                       llvm::Twine(saved->step * o.gradAccum));
+    if (saved->step == o.steps) {
+      // The run ended (killed between its last save and publishing it):
+      // publish that save.
+      if (auto e = publishCheckpoint(latest, o.outputDir))
+        return std::move(e);
+      if (auto e = writeTrainLog(childPath(o.outputDir, "train_log.json"),
+                                 saved->log))
+        return std::move(e);
+      if (progress)
+        *progress << "tfm-train: " << latest << " is the run's last save ("
+                  << o.steps << " updates); model in " << o.outputDir << "\n";
+      return saved->log;
+    }
     weightsDir = latest;
     run.step = saved->step;
     run.dataPosition = saved->dataPosition;
@@ -214,11 +263,20 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
     llvm::Expected<UpdateLog> log = (*trainer)->update(micro);
     if (!log)
       return log.takeError();
-    run.log.push_back(*log);
     if (progress)
       printUpdate(*progress, *log, o.steps);
+    if (auto e = checkDivergence(*log, o.outputDir))
+      return std::move(e);
+    run.log.push_back(*log);
     if (onUpdate)
       onUpdate(*log);
+    if (o.interrupted && o.interrupted->load()) {
+      if (auto e = save())
+        return std::move(e);
+      return makeError("interrupted at step " + llvm::Twine(log->step) +
+                       ", saved in " + findLatestCheckpoint(o.outputDir) +
+                       " (continue it with --resume)");
+    }
     if (o.saveEvery > 0 && log->step % o.saveEvery == 0 && log->step < o.steps)
       if (auto e = save())
         return std::move(e);
@@ -244,6 +302,52 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   return run.log;
 }
 
+/// Refuses what torch.optim and HF's Trainer refuse (a learning rate that
+/// is negative or not finite, betas outside [0, 1), ...) and counts whose
+/// products overflow the data position, naming the option.
+static llvm::Error checkOptions(const TrainRunOptions &o) {
+  if (o.steps < 1 || o.gradAccum < 1 || o.saveEvery < 0 || o.warmupSteps < 0)
+    return makeError("--steps and --grad-accum must be >= 1, --save-every "
+                     "and --warmup-steps >= 0");
+  auto finiteAtLeast = [](double v, double low, const char *flag,
+                          const char *what) -> llvm::Error {
+    if (std::isfinite(v) && v >= low)
+      return llvm::Error::success();
+    return makeError(llvm::Twine(flag) + " " + formatOptionNumber(v) +
+                     ": expected " + what);
+  };
+  const OptimizerOptions &opt = o.optimizer;
+  if (auto e = finiteAtLeast(o.lr, 0, "--lr", "a finite value >= 0"))
+    return e;
+  if (auto e = finiteAtLeast(opt.eps, 0, "--adam-eps", "a finite value >= 0"))
+    return e;
+  if (auto e = finiteAtLeast(opt.weightDecay, 0, "--weight-decay",
+                             "a finite value >= 0"))
+    return e;
+  if (auto e =
+          finiteAtLeast(opt.momentum, 0, "--momentum", "a finite value >= 0"))
+    return e;
+  if (auto e = finiteAtLeast(opt.maxGradNorm, 0, "--max-grad-norm",
+                             "a finite value >= 0 (0: no clipping)"))
+    return e;
+  for (auto [beta, flag] : {std::pair{opt.beta1, "--adam-beta1"},
+                            std::pair{opt.beta2, "--adam-beta2"}})
+    if (!(beta >= 0 && beta < 1))
+      return makeError(llvm::Twine(flag) + " " + formatOptionNumber(beta) +
+                       ": expected a value in [0, 1)");
+  if (o.shuffleSeed < -1)
+    return makeError("--shuffle-seed " + llvm::Twine(o.shuffleSeed) +
+                     ": expected a seed >= 0 (or none: in order)");
+  // The last window a run reads is steps x grad-accum x batch.
+  int64_t microBatches, windows;
+  if (llvm::MulOverflow(o.steps, o.gradAccum, microBatches) ||
+      llvm::MulOverflow(microBatches, std::max<int64_t>(o.batch, 1), windows) ||
+      llvm::MulOverflow(windows, std::max<int64_t>(o.seq, 1), windows))
+    return makeError("--steps x --grad-accum x --batch x --seq is beyond "
+                     "2^63 tokens");
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::vector<UpdateLog>>
 mlir::tfm::runTraining(const TrainRunOptions &o, llvm::raw_ostream *progress,
                        llvm::function_ref<void(const UpdateLog &)> onUpdate) {
@@ -252,9 +356,8 @@ mlir::tfm::runTraining(const TrainRunOptions &o, llvm::raw_ostream *progress,
                      "--output-dir DIR");
   if (!fs::is_directory(o.checkpointDir))
     return makeError(o.checkpointDir + ": not a checkpoint folder");
-  if (o.steps < 1 || o.gradAccum < 1 || o.saveEvery < 0 || o.warmupSteps < 0)
-    return makeError("--steps and --grad-accum must be >= 1, --save-every "
-                     "and --warmup-steps >= 0");
+  if (auto e = checkOptions(o))
+    return std::move(e);
   llvm::Expected<Device> device = parseDevice(o.device);
   if (!device)
     return device.takeError();
@@ -279,10 +382,12 @@ mlir::tfm::runTraining(const TrainRunOptions &o, llvm::raw_ostream *progress,
   if (!data)
     return data.takeError();
   bool createdOutput = !fs::exists(o.outputDir);
-  llvm::Error ready = prepareOutput(o);
-  auto log = ready ? llvm::Expected<std::vector<UpdateLog>>(std::move(ready))
+  auto lock = prepareOutput(o);
+  auto log = !lock ? llvm::Expected<std::vector<UpdateLog>>(lock.takeError())
                    : train(o, *spec, **data, *device, *precision, *kind,
                            progress, onUpdate);
+  if (lock)
+    lock->reset(); // removes the lock file
   if (!log && createdOutput)
     fs::remove(o.outputDir); // only if empty: a complete save stays
   return log;

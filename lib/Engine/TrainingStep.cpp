@@ -159,6 +159,10 @@ static llvm::Error freezeParameters(func::FuncOp forward,
 
 llvm::Expected<std::unique_ptr<TrainingStep>>
 TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
+  // Every front end's rule (tfm-run, the C API, Python): a recompute plan
+  // is a plan of the backward.
+  if (options.recompute != "save-all" && !options.gradients)
+    return makeError("--recompute plans the backward: it needs --grads");
   std::unique_ptr<TrainingStep> step(new TrainingStep(spec, options));
   DialectRegistry registry;
   registerAllTfmDialects(registry);
@@ -301,6 +305,9 @@ llvm::Error TrainingStep::prepareArguments(const TokenBatch &batch,
   if (options.gradients && !hasLabels)
     return makeError("field 'labels': gradients need labels (the loss to "
                      "differentiate)");
+  if (!options.logits && !hasLabels)
+    return makeError("field 'labels': a loss-only step (no logits) computes "
+                     "only the loss, which needs labels");
   int64_t B = batch.batch, T = batch.seq;
   if (B <= 0 || T <= 0 || int64_t(batch.inputIds.size()) != B * T ||
       (hasLabels && int64_t(batch.labels.size()) != B * T))

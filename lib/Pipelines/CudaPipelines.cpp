@@ -55,16 +55,15 @@ std::string toolkitPath(const tfm::CudaPipelineOptions &options) {
   return "/usr/local/cuda";
 }
 
-/// sm_<major><minor>[a|f], e.g. sm_80, sm_90a.
-bool isSmName(StringRef chip) {
+} // namespace
+
+bool mlir::tfm::isSmName(StringRef chip) {
   unsigned version = 0;
   if (!chip.consume_front("sm_"))
     return false;
   chip.consume_back("a") || chip.consume_back("f");
   return !chip.getAsInteger(10, version) && version >= 50 && version < 1000;
 }
-
-} // namespace
 
 void mlir::tfm::buildTfmLowerToLinalgCudaPipeline(OpPassManager &pm,
                                                   int64_t lanes) {
@@ -119,7 +118,7 @@ void mlir::tfm::buildTfmMapToGpuPipeline(OpPassManager &pm, int64_t lanes,
 
 void mlir::tfm::buildTfmLowerGpuToLlvmPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
-  if (!isSmName(options.chip))
+  if (!tfm::isSmName(options.chip))
     return addOptionError(pm, "chip '" + options.chip +
                                   "' is not an NVIDIA SM name (e.g. sm_80, "
                                   "sm_90)");

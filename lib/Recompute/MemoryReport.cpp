@@ -1,5 +1,6 @@
 //===- MemoryReport.cpp - the tfm-memory-report pass ----------------------===//
 
+#include "tfm/Analysis/ReportOptions.h"
 #include "tfm/Analysis/TfmCosts.h"
 #include "tfm/Recompute/MemoryTimeline.h"
 #include "tfm/Recompute/Passes.h"
@@ -11,7 +12,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMMEMORYREPORTPASS
@@ -293,10 +293,9 @@ struct TfmMemoryReportPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (batch <= 0 || seq <= 0) {
-      module.emitError("tfm-memory-report: 'batch' and 'seq' must be positive");
+    if (failed(checkReportOptions(module, "tfm-memory-report", batch, seq,
+                                  {{"json", jsonPath}, {"svg", svgPath}})))
       return signalPassFailure();
-    }
     llvm::json::Array functions;
     std::vector<FrontierSeries> series;
     MemoryTimeline shown;
@@ -450,16 +449,7 @@ struct TfmMemoryReportPass
 
   LogicalResult writeFile(StringRef path,
                           llvm::function_ref<void(llvm::raw_ostream &)> write) {
-    std::error_code ec;
-    llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_Text);
-    if (ec) {
-      getOperation().emitError()
-          << "tfm-memory-report: cannot write " << path << ": " << ec.message();
-      return failure();
-    }
-    write(out.os());
-    out.keep();
-    return success();
+    return writeReportFile(getOperation(), "tfm-memory-report", path, write);
   }
 };
 

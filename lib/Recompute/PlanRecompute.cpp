@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfm/Analysis/ReportOptions.h"
 #include "tfm/Analysis/TfmCosts.h"
 #include "tfm/Dialect/Tfm/IR/StackedValues.h"
 #include "tfm/Recompute/Passes.h"
@@ -264,12 +265,15 @@ struct TfmPlanRecomputePass
                          << llvm::toString(parsed.takeError());
       return signalPassFailure();
     }
-    if (batch <= 0 || seq <= 0 || offloadBandwidth < 0 || deviceTflops <= 0) {
-      module.emitError("tfm-plan-recompute: options 'batch', 'seq' and "
-                       "'device-tflops' must be positive, "
-                       "'offload-bandwidth' not negative");
+    // Rates a device could have (GB/s of host offload, TFLOP/s); NaN and
+    // infinities are refused, not planned with.
+    if (failed(checkReportOptions(module, "tfm-plan-recompute", batch, seq)) ||
+        failed(checkReportRate(module, "tfm-plan-recompute",
+                               "offload-bandwidth", offloadBandwidth, 0,
+                               1e9)) ||
+        failed(checkReportRate(module, "tfm-plan-recompute", "device-tflops",
+                               deviceTflops, 1e-6, 1e9)))
       return signalPassFailure();
-    }
     PlannerOptions options;
     options.offloadBytesPerSecond = offloadBandwidth * 1e9;
     options.deviceFlopsPerSecond = deviceTflops * 1e12;

@@ -169,6 +169,35 @@ def test_errors_raise_tfm_error_with_the_message(llama, tmp_path):
         tfm.import_hf(folder + "\0garbage")
 
 
+def test_values_that_would_wrap_or_crash_raise_tfm_error(llama, tmp_path):
+    folder, _ = llama
+    step = tfm.compile(folder, grads=True).bind(folder)
+    # A uint64 label of 2^64 - 100 would become -100 (not counted).
+    with pytest.raises(tfm.Error, match="labels: id 18446744073709551516 does not fit int64"):
+        step.run(None, [[1, 2]], np.array([[1, 2**64 - 100]], dtype=np.uint64))
+    # A dataset id of 2^32 + 5 would become 5.
+    with pytest.raises(tfm.Error, match="tokens: id 4294967301 does not fit uint32"):
+        tfm.train(folder, np.array([1, 2, 2**32 + 5], dtype=np.int64), tmp_path / "o", steps=1)
+    with pytest.raises(tfm.Error, match="input_ids: cannot read as an array"):
+        step.run(None, torch.zeros(1, 2, dtype=torch.long, device="meta"), [[1, 2]])
+    with pytest.raises(tfm.Error, match="model.norm.weight: cannot read as an array"):
+        tfm.compile(folder).bind_tensors({"model.norm.weight": torch.ones(2, device="meta")})
+    with pytest.raises(tfm.Error, match="option 'device': expected a str"):
+        tfm.compile(folder, device=0)
+    with pytest.raises(tfm.Error, match="path: expected a path"):
+        tfm.import_hf(42)
+    # What tfm-run refuses.
+    with pytest.raises(tfm.Error, match="--recompute plans the backward: it needs --grads"):
+        tfm.compile(folder, recompute="full")
+    with pytest.raises(tfm.Error, match="loss-only step .* needs labels"):
+        tfm.compile(folder, logits=False).run(folder, [[1, 2]])
+    # Learning rates torch.optim refuses; nothing is left behind.
+    for lr in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(tfm.Error, match="--lr .*: expected a finite value >= 0"):
+            tfm.train(folder, [[1, 2, 3]], tmp_path / "lr", steps=1, lr=lr)
+    assert not (tmp_path / "lr").exists() and not (tmp_path / "o").exists()
+
+
 def reference_training(hf, batches, lr, steps):
     """HF's model trained with torch.optim.AdamW (torch's defaults but
     tfm-train's clipping at 1.0): the loss before each update."""

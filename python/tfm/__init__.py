@@ -33,11 +33,20 @@ __all__ = ["Error", "Model", "Step", "Output", "import_hf", "compile", "train",
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+def _path(name: str, value: Any) -> str:
+    """A str or os.PathLike as a str; anything else is a tfm.Error."""
+    try:
+        return os.fspath(value)
+    except TypeError:
+        raise Error(f"{name}: expected a path (str or os.PathLike), got {type(value)}") \
+            from None
+
+
 class Model:
     """An HF causal-LM config imported as tfm IR (tfm-import-hf)."""
 
     def __init__(self, path: PathLike):
-        path = os.fspath(path)
+        path = _path("path", path)
         self._native = _tfm.Model(path)
         #: The folder holding the config (where its weights are, if any).
         self.directory = path if os.path.isdir(path) else (os.path.dirname(path) or ".")
@@ -77,16 +86,33 @@ def import_hf(path: PathLike) -> Model:
     return Model(path)
 
 
+def _array(name: str, value: Any) -> np.ndarray:
+    """``value`` (a nested list, numpy array or torch tensor) as a numpy
+    array; what cannot be one (a meta tensor, an object) is a tfm.Error."""
+    try:
+        if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+            value = value.detach().cpu().numpy()
+        return np.asarray(value)
+    except Exception as e:  # torch's and numpy's own errors, as tfm's
+        raise Error(f"{name}: cannot read as an array: {e}") from None
+
+
+def _check_int_range(name: str, a: np.ndarray, high: int, what: str) -> None:
+    """Refuses ids above ``high`` before a cast would wrap them (a uint64
+    label of 2^64 - 100 into -100, an id of 2^32 + 5 into 5)."""
+    if a.size and np.issubdtype(a.dtype, np.integer) and int(a.max()) > high:
+        raise Error(f"{name}: id {int(a.max())} does not fit {what}")
+
+
 def _ids(name: str, value: Any) -> np.ndarray:
     """[batch, seq] int64 from a nested list, numpy array or torch tensor."""
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
-        value = value.detach().cpu().numpy()
-    a = np.asarray(value)
+    a = _array(name, value)
     if a.ndim == 1:
         a = a[None, :]
     if a.ndim != 2 or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
         raise Error(f"{name}: expected [batch, seq] integer ids, got shape {a.shape} "
                     f"of {a.dtype}")
+    _check_int_range(name, a, np.iinfo(np.int64).max, "int64")
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
@@ -147,7 +173,7 @@ class Step:
 
     def bind(self, checkpoint: PathLike) -> "Step":
         """Binds a checkpoint folder's weights through the weight map."""
-        checkpoint = os.path.abspath(os.fspath(checkpoint))
+        checkpoint = os.path.abspath(_path("checkpoint", checkpoint))
         self._native.bind(checkpoint)
         self._bound = checkpoint
         return self
@@ -157,9 +183,12 @@ class Step:
         tensors, converted to contiguous float32)."""
         items = []
         for name, value in tensors.items():
-            if hasattr(value, "detach"):
-                value = value.detach().cpu().float().numpy()
-            items.append((name, np.ascontiguousarray(value, dtype=np.float32)))
+            if not isinstance(name, str):
+                raise Error(f"bind_tensors: a tensor name is {type(name)}, expected a str")
+            a = _array(name, value.float() if hasattr(value, "detach") else value)
+            if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+                raise Error(f"{name}: expected a float tensor, got {a.dtype}")
+            items.append((name, np.ascontiguousarray(a, dtype=np.float32)))
         self._native.bind_tensors(items)
         self._bound = None
         return self
@@ -174,7 +203,8 @@ class Step:
         """Runs ``input_ids`` ([batch, seq]) and ``labels`` (same shape,
         -100 not counted; HF's shift is inside) on the weights of
         ``checkpoint`` (bound on first use; None: those bound last)."""
-        if checkpoint is not None and os.path.abspath(os.fspath(checkpoint)) != self._bound:
+        if checkpoint is not None and \
+                os.path.abspath(_path("checkpoint", checkpoint)) != self._bound:
             self.bind(checkpoint)
         ids = _ids("input_ids", input_ids)
         lab = None if labels is None else _ids("labels", labels)
@@ -190,6 +220,13 @@ def compile(model: Union[Model, PathLike], device: str = "cpu", dtype: str = "f3
     ``logits=False`` is the loss-only step (never forms [B*T, V]);
     ``recompute`` is the backward's memory plan (save-all, selective, full,
     a fraction or a size); ``freeze`` a regex of HF names not to train."""
+    for option, value in (("device", device), ("dtype", dtype), ("recompute", recompute),
+                          ("freeze", freeze), ("moe_aux_loss", moe_aux_loss)):
+        if value is not None and not isinstance(value, str):
+            raise Error(f"option '{option}': expected a str, got {type(value)}")
+    for option, value in (("fusion", fusion), ("grads", grads), ("logits", logits)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise Error(f"option '{option}': expected a bool, got {type(value)}")
     if not isinstance(model, Model):
         model = Model(model)
     native = _tfm.Step(model._native, device, dtype, fusion, grads, logits,
@@ -209,11 +246,11 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
     warmup_steps, grad_accum, freeze, device, dtype, recompute,
     moe_aux_loss, fusion, save_every, resume, shuffle_seed, token_dtype.
     The trained model is in ``output_dir`` (transformers loads it)."""
-    output_dir = os.fspath(output_dir)
+    output_dir = _path("output_dir", output_dir)
+    checkpoint = _path("checkpoint", checkpoint)
     with tempfile.TemporaryDirectory(prefix="tfm-tokens-") as scratch:
         path = _token_file(tokens, scratch)
-        _tfm.train(os.fspath(checkpoint), path, output_dir, dict(steps=steps, **options),
-                   progress)
+        _tfm.train(checkpoint, path, output_dir, dict(steps=steps, **options), progress)
     with open(os.path.join(output_dir, "train_log.json")) as f:
         return json.load(f)["steps"]
 
@@ -221,14 +258,13 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
 def _token_file(tokens: Any, scratch: str) -> str:
     """A path for ``tokens``: itself when it is one, else ids written out."""
     if isinstance(tokens, (str, os.PathLike)):
-        return os.fspath(tokens)
-    if hasattr(tokens, "detach"):
-        tokens = tokens.detach().cpu().numpy()
-    a = np.asarray(tokens)
+        return _path("tokens", tokens)
+    a = _array("tokens", tokens)
     if a.ndim == 1:
         if not np.issubdtype(a.dtype, np.integer) or (a.size and a.min() < 0):
             raise Error(f"tokens: expected non-negative integer ids, got {a.dtype}"
                         + (f" with minimum {a.min()}" if a.size else ""))
+        _check_int_range("tokens", a, np.iinfo(np.uint32).max, "uint32")
         # Named alike on every call, so that a resumed run sees the same data.
         path = os.path.join(scratch, "tokens.npy")
         np.save(path, a.astype(np.uint32))

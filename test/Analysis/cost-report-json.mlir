@@ -4,6 +4,11 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
 // RUN: not tfm-opt %s --tfm-cost-report="func=nope" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFUNC
 // RUN: not tfm-opt %s --tfm-cost-report="json=%t.missing/dir/x.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFILE
+// A folder that takes no new file: refused before the report, not "LLVM
+// ERROR: IO failure" at exit.
+// RUN: not tfm-opt %s --tfm-cost-report="json=/proc/x.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROC
+// PROC: tfm-cost-report: option 'json': /proc/x.json:
+// PROC-NOT: IO failure
 
 // matmul [1, 4, 8] x [16, 8]ᵀ: 1024 FLOP, 640 B read, 256 B written, then
 // the loss; the vjp adds dx = dy·w and dw (1024 FLOP each).
@@ -26,7 +31,8 @@
 // JSON: "seq": 4
 
 // NOFUNC: no function body @nope
-// NOFILE: tfm-cost-report: cannot write
+// NOFILE: tfm-cost-report: option 'json': {{.*}}x.json: the folder {{.*}}dir does not exist
+// NOFILE-NOT: see current operation
 func.func @forward(%h: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %y: tensor<?x?xi64>) -> tensor<f32> {
   %l = tfm.matmul %h, %w {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
   %loss = tfm.cross_entropy %l, %y : (tensor<?x?x16xf32>, tensor<?x?xi64>) -> tensor<f32>

@@ -143,6 +143,24 @@ static int printErrors(const char *dir, const char *out) {
   printf("empty: %s null=%d\n", error, tfmResultIsNull(r));
   tfmFree(error);
 
+  /* Every accessor takes the null handle a failed call returned. */
+  int64_t rank = 7;
+  const int64_t *shape = ids;
+  tfmTensors none = {NULL};
+  printf("null handles: %lld %s%s %lld %d %g %g %d %lld %d %d %d %d %lld "
+         "%d %d\n",
+         (long long)tfmModelNumParameters(bad), tfmModelArchitecture(bad),
+         tfmModelType(bad), (long long)tfmModelVocabSize(bad),
+         tfmModelSummaryJson(bad) == NULL, tfmResultLoss(r),
+         tfmResultStepMs(r), tfmResultHasLoss(r),
+         (long long)tfmResultNumGradients(r),
+         tfmResultLogits(r, &rank, &shape) == NULL && rank == 0 && !shape,
+         tfmResultGradientName(r, 0) == NULL,
+         tfmResultGradient(r, 0, NULL, NULL) == NULL,
+         tfmResultGradientByName(r, "lm_head.weight", &rank, NULL) == NULL,
+         (long long)tfmTensorsSize(none), tfmTensorsName(none, 0) == NULL,
+         tfmTensorsData(none, 0, NULL, &shape) == NULL);
+
   tfmTrainOptions train;
   tfmTrainOptionsInit(&train);
   train.optimizer = "lion";

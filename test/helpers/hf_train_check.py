@@ -6,7 +6,8 @@ same weights and batch, with HF's modeling code, torch.optim.AdamW (or SGD),
 torch.nn.utils.clip_grad_norm_ and transformers' own learning-rate
 schedules, then compares:
 
-    per-step loss and grad_norm   |d| <= k * 1e-4 |ref| at update k   (bf16: 3e-2)
+    per-step loss                 |d| <= k * 1e-4 |ref| at update k   (bf16: 3e-2)
+    per-step grad_norm            |d| <= k * 2e-4 |ref| at update k   (bf16: 3e-2)
     each tensor's update          |dW_tfm - dW_ref| <= 5% |dW_ref|  (2-norms)
     lr                            |d| <= 1e-12 |ref|
 
@@ -137,9 +138,13 @@ def compare(args, tag, got_log, ref_log, initial, got_dir, ref_model):
         # normalisation turns tiny gradient differences into full-size update
         # differences), and torch's CPU kernels round differently by ISA: the
         # bound grows by tol per update (qwen3_next/hybrid differs by 1.3e-4 at
-        # step 4 on an AVX-512 machine, 0.66e-5 at step 3).
+        # step 4 on an AVX-512 machine, 0.66e-5 at step 3). The gradient norm
+        # moves more than the loss (mixtral/experts: 3.5e-4 at step 3 on an
+        # AMD EPYC without AVX-512, its losses within 3e-6): twice the bound.
         t_step = tol * (i + 1) if args.dtype != "bf16" else tol
-        for what, a, b, t in (("loss", g["loss"], loss, t_step), ("grad_norm", g["grad_norm"], norm, t_step),
+        for what, a, b, t in (("loss", g["loss"], loss, t_step),
+                              ("grad_norm", g["grad_norm"], norm,
+                               2 * t_step if args.dtype != "bf16" else t_step),
                               ("lr", g["lr"], lr, 1e-12)):
             if not abs(a - b) <= t * abs(b) + (1e-30 if what == "lr" else 0):
                 print(f"FAIL {tag}: step {i + 1} {what} tfm {a:.8g} torch {b:.8g}")

@@ -23,23 +23,28 @@ static cl::OptionCategory toolOptions("tfm-import-hf options");
 static cl::opt<std::string>
     inputPath(cl::Positional, cl::Required,
               cl::desc("<config.json | checkpoint dir>"), cl::cat(toolOptions));
-static cl::opt<std::string> outputPath("o", cl::desc("Output .mlir file"),
-                                       cl::value_desc("file"),
-                                       cl::cat(toolOptions));
+static cl::opt<std::string>
+    outputPath("o", cl::desc("Output .mlir file (default: stdout)"),
+               cl::value_desc("file"), cl::cat(toolOptions));
 static cl::opt<bool>
     printSummary("summary",
                  cl::desc("Print a JSON summary (parameter counts) to stdout"),
                  cl::cat(toolOptions));
-static cl::opt<std::string> dtype("dtype",
-                                  cl::desc("Parameter and activation type"),
-                                  cl::value_desc("f32|bf16"), cl::init("f32"),
-                                  cl::cat(toolOptions));
+static cl::opt<std::string>
+    dtype("dtype", cl::desc("Parameter and activation type (default: f32)"),
+          cl::value_desc("f32|bf16"), cl::init("f32"), cl::cat(toolOptions));
 
 static cl::opt<bool> noLogits(
     "no-logits",
     cl::desc("@forward returns the loss only (tfm-fuse then computes it as "
              "tfm.fused_lm_head_loss, never forming [B*T, V] logits)"),
     cl::cat(toolOptions));
+
+static cl::extrahelp example(R"(
+Example:
+  tfm-import-hf my-checkpoint --summary
+  tfm-import-hf my-checkpoint/config.json -o model.mlir
+)");
 
 static int fail(const llvm::Twine &message) {
   return reportToolError("tfm-import-hf", message);
@@ -48,6 +53,7 @@ static int fail(const llvm::Twine &message) {
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::HideUnrelatedOptions(toolOptions);
+  setToolVersionPrinter();
   cl::ParseCommandLineOptions(
       argc, argv, "Import a Hugging Face causal-LM config as tfm IR\n");
   if (dtype != "f32" && dtype != "bf16")

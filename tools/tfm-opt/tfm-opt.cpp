@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
   // the pipelines' after this.
   tfm::hideOptionsRegisteredSoFar();
   tfm::registerAllTfmPasses();
+  tfm::setToolVersionPrinter();
   DialectRegistry registry;
   tfm::registerAllTfmDialects(registry);
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(

@@ -12,6 +12,7 @@
 #include "tfm/Engine/TrainingStep.h"
 #include "tfm/Import/HFConfig.h"
 #include "tfm/InitAll.h"
+#include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Recompute/RecomputePlanner.h"
 #include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Runtime/HostAllocator.h"
@@ -51,9 +52,9 @@ static cl::list<std::string>
 static cl::opt<std::string>
     mlirPath("mlir", cl::desc("Kernel mode: run a function of this .mlir file"),
              cl::value_desc("file"), cl::cat(toolOptions));
-static cl::opt<std::string> funcName("func",
-                                     cl::desc("Function to run with --mlir"),
-                                     cl::init("main"), cl::cat(toolOptions));
+static cl::opt<std::string>
+    funcName("func", cl::desc("Function to run with --mlir (default: main)"),
+             cl::init("main"), cl::cat(toolOptions));
 static cl::opt<bool>
     autodiff("autodiff",
              cl::desc("With --mlir: run the vector-Jacobian product F_vjp "
@@ -63,11 +64,11 @@ static cl::list<std::string>
     inputPaths("inputs",
                cl::desc("With --mlir: arg0, arg1, ... (one per --output)"),
                cl::value_desc("file"), cl::cat(toolOptions));
-static cl::opt<std::string>
-    deviceFlag("device",
-               cl::desc("Where to run: cpu, cuda (GPU 0; docs/gpu.md) or "
-                        "gpu-sim (testing: the GPU kernels as CPU loops)"),
-               cl::init("cpu"), cl::cat(toolOptions));
+static cl::opt<std::string> deviceFlag(
+    "device",
+    cl::desc("Where to run: cpu, cuda (GPU 0; docs/gpu.md) or "
+             "gpu-sim (testing: the GPU kernels as CPU loops; default: cpu)"),
+    cl::init("cpu"), cl::cat(toolOptions));
 static cl::opt<bool> checkAgainstCpu(
     "check-against-cpu",
     cl::desc("With --device cuda (or gpu-sim): also run the step on the CPU "
@@ -78,7 +79,7 @@ static cl::opt<bool> checkAgainstCpu(
 static cl::opt<std::string>
     dtypeFlag("dtype",
               cl::desc("Parameter and activation type: f32 or bf16 "
-                       "(statistics and the loss stay f32)"),
+                       "(statistics and the loss stay f32; default: f32)"),
               cl::init("f32"), cl::cat(toolOptions));
 static cl::opt<std::string>
     cudaChip("chip",
@@ -89,11 +90,13 @@ static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary line"),
                            cl::cat(toolOptions));
 static cl::opt<unsigned>
     repeat("repeat",
-           cl::desc("Run this many times, report the fastest (benchmarks)"),
+           cl::desc("Run this many times, report the fastest (benchmarks; "
+                    "default: 1)"),
            cl::init(1), cl::cat(toolOptions));
 static cl::opt<std::string> moeAuxLoss(
     "moe-aux-loss", cl::init("auto"), cl::cat(toolOptions),
-    cl::desc("Load-balancing loss of MoE models: auto (as HF), on, off"));
+    cl::desc("Load-balancing loss of MoE models: auto (as HF), on, off "
+             "(default: auto)"));
 static cl::opt<bool> noBlas("no-blas",
                             cl::desc("Compile GEMMs to loops instead of "
                                      "OpenBLAS calls (benchmarks)"),
@@ -113,7 +116,13 @@ static cl::opt<std::string> recompute(
     "recompute", cl::init("save-all"), cl::cat(toolOptions),
     cl::desc("With --grads: what the backward rebuilds instead of saving: "
              "save-all, selective, full, a fraction of save-all (0.5) or a "
-             "size per token and layer (68KiB); results are the same"));
+             "size per token and layer (68KiB); results are the same "
+             "(default: save-all)"));
+
+static cl::extrahelp example(R"(
+Example:
+  tfm-run my-checkpoint --tokens batch.json --output out.safetensors --grads
+)");
 
 static int fail(const llvm::Twine &message) {
   return reportToolError("tfm-run", message);
@@ -285,11 +294,20 @@ int main(int argc, char **argv) {
   // Steps allocate and free the same memory again and again.
   rt::keepFreedHostMemory();
   cl::HideUnrelatedOptions(toolOptions);
+  setToolVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv,
                               "Run a tfm-compiled step on an HF checkpoint\n");
   llvm::Expected<Device> device = parseDevice(deviceFlag);
   if (!device)
     return fail(llvm::toString(device.takeError()));
+  if (!cudaChip.empty() && *device != Device::cuda)
+    return fail("--chip " + cudaChip +
+                ": a GPU target, for --device cuda "
+                "(this run is on " +
+                deviceFlag + ")");
+  if (!cudaChip.empty() && !isSmName(cudaChip))
+    return fail("--chip " + cudaChip +
+                ": expected sm_<major><minor>[a|f], sm_50 or later (sm_90a)");
   // Outputs that cannot be written are refused before anything runs.
   for (const std::string &path : outputPaths)
     if (llvm::Expected<OutputTarget> target = resolveOutputPath(path); !target)

@@ -15,6 +15,10 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 
+#include <atomic>
+#include <csignal>
+#include <unistd.h>
+
 using namespace mlir;
 using namespace mlir::tfm;
 namespace cl = llvm::cl;
@@ -29,80 +33,99 @@ static cl::opt<std::string> tokensPath(
              "micro-batches) or a token dataset "
              ".npy/.bin of uint16/uint32 ids (windows of --batch x --seq)"),
     cl::value_desc("file"), cl::cat(toolOptions));
-static cl::opt<std::string> outputDir("output-dir",
-                                      cl::desc("Where the trained model goes"),
-                                      cl::value_desc("dir"),
-                                      cl::cat(toolOptions));
-static cl::opt<int64_t> steps("steps", cl::desc("Optimizer updates to run"),
-                              cl::init(20), cl::cat(toolOptions));
-static cl::opt<int64_t> batchSize("batch",
-                                  cl::desc("Dataset windows per micro-batch"),
-                                  cl::init(1), cl::cat(toolOptions));
-static cl::opt<int64_t> seqLen("seq", cl::desc("Tokens per dataset window"),
-                               cl::init(128), cl::cat(toolOptions));
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Where the saves and the trained model go (a folder "
+                       "this run holds alone)"),
+              cl::value_desc("dir"), cl::cat(toolOptions));
+static cl::opt<int64_t>
+    steps("steps", cl::desc("Optimizer updates to run (default: 20)"),
+          cl::init(20), cl::cat(toolOptions));
+static cl::opt<int64_t>
+    batchSize("batch", cl::desc("Dataset windows per micro-batch (default: 1)"),
+              cl::init(1), cl::cat(toolOptions));
+static cl::opt<int64_t>
+    seqLen("seq", cl::desc("Tokens per dataset window (default: 128)"),
+           cl::init(128), cl::cat(toolOptions));
 static cl::opt<int64_t> shuffleSeed(
     "shuffle-seed",
-    cl::desc("Visit the dataset's windows in a seeded order (-1: in order)"),
+    cl::desc("Visit the dataset's windows in a seeded order, a new one "
+             "each pass (default: in order)"),
     cl::init(-1), cl::cat(toolOptions));
-static cl::opt<std::string> tokenDtype("token-dtype",
-                                       cl::desc("Id type of a .bin dataset"),
-                                       cl::init("uint16"),
-                                       cl::cat(toolOptions));
-static cl::opt<std::string> optimizerFlag("optimizer", cl::desc("adamw or sgd"),
-                                          cl::init("adamw"),
-                                          cl::cat(toolOptions));
-static cl::opt<double> lr("lr", cl::desc("Peak learning rate"), cl::init(1e-3),
-                          cl::cat(toolOptions));
-static cl::opt<double> beta1("adam-beta1", cl::init(0.9), cl::cat(toolOptions));
-static cl::opt<double> beta2("adam-beta2", cl::init(0.999),
-                             cl::cat(toolOptions));
-static cl::opt<double> eps("adam-eps", cl::init(1e-8), cl::cat(toolOptions));
-static cl::opt<double> weightDecay("weight-decay", cl::init(0.01),
-                                   cl::cat(toolOptions));
+static cl::opt<std::string>
+    tokenDtype("token-dtype",
+               cl::desc("Id type of a .bin dataset: uint16 or "
+                        "uint32 (default: uint16)"),
+               cl::init("uint16"), cl::cat(toolOptions));
+static cl::opt<std::string>
+    optimizerFlag("optimizer", cl::desc("adamw or sgd (default: adamw)"),
+                  cl::init("adamw"), cl::cat(toolOptions));
+static cl::opt<double> lr("lr",
+                          cl::desc("Peak learning rate, finite and >= 0 "
+                                   "(default: 1e-3)"),
+                          cl::init(1e-3), cl::cat(toolOptions));
+static cl::opt<double> beta1("adam-beta1",
+                             cl::desc("AdamW beta1, in [0, 1) (default: 0.9)"),
+                             cl::init(0.9), cl::cat(toolOptions));
+static cl::opt<double>
+    beta2("adam-beta2", cl::desc("AdamW beta2, in [0, 1) (default: 0.999)"),
+          cl::init(0.999), cl::cat(toolOptions));
+static cl::opt<double> eps("adam-eps",
+                           cl::desc("AdamW epsilon (default: 1e-8)"),
+                           cl::init(1e-8), cl::cat(toolOptions));
+static cl::opt<double> weightDecay("weight-decay",
+                                   cl::desc("Decoupled weight decay "
+                                            "(default: 0.01)"),
+                                   cl::init(0.01), cl::cat(toolOptions));
 static cl::opt<std::string>
     decay("decay",
           cl::desc("Which parameters decay: all (torch's one group) or hf (not "
-                   "biases and norm weights, as HF's Trainer)"),
+                   "biases and norm weights, as HF's Trainer; default: all)"),
           cl::init("all"), cl::cat(toolOptions));
-static cl::opt<double> momentum("momentum", cl::desc("SGD momentum"),
+static cl::opt<double> momentum("momentum",
+                                cl::desc("SGD momentum (default: 0)"),
                                 cl::init(0.0), cl::cat(toolOptions));
 static cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
                               cl::cat(toolOptions));
 static cl::opt<double>
     maxGradNorm("max-grad-norm",
-                cl::desc("Clip the global gradient norm (0: never)"),
+                cl::desc("Clip the global gradient norm (0: never; "
+                         "default: 1.0)"),
                 cl::init(1.0), cl::cat(toolOptions));
-static cl::opt<int64_t> warmupSteps("warmup-steps",
-                                    cl::desc("Linear warm-up updates"),
-                                    cl::init(0), cl::cat(toolOptions));
+static cl::opt<int64_t>
+    warmupSteps("warmup-steps", cl::desc("Linear warm-up updates (default: 0)"),
+                cl::init(0), cl::cat(toolOptions));
 static cl::opt<std::string>
-    schedule("schedule", cl::desc("constant, linear or cosine (after warm-up)"),
+    schedule("schedule",
+             cl::desc("constant, linear or cosine (after warm-up; "
+                      "default: constant)"),
              cl::init("constant"), cl::cat(toolOptions));
-static cl::opt<int64_t> gradAccum("grad-accum",
-                                  cl::desc("Micro-batches per update"),
-                                  cl::init(1), cl::cat(toolOptions));
+static cl::opt<int64_t>
+    gradAccum("grad-accum", cl::desc("Micro-batches per update (default: 1)"),
+              cl::init(1), cl::cat(toolOptions));
 static cl::opt<std::string> freeze(
     "freeze",
     cl::desc("Regular expression of HF tensor names to freeze (no update)"),
     cl::init(""), cl::cat(toolOptions));
-static cl::opt<std::string> deviceFlag("device",
-                                       cl::desc("cpu, cuda or gpu-sim"),
-                                       cl::init("cpu"), cl::cat(toolOptions));
-static cl::opt<std::string> dtypeFlag("dtype", cl::desc("f32 or bf16"),
+static cl::opt<std::string>
+    deviceFlag("device", cl::desc("cpu, cuda or gpu-sim (default: cpu)"),
+               cl::init("cpu"), cl::cat(toolOptions));
+static cl::opt<std::string> dtypeFlag("dtype",
+                                      cl::desc("f32 or bf16 (default: f32)"),
                                       cl::init("f32"), cl::cat(toolOptions));
 static cl::opt<std::string> recompute(
     "recompute", cl::init("save-all"), cl::cat(toolOptions),
     cl::desc("What the backward rebuilds (save-all, selective, full, 0.5, "
-             "68KiB)"));
-static cl::opt<std::string> moeAuxLoss("moe-aux-loss", cl::init("auto"),
-                                       cl::cat(toolOptions),
-                                       cl::desc("auto (as HF), on or off"));
+             "68KiB; default: save-all)"));
+static cl::opt<std::string>
+    moeAuxLoss("moe-aux-loss", cl::init("auto"), cl::cat(toolOptions),
+               cl::desc("auto (as HF), on or off (default: auto)"));
 static cl::opt<bool> noFusion("no-fusion",
                               cl::desc("Train the HF-literal IR (no tfm-fuse)"),
                               cl::cat(toolOptions));
 static cl::opt<int64_t> saveEvery("save-every",
                                   cl::desc("Save every K updates (0: at the "
-                                           "end only)"),
+                                           "end only; default: 0)"),
                                   cl::init(0), cl::cat(toolOptions));
 static cl::opt<bool> resume(
     "resume",
@@ -111,8 +134,43 @@ static cl::opt<bool> resume(
 static cl::opt<bool> quiet("quiet", cl::desc("No progress lines"),
                            cl::cat(toolOptions));
 
+static cl::extrahelp example(R"(
+Defaults are torch.optim.AdamW's and HF's; docs/cli.md has the details.
+
+Example:
+  tfm-train my-checkpoint --tokens train.npy --batch 8 --seq 64 --steps 20 \
+      --lr 1e-2 --warmup-steps 2 --schedule cosine --output-dir trained
+)");
+
 static int fail(const llvm::Twine &message) {
   return reportToolError("tfm-train", message);
+}
+
+/// Set by the first SIGINT or SIGTERM: the run finishes its update, saves
+/// and stops. The second signal ends the process at once.
+static std::atomic<bool> interrupted{false};
+
+static void onInterrupt(int sig) {
+  if (interrupted.exchange(true)) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  static const char message[] =
+      "tfm-train: interrupted: finishing this update, then saving (signal "
+      "again to stop at once)\n";
+  ssize_t ignored = ::write(2, message, sizeof(message) - 1);
+  (void)ignored;
+}
+
+/// Replaces LLVM's handlers for these two (which would remove the files
+/// being written and exit) after InitLLVM installed them.
+static void installInterruptHandler() {
+  struct sigaction action = {};
+  action.sa_handler = onInterrupt;
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGINT, SIGTERM})
+    ::sigaction(sig, &action, nullptr);
 }
 
 static TrainRunOptions optionsFromCommandLine() {
@@ -146,6 +204,7 @@ static TrainRunOptions optionsFromCommandLine() {
   o.fusion = !noFusion;
   o.saveEvery = saveEvery;
   o.resume = resume;
+  o.interrupted = &interrupted;
   return o;
 }
 
@@ -154,9 +213,14 @@ int main(int argc, char **argv) {
   // Steps allocate and free the same memory again and again.
   rt::keepFreedHostMemory();
   cl::HideUnrelatedOptions(toolOptions);
+  setToolVersionPrinter();
   cl::ParseCommandLineOptions(
       argc, argv,
       "Train an HF checkpoint with the tfm-compiled step and optimizer\n");
+  if (shuffleSeed.getNumOccurrences() && shuffleSeed < 0)
+    return fail("--shuffle-seed " + llvm::Twine(shuffleSeed) +
+                ": expected a seed >= 0 (leave it out to read in order)");
+  installInterruptHandler();
   auto log =
       runTraining(optionsFromCommandLine(), quiet ? nullptr : &llvm::outs());
   if (!log)

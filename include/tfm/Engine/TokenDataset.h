@@ -46,6 +46,17 @@ public:
   /// 9, 2 per micro-batch)".
   std::string describe() const;
 
+  /// What a save records of the data, so that a resume on other data (or
+  /// the same file grown, or read as another id type) is refused: the
+  /// file's size, the XXH3-64 of its bytes and how its ids are read.
+  struct Identity {
+    uint64_t bytes = 0;
+    uint64_t xxh3 = 0;
+    /// "uint16", "uint32" or "json".
+    std::string idType;
+  };
+  const Identity &getIdentity() const { return identity; }
+
 private:
   TokenDataset() = default;
   int64_t tokenAt(int64_t i) const;
@@ -53,6 +64,7 @@ private:
   int64_t windowAt(int64_t w);
 
   std::string path;
+  Identity identity;
   std::optional<TokenBatch> fixed;
   int64_t microBatches = 1;
   std::unique_ptr<llvm::MemoryBuffer> buffer;

@@ -15,8 +15,10 @@
 #ifndef TFM_ENGINE_TRAINCHECKPOINT_H
 #define TFM_ENGINE_TRAINCHECKPOINT_H
 
+#include "tfm/Engine/RunFolder.h"
 #include "tfm/Engine/Trainer.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,8 +48,13 @@ llvm::Error saveTrainingCheckpoint(llvm::StringRef outDir,
 llvm::Error publishCheckpoint(llvm::StringRef checkpointDir,
                               llvm::StringRef outDir);
 
-/// OUT/checkpoint-<n> with the largest n, or "" when there is none.
+/// OUT/checkpoint-<n> with the largest n, or "" when there is none. Only
+/// real folders count (a link named checkpoint-<n> is not a save).
 std::string findLatestCheckpoint(llvm::StringRef outDir);
+
+/// n of a folder named checkpoint-<n> (n >= 1, written without leading
+/// zeros), or none.
+std::optional<int64_t> checkpointStep(llvm::StringRef checkpointDir);
 
 /// Reads `checkpointDir/trainer_state.json`.
 llvm::Expected<SavedRun> readSavedRun(llvm::StringRef checkpointDir);
@@ -62,12 +69,6 @@ llvm::Error restoreOptimizer(llvm::StringRef checkpointDir, int64_t steps,
 /// Writes `{"steps": [{"step", "loss", "grad_norm", "lr", "tokens_per_s"},
 /// ...]}` to `path` (aside, then renamed).
 llvm::Error writeTrainLog(llvm::StringRef path, llvm::ArrayRef<UpdateLog> log);
-
-/// `dir`/`name`.
-std::string childPath(llvm::StringRef dir, llvm::StringRef name);
-
-/// Writes `text` to `path` aside, then renames it into place.
-llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef text);
 
 } // namespace mlir::tfm
 

@@ -21,6 +21,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,13 @@ struct TrainRunOptions {
   bool fusion = true;
   /// Save every K updates (0: at the end only).
   int64_t saveEvery = 0;
-  /// Continue the run saved in outputDir from its last save.
+  /// Continue the run saved in outputDir from its last save (a save of
+  /// the run's last update is published as the trained model).
   bool resume = false;
+  /// When set and true at the end of an update (a signal handler sets it),
+  /// the run saves that update and ends with the error "interrupted at step
+  /// N, saved in OUT/checkpoint-N".
+  const std::atomic<bool> *interrupted = nullptr;
 };
 
 /// Runs the training `o` describes. Progress (a line per update, a first

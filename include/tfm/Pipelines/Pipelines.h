@@ -41,6 +41,10 @@ void buildTfmLowerCpuToLlvmPipeline(OpPassManager &pm);
 void buildTfmTrainCpuPipeline(OpPassManager &pm,
                               const CpuPipelineOptions &options = {});
 
+/// Whether `chip` names an NVIDIA target: sm_<major><minor>[a|f], sm_50 or
+/// later (sm_80, sm_90a).
+bool isSmName(llvm::StringRef chip);
+
 /// The GPU path (lib/Pipelines/CudaPipelines.cpp, docs/gpu.md). Invalid
 /// options (chip, format) make the built pipeline fail with a diagnostic.
 struct CudaPipelineOptions {

@@ -6,6 +6,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
+#include <string>
+
 namespace llvm {
 class raw_fd_ostream;
 } // namespace llvm
@@ -17,6 +19,16 @@ namespace mlir::tfm {
 /// libLLVM registers statically (--amdgpu-..., --x86-...), so --help lists
 /// only what the tool registers afterwards; --help-hidden shows all.
 void hideOptionsRegisteredSoFar();
+
+/// tfm's version, "MAJOR.MINOR.PATCH" (the CMake project's).
+llvm::StringRef getTfmVersion();
+
+/// Makes --version print "tfm version X", then the LLVM it was built with.
+void setToolVersionPrinter();
+
+/// An option's number as a user types it, for messages: "nan", "inf",
+/// "-inf", "0.5", "1e+30".
+std::string formatOptionNumber(double value);
 
 /// Prints "<tool>: error: <message>" and returns the exit status 1.
 int reportToolError(llvm::StringRef tool, const llvm::Twine &message);
