@@ -165,6 +165,17 @@ const float *tfmTensorsData(tfmTensors tensors, int64_t index, int64_t *rank,
 // Training
 //===----------------------------------------------------------------------===//
 
+/// What one update did, as tfm-train's progress line shows it.
+typedef struct tfmUpdateLog {
+  int64_t step;    /// 1-based: updates done after this one
+  int64_t steps;   /// the run's total (--steps)
+  double loss;     /// the update's batch loss, before the update
+  double gradNorm; /// before clipping
+  double lr;
+  double tokensPerS; /// this update's
+  double ms;         /// wall time of the update
+} tfmUpdateLog;
+
 /// tfm-train's options (docs/cli.md); strings borrowed for the call.
 typedef struct tfmTrainOptions {
   int64_t steps, batch, seq, gradAccum, warmupSteps, saveEvery, shuffleSeed;
@@ -174,6 +185,14 @@ typedef struct tfmTrainOptions {
   const char *decay;     /// "all" or "hf"
   const char *schedule;  /// "constant", "linear" or "cosine"
   const char *device, *dtype, *recompute, *freeze, *moeAuxLoss, *tokenDtype;
+  /// Optional (NULL: none). `onProgress` gets each progress line (without
+  /// its newline) instead of stdout; `onUpdate` sees each update as it
+  /// ends, and returning true stops the run as SIGINT stops tfm-train: the
+  /// update is saved and tfmTrain fails with "interrupted at step N, saved
+  /// in OUT/checkpoint-N". Both are called on tfmTrain's thread.
+  void (*onProgress)(const char *line, void *userData);
+  bool (*onUpdate)(const tfmUpdateLog *update, void *userData);
+  void *userData;
 } tfmTrainOptions;
 
 /// tfm-train's defaults.

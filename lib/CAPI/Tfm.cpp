@@ -14,6 +14,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -81,6 +82,38 @@ static T guarded(char **error, T failed, Body body) {
   }
   return failed;
 }
+
+/// Hands each complete line written to it to `callback` (without its
+/// newline): tfmTrain's progress for embedders that print their own way
+/// (Python's sys.stdout).
+class LineCallbackStream : public llvm::raw_ostream {
+public:
+  LineCallbackStream(void (*callback)(const char *, void *), void *userData)
+      : callback(callback), userData(userData) {
+    SetUnbuffered();
+  }
+  ~LineCallbackStream() override { flush(); }
+
+private:
+  void write_impl(const char *ptr, size_t size) override {
+    written += size;
+    for (size_t i = 0; i < size; ++i) {
+      if (ptr[i] != '\n') {
+        pending += ptr[i];
+        continue;
+      }
+      if (callback)
+        callback(pending.c_str(), userData);
+      pending.clear();
+    }
+  }
+  uint64_t current_pos() const override { return written; }
+
+  void (*callback)(const char *, void *);
+  void *userData;
+  std::string pending;
+  uint64_t written = 0;
+};
 
 static std::string orDefault(const char *s, const char *fallback) {
   return s ? s : fallback;
@@ -406,7 +439,26 @@ int64_t tfmTrain(const char *checkpointDir, const char *tokens,
     r.freeze = orDefault(o->freeze, "");
     r.moeAuxLoss = orDefault(o->moeAuxLoss, "auto");
     r.tokenDtype = orDefault(o->tokenDtype, "uint16");
-    auto log = runTraining(r, progress ? &llvm::outs() : nullptr);
+    LineCallbackStream lines(o->onProgress, o->userData);
+    llvm::raw_ostream *progressStream = nullptr;
+    if (o->onProgress)
+      progressStream = &lines;
+    else if (progress)
+      progressStream = &llvm::outs();
+    std::atomic<bool> stop{false};
+    r.interrupted = &stop;
+    auto onUpdate = [&](const UpdateLog &l) {
+      if (!o->onUpdate)
+        return;
+      tfmUpdateLog c{l.step, r.steps,
+                     l.loss, l.gradNorm,
+                     l.lr,   l.ms > 0 ? l.tokens / (l.ms / 1e3) : 0,
+                     l.ms};
+      if (o->onUpdate(&c, o->userData))
+        stop = true;
+    };
+    auto log = runTraining(r, progressStream, onUpdate);
+    lines.flush();
     // A closed or full stdout must not become LLVM's fatal "IO failure"
     // when the embedding process exits: progress is best effort.
     llvm::outs().flush();

@@ -252,10 +252,58 @@ private:
   std::mutex mutex;
 };
 
+/// tfm.train's callbacks, called from tfmTrain's thread with the GIL
+/// taken: progress lines to Python (sys.stdout, visible in notebooks), each
+/// update to the user's callback, and Ctrl-C (Python's SIGINT handler only
+/// flags it while the update runs without the GIL) turned into a stop that
+/// saves the update.
+struct TrainCallbacks {
+  nb::object onLine, onUpdate;
+  /// The first exception a callback or a signal handler raised; the run
+  /// stops (saved) and it is raised again.
+  std::optional<nb::python_error> raised;
+
+  static void line(const char *text, void *self) {
+    auto &cb = *static_cast<TrainCallbacks *>(self);
+    nb::gil_scoped_acquire gil;
+    if (cb.raised || cb.onLine.is_none())
+      return;
+    try {
+      cb.onLine(text);
+    } catch (nb::python_error &e) {
+      cb.raised.emplace(std::move(e));
+    }
+  }
+
+  static bool update(const tfmUpdateLog *u, void *self) {
+    auto &cb = *static_cast<TrainCallbacks *>(self);
+    nb::gil_scoped_acquire gil;
+    bool stop = false;
+    if (!cb.raised && !cb.onUpdate.is_none()) {
+      try {
+        nb::dict log;
+        log["step"] = u->step;
+        log["steps"] = u->steps;
+        log["loss"] = u->loss;
+        log["grad_norm"] = u->gradNorm;
+        log["lr"] = u->lr;
+        log["tokens_per_s"] = u->tokensPerS;
+        log["ms"] = u->ms;
+        stop = nb::bool_(cb.onUpdate(log)).operator bool();
+      } catch (nb::python_error &e) {
+        cb.raised.emplace(std::move(e));
+      }
+    }
+    if (!cb.raised && PyErr_CheckSignals() != 0)
+      cb.raised.emplace(); // KeyboardInterrupt, or a handler's exception
+    return stop || cb.raised.has_value();
+  }
+};
+
 /// tfm-train's options, by their Python names (tfm.train's keywords).
 int64_t train(const std::string &checkpoint, const std::string &tokens,
               const std::string &outputDir, const nb::dict &options,
-              bool progress) {
+              bool progress, nb::object onLine, nb::object onUpdate) {
   tfmTrainOptions o;
   tfmTrainOptionsInit(&o);
   // Strings stay alive until tfmTrain returns.
@@ -354,11 +402,31 @@ int64_t train(const std::string &checkpoint, const std::string &tokens,
   const char *ckpt = cString(checkpoint, "checkpoint");
   const char *data = cString(tokens, "tokens");
   const char *out = cString(outputDir, "output_dir");
+  TrainCallbacks callbacks{std::move(onLine), std::move(onUpdate), {}};
+  o.userData = &callbacks;
+  if (!callbacks.onLine.is_none())
+    o.onProgress = &TrainCallbacks::line;
+  o.onUpdate = &TrainCallbacks::update;
   ErrorSlot error;
   int64_t steps;
   {
     nb::gil_scoped_release release;
     steps = tfmTrain(ckpt, data, out, &o, progress, &error);
+  }
+  if (callbacks.raised) {
+    // Ctrl-C: KeyboardInterrupt, saying where the update was saved.
+    if (callbacks.raised->matches(PyExc_KeyboardInterrupt) && error.message) {
+      std::string text = error.message;
+      tfmFree(error.message);
+      error.message = nullptr;
+      PyErr_SetString(PyExc_KeyboardInterrupt, text.c_str());
+      throw nb::python_error();
+    }
+    if (error.message) {
+      tfmFree(error.message);
+      error.message = nullptr;
+    }
+    throw std::move(*callbacks.raised);
   }
   error.check(steps < 0);
   return steps;
@@ -412,5 +480,6 @@ NB_MODULE(_tfm, m) {
       .def("run", &Step::run, "input_ids"_a, "labels"_a = nb::none());
 
   m.def("train", &train, "checkpoint"_a, "tokens"_a, "output_dir"_a,
-        "options"_a, "progress"_a);
+        "options"_a, "progress"_a, "on_line"_a = nb::none(),
+        "on_update"_a = nb::none());
 }

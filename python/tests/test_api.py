@@ -4,6 +4,8 @@ import gc
 import json
 import os
 import shutil
+import signal
+import threading
 
 import numpy as np
 import pytest
@@ -196,6 +198,43 @@ def test_values_that_would_wrap_or_crash_raise_tfm_error(llama, tmp_path):
         with pytest.raises(tfm.Error, match="--lr .*: expected a finite value >= 0"):
             tfm.train(folder, [[1, 2, 3]], tmp_path / "lr", steps=1, lr=lr)
     assert not (tmp_path / "lr").exists() and not (tmp_path / "o").exists()
+
+
+def test_train_progress_callback_and_ctrl_c(llama, tmp_path, capsys):
+    folder, _ = llama
+    # Progress goes through sys.stdout (a notebook shows it).
+    tfm.train(folder, [[1, 2, 3, 4]], tmp_path / "p", steps=2)
+    out = capsys.readouterr().out
+    assert "step 1/2" in out and "step 2/2" in out and "tfm-train: LlamaForCausalLM" in out
+    # A callback sees every update and may stop the run: saved, resumable.
+    seen = []
+
+    def stop_after_one(log):
+        seen.append(log)
+        return log["step"] == 1
+
+    with pytest.raises(tfm.Error, match=r"interrupted at step 1, saved in .*checkpoint-1"):
+        tfm.train(folder, [[1, 2, 3, 4]], tmp_path / "cb", steps=3, progress=False,
+                  callback=stop_after_one)
+    assert [e["step"] for e in seen] == [1] and seen[0]["steps"] == 3
+    assert set(seen[0]) == {"step", "steps", "loss", "grad_norm", "lr", "tokens_per_s", "ms"}
+    log = tfm.train(folder, [[1, 2, 3, 4]], tmp_path / "cb", steps=3, progress=False,
+                    resume=True)
+    assert [e["step"] for e in log] == [1, 2, 3]
+    # Ctrl-C while the compiled code runs (Python only flags the signal
+    # then): the update ends, is saved, and KeyboardInterrupt says where.
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt, match=r"interrupted at step \d+, saved in"):
+            tfm.train(folder, [[1, 2, 3, 4]], tmp_path / "ctrl-c", steps=10**6, progress=False)
+    finally:
+        timer.cancel()
+    assert any(p.name.startswith("checkpoint-") for p in (tmp_path / "ctrl-c").iterdir())
+    # A callback's own exception stops the run and is raised as it is.
+    with pytest.raises(ZeroDivisionError):
+        tfm.train(folder, [[1, 2, 3, 4]], tmp_path / "bug", steps=2, progress=False,
+                  callback=lambda log: 1 / 0)
 
 
 def reference_training(hf, batches, lr, steps):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Mapping
 from typing import Any, Iterator, Optional, Union
@@ -235,7 +236,7 @@ def compile(model: Union[Model, PathLike], device: str = "cpu", dtype: str = "f3
 
 
 def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 20,
-          progress: bool = True, **options: Any) -> list:
+          progress: bool = True, callback: Optional[Any] = None, **options: Any) -> list:
     """Trains ``checkpoint`` as tfm-train does and returns the log (a dict
     per update: step, loss, grad_norm, lr, tokens_per_s, ...). ``tokens``
     is a tokens.json or a .npy/.bin dataset, or ids in memory: a 1-D array
@@ -245,12 +246,23 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
     weight_decay, decay, momentum, nesterov, max_grad_norm, schedule,
     warmup_steps, grad_accum, freeze, device, dtype, recompute,
     moe_aux_loss, fusion, save_every, resume, shuffle_seed, token_dtype.
-    The trained model is in ``output_dir`` (transformers loads it)."""
+    The trained model is in ``output_dir`` (transformers loads it).
+
+    ``progress`` prints tfm-train's lines through ``sys.stdout`` (so a
+    notebook shows them); ``callback(log)``, when given, sees each update
+    as a dict (step, steps, loss, grad_norm, lr, tokens_per_s, ms), and
+    returning True stops the run: the update is saved and tfm.Error says
+    where ("interrupted at step N, saved in OUT/checkpoint-N"; ``resume=True``
+    continues it). Ctrl-C does the same, then raises KeyboardInterrupt."""
     output_dir = _path("output_dir", output_dir)
     checkpoint = _path("checkpoint", checkpoint)
     with tempfile.TemporaryDirectory(prefix="tfm-tokens-") as scratch:
         path = _token_file(tokens, scratch)
-        _tfm.train(checkpoint, path, output_dir, dict(steps=steps, **options), progress)
+        def print_line(line: str) -> None:
+            print(line, file=sys.stdout, flush=True)
+
+        _tfm.train(checkpoint, path, output_dir, dict(steps=steps, **options), False,
+                   print_line if progress else None, callback)
     with open(os.path.join(output_dir, "train_log.json")) as f:
         return json.load(f)["steps"]
 

@@ -1,6 +1,6 @@
 """Type stubs of tfm._tfm, the native bindings of tfm's C API."""
 
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -45,4 +45,5 @@ class Step:
     def run(self, input_ids: np.ndarray, labels: Optional[np.ndarray] = None) -> Result: ...
 
 def train(checkpoint: str, tokens: str, output_dir: str, options: dict,
-          progress: bool) -> int: ...
+          progress: bool, on_line: Optional[Callable[[str], None]] = None,
+          on_update: Optional[Callable[[dict], Any]] = None) -> int: ...

@@ -3,7 +3,8 @@
 // MlirOptMain's own driver, with two steps added: the input is checked for
 // text MLIR 22's parser crashes on (tfm/Support/ParserHazards.h) before it
 // is parsed, and the output file is written as the other tools write theirs
-// (tfm/Support/OutputPath.h).
+// (tfm/Support/OutputPath.h). Diagnostics do not print the op they are
+// about unless --mlir-print-op-on-diagnostic asks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +14,10 @@
 #include "tfm/Support/ParserHazards.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -26,6 +29,13 @@ int main(int argc, char **argv) {
   tfm::hideOptionsRegisteredSoFar();
   tfm::registerAllTfmPasses();
   tfm::setToolVersionPrinter();
+  // A pass's error is one line: the op it is about is printed with it only
+  // on request (--mlir-print-op-on-diagnostic), not the whole module.
+  registerMLIRContextCLOptions();
+  if (auto *printOp = static_cast<llvm::cl::opt<bool> *>(
+          llvm::cl::getRegisteredOptions().lookup(
+              "mlir-print-op-on-diagnostic")))
+    printOp->setInitialValue(false);
   DialectRegistry registry;
   tfm::registerAllTfmDialects(registry);
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(

@@ -9,6 +9,8 @@
 
 #include "tfm/Engine/Differentiate.h"
 #include "tfm/Engine/TensorFiles.h"
+#include "tfm/Engine/TokenDataset.h"
+#include "tfm/Engine/Trainer.h"
 #include "tfm/Engine/TrainingStep.h"
 #include "tfm/Import/HFConfig.h"
 #include "tfm/InitAll.h"
@@ -17,6 +19,7 @@
 #include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Runtime/HostAllocator.h"
 #include "tfm/Support/CommandLine.h"
+#include "tfm/Support/Error.h"
 #include "tfm/Support/OutputPath.h"
 #include "tfm/Support/ParserHazards.h"
 
@@ -37,18 +40,41 @@ static cl::OptionCategory toolOptions("tfm-run options");
 static cl::opt<std::string> checkpointDir(cl::Positional,
                                           cl::desc("<HF checkpoint folder>"),
                                           cl::cat(toolOptions));
-static cl::opt<std::string>
-    tokensPath("tokens", cl::desc("JSON file with input_ids (and labels)"),
-               cl::value_desc("file"), cl::cat(toolOptions));
+static cl::opt<std::string> tokensPath(
+    "tokens",
+    cl::desc("tokens.json (input_ids, and labels) or a token dataset "
+             ".npy/.bin of uint16/uint32 ids, read as tfm-train reads it "
+             "(windows of --batch x --seq, each its own labels)"),
+    cl::value_desc("file"), cl::cat(toolOptions));
+static cl::opt<int64_t> batchSize("batch",
+                                  cl::desc("Dataset windows per batch "
+                                           "(default: 1)"),
+                                  cl::init(1), cl::cat(toolOptions));
+static cl::opt<int64_t> seqLen("seq",
+                               cl::desc("Tokens per dataset window (default: "
+                                        "128)"),
+                               cl::init(128), cl::cat(toolOptions));
+static cl::opt<std::string> tokenDtype("token-dtype",
+                                       cl::desc("Id type of a .bin dataset: "
+                                                "uint16 or uint32 (default: "
+                                                "uint16)"),
+                                       cl::init("uint16"),
+                                       cl::cat(toolOptions));
+static cl::opt<int64_t> numBatches(
+    "batches",
+    cl::desc("Evaluate: run this many dataset batches in order and report "
+             "the loss over all their counted tokens (default: 1)"),
+    cl::init(1), cl::cat(toolOptions));
 static cl::opt<bool>
     withGrads("grads",
               cl::desc("Also compute and write grad/<hf-name> for every "
                        "checkpoint tensor (needs labels)"),
               cl::cat(toolOptions));
 static cl::list<std::string>
-    outputPaths("output", cl::OneOrMore,
-                cl::desc("Output .safetensors file(s)"), cl::value_desc("file"),
-                cl::cat(toolOptions));
+    outputPaths("output", cl::ZeroOrMore,
+                cl::desc("Output .safetensors file(s) (checkpoint mode: "
+                         "optional, the summary line is printed either way)"),
+                cl::value_desc("file"), cl::cat(toolOptions));
 static cl::opt<std::string>
     mlirPath("mlir", cl::desc("Kernel mode: run a function of this .mlir file"),
              cl::value_desc("file"), cl::cat(toolOptions));
@@ -148,7 +174,7 @@ static auto bestOf(Run run, TimeOf timeOf, double &bestMs) -> decltype(run()) {
 }
 
 static int runKernel(CompileOptions compile) {
-  if (inputPaths.size() != outputPaths.size())
+  if (inputPaths.empty() || inputPaths.size() != outputPaths.size())
     return fail("--mlir needs one --inputs per --output");
   DialectRegistry registry;
   registerAllTfmDialects(registry);
@@ -201,10 +227,64 @@ static int runKernel(CompileOptions compile) {
   return 0;
 }
 
+/// The batches of `tokensPath`: a tokens.json batch, or --batches windows of
+/// a token dataset (TokenDataset, as tfm-train reads it).
+static llvm::Expected<std::vector<TokenBatch>> readBatches(int64_t vocab) {
+  if (numBatches < 1)
+    return makeError("--batches " + llvm::Twine(numBatches) +
+                     ": expected at least 1");
+  bool dataset = !llvm::StringRef(tokensPath).ends_with(".json");
+  if (!dataset && numBatches != 1)
+    return makeError("--batches " + llvm::Twine(numBatches) + ": " +
+                     tokensPath +
+                     " is one batch (a token dataset .npy/.bin "
+                     "has many)");
+  if (!dataset) {
+    llvm::Expected<TokenBatch> tokens = readTokenFile(tokensPath, vocab);
+    if (!tokens)
+      return tokens.takeError();
+    return std::vector<TokenBatch>{std::move(*tokens)};
+  }
+  auto data = TokenDataset::open(tokensPath, vocab, batchSize, seqLen,
+                                 std::nullopt, tokenDtype);
+  if (!data)
+    return data.takeError();
+  std::vector<TokenBatch> batches;
+  for (int64_t i = 0; i < numBatches; ++i)
+    batches.push_back((*data)->next());
+  return batches;
+}
+
+/// Runs every batch of an evaluation and returns the loss over all their
+/// counted tokens (each batch's mean loss weighted by its count, as one
+/// large batch would give it).
+static llvm::Expected<StepResult> evaluate(TrainingStep &step,
+                                           llvm::ArrayRef<TokenBatch> batches,
+                                           int64_t &counted, double &ms) {
+  double weighted = 0;
+  ms = 0;
+  counted = 0;
+  for (const TokenBatch &b : batches) {
+    auto result = step.run(b);
+    if (!result)
+      return result.takeError();
+    int64_t n = countedTokens(b);
+    weighted += double(n) * result->loss.value_or(0.0f);
+    counted += n;
+    ms += result->stepMs;
+  }
+  if (counted == 0)
+    return makeError(tokensPath + ": the batches count no target token");
+  StepResult total;
+  total.loss = float(weighted / double(counted));
+  total.stepMs = ms;
+  return total;
+}
+
 static int runCheckpoint(StepOptions options) {
-  if (outputPaths.size() != 1)
-    return fail("expected one --output");
-  StringRef outputPath = outputPaths.front();
+  if (outputPaths.size() > 1)
+    return fail("expected at most one --output");
+  std::string outputPath = outputPaths.empty() ? "" : outputPaths.front();
   if (!llvm::sys::fs::is_directory(checkpointDir))
     return fail(checkpointDir + ": not a checkpoint folder");
   llvm::Expected<ModelSpec> spec = readHFConfig(checkpointDir);
@@ -212,10 +292,15 @@ static int runCheckpoint(StepOptions options) {
     return fail(llvm::toString(spec.takeError()));
   if (llvm::Error e = setMoeAuxLoss(*spec, moeAuxLoss))
     return fail(llvm::toString(std::move(e)));
-  llvm::Expected<TokenBatch> tokens =
-      readTokenFile(tokensPath, spec->vocabSize);
-  if (!tokens)
-    return fail(llvm::toString(tokens.takeError()));
+  llvm::Expected<std::vector<TokenBatch>> batches =
+      readBatches(spec->vocabSize);
+  if (!batches)
+    return fail(llvm::toString(batches.takeError()));
+  const TokenBatch *tokens = &batches->front();
+  bool evaluation = batches->size() > 1;
+  if (evaluation && (withGrads || checkAgainstCpu))
+    return fail("--batches evaluates the loss: it takes no --grads or "
+                "--check-against-cpu");
   if (noLogits && tokens->labels.empty())
     return fail(tokensPath + ": field 'labels': --no-logits computes only the "
                              "loss, which needs labels");
@@ -235,7 +320,8 @@ static int runCheckpoint(StepOptions options) {
   options.precision = *precision;
   options.gradients = withGrads;
   options.fuse = !noFusion;
-  options.logits = !noLogits;
+  // An evaluation writes the loss alone: the loss-only step.
+  options.logits = !noLogits && !evaluation;
   options.recompute = recompute;
   if (recompute != "save-all") {
     if (!withGrads)
@@ -251,6 +337,28 @@ static int runCheckpoint(StepOptions options) {
     return fail(llvm::toString(std::move(e)));
   if (auto e = (*step)->compile())
     return fail(llvm::toString(std::move(e)));
+  if (evaluation) {
+    int64_t counted;
+    double ms;
+    auto result = evaluate(**step, *batches, counted, ms);
+    if (!result)
+      return fail(llvm::toString(result.takeError()));
+    if (!outputPath.empty()) {
+      if (auto e = writeStepResult(outputPath, *result))
+        return fail(llvm::toString(std::move(e)));
+      writtenOutputs.push_back(outputPath);
+    }
+    if (!quiet)
+      llvm::outs() << spec->architecture << ": loss "
+                   << llvm::format("%.6f", *result->loss) << " over "
+                   << batches->size() << " batches of " << tokens->batch << "x"
+                   << tokens->seq << " (" << counted << " counted tokens) on "
+                   << deviceName(options.compile.device) << " (compile "
+                   << llvm::format("%.0f", (*step)->getCompileMs())
+                   << " ms, run " << llvm::format("%.1f", ms) << " ms)"
+                   << (outputPath.empty() ? "" : " -> ") << outputPath << "\n";
+    return 0;
+  }
   double ms;
   auto result = bestOf([&] { return (*step)->run(*tokens); },
                        [](const StepResult &r) { return r.stepMs; }, ms);
@@ -265,13 +373,15 @@ static int runCheckpoint(StepOptions options) {
     if (!compared->ok())
       return fail("GPU and CPU results differ: " + comparison);
   }
-  if (auto e = writeStepResult(outputPath, *result))
-    return fail(llvm::toString(std::move(e)));
-  writtenOutputs.push_back(outputPath.str());
+  if (!outputPath.empty()) {
+    if (auto e = writeStepResult(outputPath, *result))
+      return fail(llvm::toString(std::move(e)));
+    writtenOutputs.push_back(outputPath);
+  }
   if (quiet)
     return 0;
-  llvm::outs() << describeStep(**step, *tokens, *result, ms) << " -> "
-               << outputPath << "\n";
+  llvm::outs() << describeStep(**step, *tokens, *result, ms)
+               << (outputPath.empty() ? "" : " -> ") << outputPath << "\n";
   if (options.compile.device == Device::cuda)
     llvm::outs() << "cuda: " << cuda::deviceDescription() << ", arena peak "
                  << llvm::format("%.1f", cuda::arenaPeakBytes() / 1048576.0)
