@@ -15,6 +15,7 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
@@ -22,6 +23,26 @@
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
+
+/// tfm's passes and pipelines (named tfm-*), with their descriptions: the
+/// pass-name literals the command line registered, looked up in MLIR's
+/// pass and pipeline registries.
+static void printTfmPasses(llvm::raw_ostream &os) {
+  std::vector<std::string> names;
+  for (auto &entry : llvm::cl::getRegisteredOptions())
+    if (entry.first.starts_with("tfm-"))
+      names.push_back(entry.first.str());
+  llvm::sort(names);
+  os << "tfm passes:\n";
+  for (const std::string &name : names)
+    if (const PassInfo *info = PassInfo::lookup(name))
+      os << "  --" << name << " - " << info->getPassDescription() << "\n";
+  os << "tfm pipelines:\n";
+  for (const std::string &name : names)
+    if (const PassPipelineInfo *info = PassPipelineInfo::lookup(name))
+      os << "  --" << name << " - " << info->getPassDescription() << "\n";
+  os << "Options of each: tfm-opt --help; docs/passes.md.\n";
+}
 
 int main(int argc, char **argv) {
   // LLVM's own options are registered before main; MLIR's, the passes' and
@@ -36,10 +57,20 @@ int main(int argc, char **argv) {
           llvm::cl::getRegisteredOptions().lookup(
               "mlir-print-op-on-diagnostic")))
     printOp->setInitialValue(false);
+  llvm::cl::opt<bool> helpTfm(
+      "help-tfm",
+      llvm::cl::desc("List tfm's own passes and pipelines (--help lists "
+                     "every upstream one too)"));
   DialectRegistry registry;
   tfm::registerAllTfmDialects(registry);
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
-      argc, argv, "tfm optimizer driver\n", registry);
+      argc, argv,
+      "tfm optimizer driver (--help-tfm: tfm's own passes and pipelines)\n",
+      registry);
+  if (helpTfm) {
+    printTfmPasses(llvm::outs());
+    return tfm::finishToolOutput("tfm-opt", 0);
+  }
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   // These print and exit before any input is read.
   if (config.shouldShowDialects() || config.shouldListPasses())
