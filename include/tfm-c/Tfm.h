@@ -179,6 +179,7 @@ typedef struct tfmUpdateLog {
 /// tfm-train's options (docs/cli.md); strings borrowed for the call.
 typedef struct tfmTrainOptions {
   int64_t steps, batch, seq, gradAccum, warmupSteps, saveEvery, shuffleSeed;
+  int64_t logEvery; /// a progress line every K updates (and first, last)
   double lr, beta1, beta2, eps, weightDecay, momentum, maxGradNorm;
   bool nesterov, fusion, resume;
   const char *optimizer; /// "adamw" or "sgd"

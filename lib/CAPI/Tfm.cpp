@@ -380,6 +380,7 @@ void tfmTrainOptionsInit(tfmTrainOptions *o) {
   o->gradAccum = d.gradAccum;
   o->warmupSteps = d.warmupSteps;
   o->saveEvery = d.saveEvery;
+  o->logEvery = d.logEvery;
   o->shuffleSeed = d.shuffleSeed;
   o->lr = d.lr;
   o->beta1 = d.optimizer.beta1;
@@ -419,6 +420,7 @@ int64_t tfmTrain(const char *checkpointDir, const char *tokens,
     r.gradAccum = o->gradAccum;
     r.warmupSteps = o->warmupSteps;
     r.saveEvery = o->saveEvery;
+    r.logEvery = o->logEvery;
     r.shuffleSeed = o->shuffleSeed;
     r.lr = o->lr;
     r.optimizer.optimizer = orDefault(o->optimizer, "adamw");

@@ -4,6 +4,7 @@
 #include "tfm/Engine/RunFolder.h"
 #include "tfm/Engine/TokenDataset.h"
 #include "tfm/Engine/TrainCheckpoint.h"
+#include "tfm/Engine/TrainProgress.h"
 #include "tfm/Import/HFConfig.h"
 #include "tfm/Recompute/RecomputePlanner.h"
 #include "tfm/Runtime/CudaRuntime.h"
@@ -112,15 +113,35 @@ prepareOutput(const TrainRunOptions &o) {
   return lock;
 }
 
-static void printUpdate(llvm::raw_ostream &os, const UpdateLog &l,
-                        int64_t steps) {
-  os << "step " << l.step << "/" << steps << "  loss "
-     << llvm::format("%.6f", l.loss) << "  grad_norm "
-     << llvm::format("%.4f", l.gradNorm) << "  lr "
-     << llvm::format("%.3e", l.lr) << "  "
-     << llvm::format("%.0f", l.ms > 0 ? l.tokens / (l.ms / 1e3) : 0)
-     << " tok/s\n";
-  os.flush();
+/// `n` with thousands separators: 820,352.
+static std::string withThousands(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+/// What the run trains, counted as the checkpoint names it (not as the
+/// compiled step stacks and packs it): "38 tensors, 820,352 parameters
+/// trained" (each parameter once, a tied one too).
+static llvm::Expected<std::string> describeTrained(const TrainingStep &step,
+                                                   const Trainer &trainer) {
+  llvm::Expected<std::vector<NamedGradient>> tensors =
+      step.namedParametersOf(trainer.getTrainedArguments());
+  if (!tensors)
+    return tensors.takeError();
+  int64_t parameters = 0;
+  for (unsigned a : trainer.getTrainedArguments()) {
+    int64_t n = 1;
+    for (int64_t d : step.getArgumentShape(a))
+      n *= d;
+    parameters += n;
+  }
+  return withThousands(int64_t(tensors->size())) + " tensors, " +
+         withThousands(parameters) + " parameters trained";
 }
 
 /// An error when update `l` made the run diverge: a non-finite loss or
@@ -237,14 +258,20 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
       return std::move(e);
     data.seek(run.dataPosition);
   }
+  std::string trained;
+  if (progress) {
+    auto counted = describeTrained(**step, **trainer);
+    if (!counted)
+      return counted.takeError();
+    trained = *counted;
+  }
   if (progress)
-    *progress << "tfm-train: " << spec.architecture << ", "
-              << (*trainer)->getTrainedArguments().size()
-              << " trained parameters, " << o.optimizer.optimizer << " lr "
-              << llvm::format("%g", o.lr) << " (" << o.schedule << ", warm-up "
-              << o.warmupSteps << "), data " << data.describe() << ", on "
-              << deviceName(device) << " (compile "
-              << llvm::format("%.0f", (*step)->getCompileMs()) << " ms)"
+    *progress << "tfm-train: " << spec.architecture << ", " << trained << ", "
+              << o.optimizer.optimizer << " lr " << llvm::format("%g", o.lr)
+              << " (" << o.schedule << ", warm-up " << o.warmupSteps
+              << "), data " << data.describe() << ", on " << deviceName(device)
+              << " (compile " << llvm::format("%.0f", (*step)->getCompileMs())
+              << " ms)"
               << (o.resume ? ", resumed from " + latest : std::string())
               << "\n";
 
@@ -256,6 +283,7 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
     return saveTrainingCheckpoint(o.outputDir, o.checkpointDir, **step,
                                   **trainer, run);
   };
+  TrainProgress lines(progress, o.steps, o.logEvery);
   while ((*trainer)->getStep() < o.steps) {
     std::vector<TokenBatch> micro;
     for (int64_t m = 0; m < o.gradAccum; ++m)
@@ -263,8 +291,7 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
     llvm::Expected<UpdateLog> log = (*trainer)->update(micro);
     if (!log)
       return log.takeError();
-    if (progress)
-      printUpdate(*progress, *log, o.steps);
+    lines.update(*log);
     if (auto e = checkDivergence(*log, o.outputDir))
       return std::move(e);
     run.log.push_back(*log);
@@ -306,9 +333,10 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
 /// is negative or not finite, betas outside [0, 1), ...) and counts whose
 /// products overflow the data position, naming the option.
 static llvm::Error checkOptions(const TrainRunOptions &o) {
-  if (o.steps < 1 || o.gradAccum < 1 || o.saveEvery < 0 || o.warmupSteps < 0)
-    return makeError("--steps and --grad-accum must be >= 1, --save-every "
-                     "and --warmup-steps >= 0");
+  if (o.steps < 1 || o.gradAccum < 1 || o.saveEvery < 0 || o.warmupSteps < 0 ||
+      o.logEvery < 1)
+    return makeError("--steps, --grad-accum and --log-every must be >= 1, "
+                     "--save-every and --warmup-steps >= 0");
   auto finiteAtLeast = [](double v, double low, const char *flag,
                           const char *what) -> llvm::Error {
     if (std::isfinite(v) && v >= low)

@@ -483,12 +483,21 @@ void TrainingStep::setParameter(unsigned arg, std::vector<float> value) {
 
 llvm::Expected<std::vector<NamedGradient>>
 TrainingStep::namedParameters() const {
+  std::vector<unsigned> all;
+  for (unsigned i = kNumForwardInputs; i < state->argShapes.size(); ++i)
+    all.push_back(i);
+  return namedParametersOf(all);
+}
+
+llvm::Expected<std::vector<NamedGradient>>
+TrainingStep::namedParametersOf(llvm::ArrayRef<unsigned> args) const {
   const State &s = *state;
   if (!s.bound)
     return makeError("the step has no parameters: bind a checkpoint first");
   std::vector<const float *> byArg(s.argShapes.size(), nullptr);
-  for (size_t i = kNumForwardInputs; i < s.bound->f32.size(); ++i)
-    byArg[i] = s.bound->f32[i].data();
+  for (unsigned i : args)
+    if (i >= kNumForwardInputs && i < s.bound->f32.size())
+      byArg[i] = s.bound->f32[i].data();
   return unbindGradients(s.argParams, s.argShapes, byArg, s.bound->checkpoint);
 }
 

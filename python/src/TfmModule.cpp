@@ -356,6 +356,8 @@ int64_t train(const std::string &checkpoint, const std::string &tokens,
       num(o.warmupSteps);
     else if (k == "save_every")
       num(o.saveEvery);
+    else if (k == "log_every")
+      num(o.logEvery);
     else if (k == "shuffle_seed")
       num(o.shuffleSeed);
     else if (k == "lr")

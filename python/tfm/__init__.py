@@ -245,7 +245,8 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
     names: batch, seq, lr, optimizer, adam_beta1, adam_beta2, adam_eps,
     weight_decay, decay, momentum, nesterov, max_grad_norm, schedule,
     warmup_steps, grad_accum, freeze, device, dtype, recompute,
-    moe_aux_loss, fusion, save_every, resume, shuffle_seed, token_dtype.
+    moe_aux_loss, fusion, save_every, log_every, resume, shuffle_seed,
+    token_dtype.
     The trained model is in ``output_dir`` (transformers loads it).
 
     ``progress`` prints tfm-train's lines through ``sys.stdout`` (so a

@@ -127,6 +127,11 @@ static cl::opt<int64_t> saveEvery("save-every",
                                   cl::desc("Save every K updates (0: at the "
                                            "end only; default: 0)"),
                                   cl::init(0), cl::cat(toolOptions));
+static cl::opt<int64_t>
+    logEvery("log-every",
+             cl::desc("A progress line every K updates, and the first and "
+                      "last (default: 1)"),
+             cl::init(1), cl::cat(toolOptions));
 static cl::opt<bool> resume(
     "resume",
     cl::desc("Continue the run saved in --output-dir from its last save"),
@@ -203,6 +208,7 @@ static TrainRunOptions optionsFromCommandLine() {
   o.moeAuxLoss = moeAuxLoss;
   o.fusion = !noFusion;
   o.saveEvery = saveEvery;
+  o.logEvery = logEvery;
   o.resume = resume;
   o.interrupted = &interrupted;
   return o;

@@ -57,6 +57,8 @@ struct TrainRunOptions {
   bool fusion = true;
   /// Save every K updates (0: at the end only).
   int64_t saveEvery = 0;
+  /// A progress line every K updates (and the first and the last).
+  int64_t logEvery = 1;
   /// Continue the run saved in outputDir from its last save (a save of
   /// the run's last update is published as the trained model).
   bool resume = false;

@@ -159,6 +159,10 @@ public:
   /// bind() read them (split per layer, unfused, tied ones under every
   /// stored name), in name order.
   llvm::Expected<std::vector<NamedGradient>> namedParameters() const;
+  /// The same for the @forward arguments `args` only (a copy of their
+  /// values).
+  llvm::Expected<std::vector<NamedGradient>>
+  namedParametersOf(llvm::ArrayRef<unsigned> args) const;
   /// The checkpoint bind() read.
   const Checkpoint &getCheckpoint() const;
 
