@@ -45,12 +45,16 @@ static llvm::Error parseNpy(llvm::StringRef path, llvm::StringRef file,
   // The descr value itself: a structured dtype ([('a', '<u2'), ...]) names
   // uint16 fields too, but its items are records, not ids.
   size_t descrKey = header.find("'descr':");
-  llvm::StringRef descr =
-      descrKey == llvm::StringRef::npos
-          ? llvm::StringRef()
-          : header.drop_front(descrKey + 8).ltrim().take_until([](char c) {
-              return c == ',' || c == '}';
-            });
+  llvm::StringRef descr;
+  if (descrKey != llvm::StringRef::npos) {
+    llvm::StringRef rest = header.drop_front(descrKey + 8).ltrim();
+    // A structured dtype is a list up to its closing bracket; a plain one
+    // a string up to the next field.
+    size_t close = rest.find(']');
+    descr = rest.starts_with("[") && close != llvm::StringRef::npos
+                ? rest.take_front(close + 1)
+                : rest.take_until([](char c) { return c == ',' || c == '}'; });
+  }
   descr = descr.trim();
   if (descr == "'<u2'" || descr == "'|u2'")
     bytes = 2;
