@@ -128,6 +128,9 @@ RunFolderLock::acquire(llvm::StringRef dir) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     int fd =
         ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ELOOP)
+      return makeError(file + ": is a symbolic link; a training run never "
+                              "writes through one (remove it)");
     if (fd < 0)
       return makeError(dir + ": the output directory is not writable (" + file +
                        ": " + std::strerror(errno) + ")");
