@@ -75,6 +75,35 @@ std::error_code mlir::tfm::removeTreeNoFollow(llvm::StringRef target) {
   return std::error_code(err, std::generic_category());
 }
 
+std::error_code mlir::tfm::syncFolder(llvm::StringRef dir) {
+  std::string text = dir.str();
+  int fd = ::open(text.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return std::error_code(errno, std::generic_category());
+  int err = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  return std::error_code(err, std::generic_category());
+}
+
+std::error_code mlir::tfm::syncTree(llvm::StringRef dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
+       it != end && !ec; it.increment(ec)) {
+    if (it->type() != fs::file_type::regular_file)
+      continue;
+    int fd = ::open(it->path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+      return std::error_code(errno, std::generic_category());
+    int err = ::fsync(fd) == 0 ? 0 : errno;
+    ::close(fd);
+    if (err)
+      return std::error_code(err, std::generic_category());
+  }
+  if (ec)
+    return ec;
+  return syncFolder(dir);
+}
+
 bool mlir::tfm::isRealDirectory(llvm::StringRef p) {
   fs::file_status status;
   return !fs::status(p, status, /*Follow=*/false) &&
@@ -134,6 +163,16 @@ RunFolderLock::acquire(llvm::StringRef dir) {
     if (fd < 0)
       return makeError(dir + ": the output directory is not writable (" + file +
                        ": " + std::strerror(errno) + ")");
+    // A hard link planted there would have the pid written into the file
+    // it shares (O_NOFOLLOW stops only symbolic links).
+    struct stat opened;
+    if (::fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode) ||
+        opened.st_nlink != 1) {
+      ::close(fd);
+      return makeError(file + ": is not a plain file of its own (a hard "
+                              "link?); a training run never writes into one "
+                              "(remove it)");
+    }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int err = errno;
       std::string holder = lockHolder(fd);

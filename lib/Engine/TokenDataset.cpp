@@ -4,6 +4,7 @@
 #include "tfm/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 
@@ -74,17 +75,18 @@ static llvm::Error parseNpy(llvm::StringRef path, llvm::StringRef file,
   count = 1;
   llvm::SmallVector<llvm::StringRef> dims;
   header.slice(lp + 1, rp).split(dims, ',', -1, /*KeepEmpty=*/false);
+  size_t dataStart = start + headerLen;
+  int64_t held = int64_t((file.size() - dataStart) / bytes);
   for (llvm::StringRef d : dims) {
     int64_t n;
-    if (d.trim().getAsInteger(10, n) || n < 0)
+    if (d.trim().getAsInteger(10, n) || n < 0 ||
+        llvm::MulOverflow(count, n, count))
       return bad("shape " + header.slice(lp, rp + 1));
-    count *= n;
   }
-  size_t dataStart = start + headerLen;
-  if (file.size() - dataStart != size_t(count) * bytes)
+  // Compared in ids, so that no product of the shape can wrap.
+  if (count != held || (file.size() - dataStart) % bytes)
     return bad("the shape says " + llvm::Twine(count) +
-               " ids, the file holds " +
-               llvm::Twine((file.size() - dataStart) / bytes));
+               " ids, the file holds " + llvm::Twine(held));
   data = file.data() + dataStart;
   return llvm::Error::success();
 }
@@ -151,8 +153,7 @@ TokenDataset::open(llvm::StringRef path, int64_t vocab, int64_t batch,
     return makeError(path + ": " + llvm::Twine(d->numIds) +
                      " ids hold fewer than one micro-batch of " +
                      llvm::Twine(batch) + " windows of " + llvm::Twine(seq) +
-                     " tokens (--batch x --seq = " + llvm::Twine(batch * seq) +
-                     ")");
+                     " tokens");
   for (int64_t i = 0; i < d->numIds; ++i)
     if (int64_t id = d->tokenAt(i); id >= vocab)
       return makeError(path + ": id " + llvm::Twine(id) + " at offset " +

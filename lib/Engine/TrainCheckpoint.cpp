@@ -245,18 +245,25 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
   };
   if (llvm::Error e = body())
     return discard(std::move(e));
+  // The save's bytes reach the disk before it replaces anything.
+  if (std::error_code ec = syncTree(partial))
+    return discard(makeError(partial + ": cannot sync: " + ec.message()));
   if (std::error_code ec = removeTreeNoFollow(final))
     return discard(makeError(final + ": cannot remove: " + ec.message()));
   if (std::error_code ec = fs::rename(partial, final))
     return discard(
         makeError(final + ": cannot rename into place: " + ec.message()));
-  // The new save is whole: drop the older ones (real folders only: a link
-  // named checkpoint-N is not one of this run's saves).
+  // The new save is whole (and on disk): drop the older ones, only what
+  // findLatestCheckpoint counts as a save (a real folder holding
+  // trainer_state.json; a link, or a folder of the user's that is merely
+  // named checkpoint-N, is left alone).
+  if (std::error_code ec = syncFolder(outDir))
+    return makeError(outDir + ": cannot sync: " + ec.message());
   std::error_code ec;
   for (fs::directory_iterator it(outDir, ec, /*follow_symlinks=*/false), end;
        it != end && !ec; it.increment(ec)) {
     std::optional<int64_t> k = saveStepOf(*it);
-    if (k && *k != run.step)
+    if (k && *k < run.step && fs::exists(childPath(it->path(), kStateFile)))
       removeTreeNoFollow(it->path());
   }
   return llvm::Error::success();

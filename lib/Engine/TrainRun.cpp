@@ -192,9 +192,17 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
                             latest + "/config.json holds another model than " +
                                 o.checkpointDir + "/config.json"))
       return std::move(e);
-    if (auto e = sameObject(
-            json::parse(saved->settings), json::parse(run.settings),
-            "--resume: " + latest + " was trained with other settings or data"))
+    json savedSettings = json::parse(saved->settings);
+    json now = json::parse(run.settings);
+    // Saves from before data was recorded by content name the file: they
+    // resume with that older, weaker check.
+    if (!savedSettings.contains("data") && savedSettings.contains("tokens")) {
+      now.erase("data");
+      now["tokens"] = llvm::sys::path::filename(o.tokensPath).str();
+    }
+    if (auto e = sameObject(savedSettings, now,
+                            "--resume: " + latest +
+                                " was trained with other settings or data"))
       return std::move(e);
     if (saved->step > o.steps)
       return makeError(latest + ": the save has done " +
@@ -377,11 +385,23 @@ static llvm::Error checkOptions(const TrainRunOptions &o) {
 }
 
 llvm::Expected<std::vector<UpdateLog>>
-mlir::tfm::runTraining(const TrainRunOptions &o, llvm::raw_ostream *progress,
+mlir::tfm::runTraining(const TrainRunOptions &given,
+                       llvm::raw_ostream *progress,
                        llvm::function_ref<void(const UpdateLog &)> onUpdate) {
-  if (o.checkpointDir.empty() || o.tokensPath.empty() || o.outputDir.empty())
+  if (given.checkpointDir.empty() || given.tokensPath.empty() ||
+      given.outputDir.empty())
     return makeError("expected a checkpoint folder, --tokens FILE and "
                      "--output-dir DIR");
+  // Every path is made absolute once: a run's files stay where it began
+  // when the process changes directory meanwhile (a Python callback, a
+  // notebook's %cd).
+  TrainRunOptions o = given;
+  for (std::string *p : {&o.checkpointDir, &o.tokensPath, &o.outputDir}) {
+    llvm::SmallString<256> absolute(*p);
+    if (std::error_code ec = fs::make_absolute(absolute))
+      return makeError(*p + ": cannot make absolute: " + ec.message());
+    *p = std::string(absolute);
+  }
   if (!fs::is_directory(o.checkpointDir))
     return makeError(o.checkpointDir + ": not a checkpoint folder");
   if (auto e = checkOptions(o))

@@ -263,6 +263,15 @@ struct TrainCallbacks {
   /// stops (saved) and it is raised again.
   std::optional<nb::python_error> raised;
 
+  /// No C++ exception may unwind into tfmTrain (built without them, it
+  /// would skip releasing the output folder): one that is not Python's
+  /// becomes a RuntimeError.
+  void raiseInternal() {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "tfm.train: a callback failed with a C++ exception");
+    raised.emplace();
+  }
+
   static void line(const char *text, void *self) {
     auto &cb = *static_cast<TrainCallbacks *>(self);
     nb::gil_scoped_acquire gil;
@@ -272,6 +281,8 @@ struct TrainCallbacks {
       cb.onLine(text);
     } catch (nb::python_error &e) {
       cb.raised.emplace(std::move(e));
+    } catch (...) {
+      cb.raiseInternal();
     }
   }
 
@@ -292,6 +303,8 @@ struct TrainCallbacks {
         stop = nb::bool_(cb.onUpdate(log)).operator bool();
       } catch (nb::python_error &e) {
         cb.raised.emplace(std::move(e));
+      } catch (...) {
+        cb.raiseInternal();
       }
     }
     if (!cb.raised && PyErr_CheckSignals() != 0)
@@ -424,9 +437,26 @@ int64_t train(const std::string &checkpoint, const std::string &tokens,
       PyErr_SetString(PyExc_KeyboardInterrupt, text.c_str());
       throw nb::python_error();
     }
+    // The callback's own exception, noting where the run was saved.
     if (error.message) {
+      std::string text = error.message;
       tfmFree(error.message);
       error.message = nullptr;
+      // Normalised first: before 3.12 a fetched value may still be the
+      // exception's argument (a str), which takes no note.
+      std::string note = "tfm.train: " + text;
+      callbacks.raised->restore();
+      callbacks.raised.reset();
+      PyObject *type, *value, *traceback;
+      PyErr_Fetch(&type, &value, &traceback);
+      PyErr_NormalizeException(&type, &value, &traceback);
+      if (PyObject *r =
+              PyObject_CallMethod(value, "add_note", "s", note.c_str()))
+        Py_DECREF(r);
+      else
+        PyErr_Clear(); // no add_note before Python 3.11
+      PyErr_Restore(type, value, traceback);
+      throw nb::python_error();
     }
     throw std::move(*callbacks.raised);
   }

@@ -200,7 +200,7 @@ def test_values_that_would_wrap_or_crash_raise_tfm_error(llama, tmp_path):
     assert not (tmp_path / "lr").exists() and not (tmp_path / "o").exists()
 
 
-def test_train_progress_callback_and_ctrl_c(llama, tmp_path, capsys):
+def test_train_progress_callback_and_ctrl_c(llama, tmp_path, capsys, monkeypatch):
     folder, _ = llama
     # Progress goes through sys.stdout (a notebook shows it).
     tfm.train(folder, [[1, 2, 3, 4]], tmp_path / "p", steps=2)
@@ -232,9 +232,17 @@ def test_train_progress_callback_and_ctrl_c(llama, tmp_path, capsys):
         timer.cancel()
     assert any(p.name.startswith("checkpoint-") for p in (tmp_path / "ctrl-c").iterdir())
     # A callback's own exception stops the run and is raised as it is.
-    with pytest.raises(ZeroDivisionError):
+    with pytest.raises(ZeroDivisionError) as raised:
         tfm.train(folder, [[1, 2, 3, 4]], tmp_path / "bug", steps=2, progress=False,
                   callback=lambda log: 1 / 0)
+    assert any("interrupted at step 1, saved in" in n for n in raised.value.__notes__)
+    # The run's paths are taken when it starts: a callback that changes
+    # directory does not move its saves.
+    monkeypatch.chdir(tmp_path)  # restored after the test, callbacks' chdir too
+    tfm.train(folder, [[1, 2, 3, 4]], "rel", steps=2, progress=False, save_every=1,
+              callback=lambda log: os.chdir(tmp_path / "cb"))
+    assert (tmp_path / "rel" / "model.safetensors").exists()
+    assert not (tmp_path / "cb" / "rel").exists()
 
 
 def reference_training(hf, batches, lr, steps):

@@ -255,8 +255,9 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
     returning True stops the run: the update is saved and tfm.Error says
     where ("interrupted at step N, saved in OUT/checkpoint-N"; ``resume=True``
     continues it). Ctrl-C does the same, then raises KeyboardInterrupt."""
-    output_dir = _path("output_dir", output_dir)
-    checkpoint = _path("checkpoint", checkpoint)
+    # Absolute now: a callback may change directory while the run goes on.
+    output_dir = os.path.abspath(_path("output_dir", output_dir))
+    checkpoint = os.path.abspath(_path("checkpoint", checkpoint))
     with tempfile.TemporaryDirectory(prefix="tfm-tokens-") as scratch:
         path = _token_file(tokens, scratch)
         def print_line(line: str) -> None:
@@ -271,7 +272,7 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
 def _token_file(tokens: Any, scratch: str) -> str:
     """A path for ``tokens``: itself when it is one, else ids written out."""
     if isinstance(tokens, (str, os.PathLike)):
-        return _path("tokens", tokens)
+        return os.path.abspath(_path("tokens", tokens))
     a = _array("tokens", tokens)
     if a.ndim == 1:
         if not np.issubdtype(a.dtype, np.integer) or (a.size and a.min() < 0):

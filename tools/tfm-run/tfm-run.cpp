@@ -227,9 +227,15 @@ static int runKernel(CompileOptions compile) {
   return 0;
 }
 
-/// The batches of `tokensPath`: a tokens.json batch, or --batches windows of
-/// a token dataset (TokenDataset, as tfm-train reads it).
-static llvm::Expected<std::vector<TokenBatch>> readBatches(int64_t vocab) {
+/// What `tokensPath` gives: a tokens.json batch, or a token dataset read
+/// in order (TokenDataset, as tfm-train reads it) whose first --batches
+/// batches an evaluation runs.
+struct Batches {
+  TokenBatch first;
+  std::unique_ptr<TokenDataset> dataset;
+};
+
+static llvm::Expected<Batches> readBatches(int64_t vocab) {
   if (numBatches < 1)
     return makeError("--batches " + llvm::Twine(numBatches) +
                      ": expected at least 1");
@@ -243,28 +249,35 @@ static llvm::Expected<std::vector<TokenBatch>> readBatches(int64_t vocab) {
     llvm::Expected<TokenBatch> tokens = readTokenFile(tokensPath, vocab);
     if (!tokens)
       return tokens.takeError();
-    return std::vector<TokenBatch>{std::move(*tokens)};
+    return Batches{std::move(*tokens), nullptr};
   }
   auto data = TokenDataset::open(tokensPath, vocab, batchSize, seqLen,
                                  std::nullopt, tokenDtype);
   if (!data)
     return data.takeError();
-  std::vector<TokenBatch> batches;
-  for (int64_t i = 0; i < numBatches; ++i)
-    batches.push_back((*data)->next());
-  return batches;
+  // Each window once: an evaluation never wraps around the data.
+  int64_t windows;
+  if (llvm::MulOverflow(int64_t(numBatches), int64_t(batchSize), windows) ||
+      windows > (*data)->getNumWindows())
+    return makeError("--batches " + llvm::Twine(numBatches) + " x --batch " +
+                     llvm::Twine(batchSize) + ": " + tokensPath + " has " +
+                     llvm::Twine((*data)->getNumWindows()) + " windows of " +
+                     llvm::Twine(seqLen) + " tokens");
+  TokenBatch first = (*data)->next();
+  return Batches{std::move(first), std::move(*data)};
 }
 
-/// Runs every batch of an evaluation and returns the loss over all their
-/// counted tokens (each batch's mean loss weighted by its count, as one
-/// large batch would give it).
-static llvm::Expected<StepResult> evaluate(TrainingStep &step,
-                                           llvm::ArrayRef<TokenBatch> batches,
+/// Runs the first --batches batches of the dataset (`first` and the next
+/// ones, one at a time) and returns the loss over all their counted tokens
+/// (each batch's mean loss weighted by its count, as one large batch would
+/// give it).
+static llvm::Expected<StepResult> evaluate(TrainingStep &step, Batches &data,
                                            int64_t &counted, double &ms) {
   double weighted = 0;
   ms = 0;
   counted = 0;
-  for (const TokenBatch &b : batches) {
+  for (int64_t i = 0; i < numBatches; ++i) {
+    TokenBatch b = i == 0 ? data.first : data.dataset->next();
     auto result = step.run(b);
     if (!result)
       return result.takeError();
@@ -292,12 +305,11 @@ static int runCheckpoint(StepOptions options) {
     return fail(llvm::toString(spec.takeError()));
   if (llvm::Error e = setMoeAuxLoss(*spec, moeAuxLoss))
     return fail(llvm::toString(std::move(e)));
-  llvm::Expected<std::vector<TokenBatch>> batches =
-      readBatches(spec->vocabSize);
+  llvm::Expected<Batches> batches = readBatches(spec->vocabSize);
   if (!batches)
     return fail(llvm::toString(batches.takeError()));
-  const TokenBatch *tokens = &batches->front();
-  bool evaluation = batches->size() > 1;
+  const TokenBatch *tokens = &batches->first;
+  bool evaluation = numBatches > 1;
   if (evaluation && (withGrads || checkAgainstCpu))
     return fail("--batches evaluates the loss: it takes no --grads or "
                 "--check-against-cpu");
@@ -351,7 +363,7 @@ static int runCheckpoint(StepOptions options) {
     if (!quiet)
       llvm::outs() << spec->architecture << ": loss "
                    << llvm::format("%.6f", *result->loss) << " over "
-                   << batches->size() << " batches of " << tokens->batch << "x"
+                   << numBatches << " batches of " << tokens->batch << "x"
                    << tokens->seq << " (" << counted << " counted tokens) on "
                    << deviceName(options.compile.device) << " (compile "
                    << llvm::format("%.0f", (*step)->getCompileMs())

@@ -173,6 +173,8 @@ static void onInterrupt(int sig) {
 static void installInterruptHandler() {
   struct sigaction action = {};
   action.sa_handler = onInterrupt;
+  // System calls the signal interrupts (a write of a save) go on.
+  action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   for (int sig : {SIGINT, SIGTERM})
     ::sigaction(sig, &action, nullptr);

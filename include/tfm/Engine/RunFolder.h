@@ -29,6 +29,13 @@ std::string childPath(llvm::StringRef dir, llvm::StringRef name);
 /// for a link mid-walk is not entered). A missing `path` is not an error.
 std::error_code removeTreeNoFollow(llvm::StringRef path);
 
+/// fsyncs every regular file directly in `dir`, then `dir` itself: what
+/// was written there survives a power loss before anything older is
+/// removed.
+std::error_code syncTree(llvm::StringRef dir);
+/// fsyncs the folder `dir` (its entries: renames and removals).
+std::error_code syncFolder(llvm::StringRef dir);
+
 /// Whether `path` is a real folder (not a link to one).
 bool isRealDirectory(llvm::StringRef path);
 

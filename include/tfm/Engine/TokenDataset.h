@@ -39,6 +39,8 @@ public:
 
   /// The next micro-batch.
   TokenBatch next();
+  /// Windows of a dataset (0 for a tokens.json batch).
+  int64_t getNumWindows() const { return numWindows; }
   /// Micro-batches read so far; seek() restores it.
   int64_t getPosition() const { return position; }
   void seek(int64_t microBatches) { position = microBatches; }
