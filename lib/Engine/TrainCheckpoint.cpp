@@ -166,17 +166,23 @@ static std::optional<int64_t> saveStepOf(const fs::directory_entry &entry) {
   return checkpointStep(entry.path());
 }
 
+/// The first NaN or infinity of `values` (values.end() when none): what a
+/// save never holds, checked when it is written and when it is read.
+static const float *firstNonFinite(llvm::ArrayRef<float> values) {
+  return llvm::find_if(values, [](float x) { return !std::isfinite(x); });
+}
+
 /// An error naming `what` when `values` holds a NaN or an infinity.
 static llvm::Error checkFinite(llvm::ArrayRef<float> values,
                                const llvm::Twine &what, int64_t step) {
-  for (size_t i = 0; i < values.size(); ++i)
-    if (!std::isfinite(values[i]))
-      return makeError("after update " + llvm::Twine(step) + ", " + what +
-                       " holds a non-finite value (" +
-                       llvm::Twine(std::isnan(values[i]) ? "nan" : "inf") +
-                       " at element " + llvm::Twine(i) +
-                       "): not saved; the run diverged");
-  return llvm::Error::success();
+  const float *bad = firstNonFinite(values);
+  if (bad == values.end())
+    return llvm::Error::success();
+  return makeError("after update " + llvm::Twine(step) + ", " + what +
+                   " holds a non-finite value (" +
+                   llvm::Twine(std::isnan(*bad) ? "nan" : "inf") +
+                   " at element " + llvm::Twine(bad - values.begin()) +
+                   "): not saved; the run diverged");
 }
 
 llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
@@ -427,7 +433,7 @@ llvm::Error mlir::tfm::restoreOptimizer(llvm::StringRef dir, int64_t steps,
     if (auto e = it->second.readAsF32(v.data()))
       return std::move(e);
     // No save this tool writes holds a NaN or an infinity (checkFinite).
-    if (llvm::find_if(v, [](float x) { return !std::isfinite(x); }) != v.end())
+    if (firstNonFinite(v) != v.data() + v.size())
       return makeError(file + ": tensor '" + name +
                        "' holds a non-finite value");
     return v;

@@ -266,15 +266,12 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
       return std::move(e);
     data.seek(run.dataPosition);
   }
-  std::string trained;
   if (progress) {
-    auto counted = describeTrained(**step, **trainer);
-    if (!counted)
-      return counted.takeError();
-    trained = *counted;
-  }
-  if (progress)
-    *progress << "tfm-train: " << spec.architecture << ", " << trained << ", "
+    // Counted only for this line (it copies the trained values once).
+    auto trained = describeTrained(**step, **trainer);
+    if (!trained)
+      return trained.takeError();
+    *progress << "tfm-train: " << spec.architecture << ", " << *trained << ", "
               << o.optimizer.optimizer << " lr " << llvm::format("%g", o.lr)
               << " (" << o.schedule << ", warm-up " << o.warmupSteps
               << "), data " << data.describe() << ", on " << deviceName(device)
@@ -282,6 +279,7 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
               << " ms)"
               << (o.resume ? ", resumed from " + latest : std::string())
               << "\n";
+  }
 
   auto save = [&]() -> llvm::Error {
     run.step = (*trainer)->getStep();
