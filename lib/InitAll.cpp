@@ -2,6 +2,7 @@
 
 #include "tfm/InitAll.h"
 
+#include "tfm/Adapters/Passes.h"
 #include "tfm/Analysis/Passes.h"
 #include "tfm/Analysis/TfmCosts.h"
 #include "tfm/Autodiff/Passes.h"
@@ -38,5 +39,6 @@ void mlir::tfm::registerAllTfmPasses() {
   registerTfmAnalysisPasses();
   registerTfmRecomputePasses();
   registerTfmTrainingPasses();
+  registerTfmAdaptersPasses();
   registerTfmPipelines();
 }

@@ -43,6 +43,13 @@ if [ -z "${TFM_SKIP_VENV:-}" ]; then
       -r "$root/python/requirements-dev.txt"
     touch "$TFM_VENV/.complete-dev-$dev_hash"
   fi
+  # PEFT and bitsandbytes, the adapters' and quantized bases' references.
+  adapters_hash=$(sha256sum "$root/python/requirements-adapters.txt" | cut -c1-12)
+  if [ ! -f "$TFM_VENV/.complete-adapters-$adapters_hash" ]; then
+    "$TFM_VENV/bin/python" -m pip install -q --disable-pip-version-check \
+      -r "$root/python/requirements-adapters.txt"
+    touch "$TFM_VENV/.complete-adapters-$adapters_hash"
+  fi
 fi
 
 # --- Build -------------------------------------------------------------------

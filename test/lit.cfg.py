@@ -38,11 +38,11 @@ config.substitutions.append(("%tfm_obj_root", config.tfm_obj_root))
 config.substitutions.append(("%hf_helpers",
                              os.path.join(config.tfm_src_root, "test", "helpers")))
 
-def _has_reference_env():
+def _has_reference_env(modules="torch, transformers"):
     if not config.tfm_python or not os.path.exists(config.tfm_python):
         return False
     try:
-        subprocess.run([config.tfm_python, "-c", "import torch, transformers"],
+        subprocess.run([config.tfm_python, "-c", "import " + modules],
                        check=True, capture_output=True, timeout=120)
         return True
     except Exception:
@@ -50,6 +50,9 @@ def _has_reference_env():
 
 if _has_reference_env():
     config.available_features.add("hf-reference")
+    # PEFT (python/requirements-adapters.txt): the adapters' reference.
+    if _has_reference_env("peft"):
+        config.available_features.add("peft-reference")
 # HF references computed once per key (test/helpers/reference_cache.py):
 # RUN lines sharing a variant, and the sanitizer build's run pointed at the
 # default build's cache (scripts/sanitize.sh), reuse them.

@@ -172,9 +172,14 @@ OpCost cost(FusedLmHeadLossOp op, const DimResolver &d) {
   return lmHeadCost(op, d, 1, 4, 3);
 }
 /// Recomputed logits, then dhidden and dweight; dlogits ~5 per logit (+5
-/// under the softcap).
+/// under the softcap). A dweight nobody reads (a frozen head) is not
+/// computed (the lowering skips its GEMM) nor written.
 OpCost cost(FusedLmHeadLossBackwardOp op, const DimResolver &d) {
-  return lmHeadCost(op, d, 3, 5, 5);
+  if (!op.getDweight().use_empty())
+    return lmHeadCost(op, d, 3, 5, 5);
+  OpCost c = lmHeadCost(op, d, 2, 5, 5);
+  c.bytesWritten -= d.bytes(op.getDweight());
+  return c;
 }
 //===----------------------------------------------------------------------===//
 // Mixture of experts: work is proportional to the routed pairs (top-k of E)

@@ -4,6 +4,8 @@
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Interfaces/DifferentiableOpInterface.h"
 
+#include "mlir/Transforms/RegionUtils.h"
+
 using namespace mlir;
 using namespace mlir::tfm;
 
@@ -23,9 +25,11 @@ public:
       engine.accumulate(op->getOperand(i), grad);
   }
   bool needsGrad(unsigned i) override {
-    auto t = dyn_cast<RankedTensorType>(op->getOperand(i).getType());
-    return t && isa<FloatType>(t.getElementType());
+    Value v = op->getOperand(i);
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && isa<FloatType>(t.getElementType()) && engine.isActive(v);
   }
+  bool isActive(Value v) override { return engine.isActive(v); }
 
 private:
   BlockDifferentiator &engine;
@@ -58,4 +62,21 @@ LogicalResult BlockDifferentiator::run(ArrayRef<Operation *> ops) {
       return failure();
   }
   return success();
+}
+
+unsigned
+mlir::tfm::eraseDeadBackwardOps(Block &block, Operation *stop,
+                                llvm::function_ref<void(Operation *)> onErase) {
+  unsigned erased = 0;
+  // Users come after their operands: one pass from the end frees chains.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
+    if (&op == stop)
+      break;
+    if (!isOpTriviallyDead(&op))
+      continue;
+    onErase(&op);
+    op.erase();
+    ++erased;
+  }
+  return erased;
 }

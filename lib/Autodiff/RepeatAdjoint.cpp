@@ -13,6 +13,10 @@
 // structure (sliding vs full attention) save into the same buffers; a slot
 // only some kinds use covers only their layers (stacked_kinds).
 //
+// Only active weights (those a trainable parameter reaches: frozen stacked
+// parameters are not) get a gradient: the backward yields none for the
+// others, so they cost neither weight-gradient work nor a stacked slot.
+//
 //===----------------------------------------------------------------------===//
 
 #include "RepeatAdjoint.h"
@@ -65,6 +69,14 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   SmallVector<DenseI64ArrayAttr> weightSets, stackedSets;
   for (unsigned j = 0; j < numWeights; ++j)
     weightSets.push_back(fwd.getWeightKindSet(j));
+  // The weights that get a gradient: the backward scan's stacked outputs.
+  SmallVector<unsigned> gradedWeights;
+  SmallVector<DenseI64ArrayAttr> gradedWeightSets;
+  for (unsigned j = 0; j < numWeights; ++j)
+    if (ab.needsGrad(numCarried + j)) {
+      gradedWeights.push_back(j);
+      gradedWeightSets.push_back(weightSets[j]);
+    }
   for (unsigned i = 0; i < fwd.getStackedResults().size(); ++i)
     stackedSets.push_back(fwd.getStackedKindSet(i));
   // Stacked outputs with a gradient (per-layer statistics a loss reads):
@@ -137,7 +149,8 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
       return slotFor(v); // the layer input or a value computed in the layer
     };
 
-    BlockDifferentiator diff(b, primalOf);
+    BlockDifferentiator diff(b, primalOf,
+                             [&](Value v) { return ab.isActive(v); });
     auto yield = cast<YieldOp>(fb.getTerminator());
     for (unsigned i = 0; i < numCarried; ++i)
       diff.accumulate(yield.getValues()[i], block->getArgument(i));
@@ -157,15 +170,31 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
           return op->emitError(
               "gradients of values captured by a tfm.repeat body are not "
               "supported; pass them as carried values");
-    // Carried gradients, then the gradient of each of this kind's weights.
+    // Carried gradients, then the gradient of each of this kind's graded
+    // weights.
     SmallVector<Value> outs;
     for (unsigned i = 0; i < fb.getNumArguments(); ++i) {
+      if (i >= numCarried &&
+          !llvm::is_contained(gradedWeights,
+                              fwd.getWeightsOfKind(k)[i - numCarried]))
+        continue;
       Value g = diff.gradOf(fb.getArgument(i));
       outs.push_back(
           g ? g
             : ZerosLikeOp::create(b, loc, block->getArgument(i)).getResult());
     }
     YieldOp::create(b, loc, outs);
+    // Work for gradients that were dropped (an inactive operand's), and the
+    // forward values only it read: they are not saved.
+    llvm::SmallPtrSet<Operation *, 8> erased;
+    eraseDeadBackwardOps(*block, nullptr,
+                         [&](Operation *dead) { erased.insert(dead); });
+    SmallVector<Value> unread;
+    for (auto [v, ph] : kb.placeholders)
+      if (erased.contains(ph))
+        unread.push_back(v);
+    for (Value v : unread)
+      kb.placeholders.erase(v);
 
     // Slots: the first one of the value's type this kind does not use yet.
     llvm::SmallDenseSet<unsigned> usedSlots;
@@ -227,7 +256,7 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
 
   // The backward scan: layers in the opposite order. Its stacked inputs are
   // the weights, the graded stacked outputs' gradients and the slots; its
-  // stacked outputs the weight gradients.
+  // stacked outputs the gradients of the graded weights.
   SmallVector<Value> stackedInputs;
   SmallVector<DenseI64ArrayAttr> inputSets(weightSets);
   for (unsigned j = 0; j < numWeights; ++j)
@@ -241,18 +270,20 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   SmallVector<Type> bwdTypes;
   for (Value v : fwd.getInits())
     bwdTypes.push_back(v.getType());
-  for (Value w : fwd.getWeights())
-    bwdTypes.push_back(w.getType());
+  for (unsigned j : gradedWeights)
+    bwdTypes.push_back(fwd.getWeights()[j].getType());
   UnitAttr reverse = fwd.getReverse() ? UnitAttr() : ab.builder.getUnitAttr();
-  auto bwd = RepeatOp::create(ab.builder, loc, bwdTypes, dhLast, stackedInputs,
-                              fwd.getNumLayersAttr(), fwd.getScheduleAttr(),
-                              fwd.getKindNamesAttr(), reverse,
-                              kindSetsAttr(ctx, inputSets, numKinds),
-                              fwd.getWeightKindsAttr(), numKinds);
+  auto bwd = RepeatOp::create(
+      ab.builder, loc, bwdTypes, dhLast, stackedInputs, fwd.getNumLayersAttr(),
+      fwd.getScheduleAttr(), fwd.getKindNamesAttr(), reverse,
+      kindSetsAttr(ctx, inputSets, numKinds),
+      kindSetsAttr(ctx, gradedWeightSets, numKinds), numKinds);
   for (unsigned k = 0; k < numKinds; ++k)
     bwd.getKinds()[k].push_back(kinds[k].block.release());
-  for (unsigned i = 0; i < numCarried + numWeights; ++i)
+  for (unsigned i = 0; i < numCarried; ++i)
     ab.addGrad(i, bwd.getResult(i));
+  for (auto [pos, j] : llvm::enumerate(gradedWeights))
+    ab.addGrad(numCarried + j, bwd.getResult(numCarried + pos));
 
   for (unsigned i = 0; i < fwd.getNumResults(); ++i)
     fwd.getResult(i).replaceAllUsesWith(newFwd.getResult(i));

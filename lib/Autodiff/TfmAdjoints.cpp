@@ -43,6 +43,8 @@ Transpose flip(Transpose t) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult adjoint(EmbeddingOp op, AdjointBuilder &ab) {
+  if (!ab.needsGrad(1))
+    return success();
   Value dy = ab.resultGrad(0);
   ab.addGrad(1, EmbeddingBackwardOp::create(ab.builder, ab.getLoc(),
                                             op.getTable().getType(), dy,
@@ -103,13 +105,17 @@ LogicalResult adjoint(MatmulOp op, AdjointBuilder &ab) {
   Location loc = ab.getLoc();
   Transpose t = op.getTranspose();
   // nt: y = x·wᵀ, dx = dy·w (w read as [N, K], i.e. nn); nn: dx = dy·wᵀ (nt).
-  ab.addGrad(0, MatmulOp::create(ab.builder, loc, op.getX().getType(), dy,
-                                 ab.operand(1), Value(),
-                                 transposeAttr(ab, flip(t))));
-  ab.addGrad(1, MatmulGradWeightOp::create(ab.builder, loc, op.getW().getType(),
-                                           dy, ab.operand(0),
-                                           transposeAttr(ab, t)));
-  if (op.getBias())
+  // Each side only where its operand needs it: a frozen weight's GEMM (and
+  // keeping x for it) is never built.
+  if (ab.needsGrad(0))
+    ab.addGrad(0, MatmulOp::create(ab.builder, loc, op.getX().getType(), dy,
+                                   ab.operand(1), Value(),
+                                   transposeAttr(ab, flip(t))));
+  if (ab.needsGrad(1))
+    ab.addGrad(
+        1, MatmulGradWeightOp::create(ab.builder, loc, op.getW().getType(), dy,
+                                      ab.operand(0), transposeAttr(ab, t)));
+  if (op.getBias() && ab.needsGrad(2))
     ab.addGrad(
         2, SumLeadingOp::create(ab.builder, loc, op.getBias().getType(), dy));
   return success();
@@ -405,13 +411,15 @@ LogicalResult adjoint(MoeGroupedMatmulOp op, AdjointBuilder &ab) {
   Value dy = ab.resultGrad(0);
   Location loc = ab.getLoc();
   Transpose t = op.getTranspose();
-  ab.addGrad(0, MoeGroupedMatmulOp::create(
-                    ab.builder, loc, op.getX().getType(), dy, ab.operand(1),
-                    ab.operand(2), Value(), transposeAttr(ab, flip(t))));
-  ab.addGrad(1, MoeGroupedMatmulGradWeightOp::create(
-                    ab.builder, loc, op.getW().getType(), dy, ab.operand(0),
-                    ab.operand(2), transposeAttr(ab, t)));
-  if (op.getBias())
+  if (ab.needsGrad(0))
+    ab.addGrad(0, MoeGroupedMatmulOp::create(
+                      ab.builder, loc, op.getX().getType(), dy, ab.operand(1),
+                      ab.operand(2), Value(), transposeAttr(ab, flip(t))));
+  if (ab.needsGrad(1))
+    ab.addGrad(1, MoeGroupedMatmulGradWeightOp::create(
+                      ab.builder, loc, op.getW().getType(), dy, ab.operand(0),
+                      ab.operand(2), transposeAttr(ab, t)));
+  if (op.getBias() && ab.needsGrad(3))
     ab.addGrad(3, MoeGroupedBiasGradOp::create(ab.builder, loc,
                                                op.getBias().getType(), dy,
                                                ab.operand(2)));

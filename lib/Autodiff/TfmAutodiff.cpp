@@ -1,5 +1,6 @@
 //===- TfmAutodiff.cpp - the tfm-autodiff pass ----------------------------===//
 
+#include "tfm/Autodiff/Activity.h"
 #include "tfm/Autodiff/BlockDifferentiator.h"
 #include "tfm/Autodiff/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
@@ -53,7 +54,19 @@ struct TfmAutodiffPass : mlir::tfm::impl::TfmAutodiffPassBase<TfmAutodiffPass> {
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     unsigned numArgs = f.getNumArguments();
     OpBuilder b(ret);
-    BlockDifferentiator diff(b, [](Value v) { return v; });
+    // Gradients are returned for every float argument that is not a frozen
+    // parameter or a buffer; only what those reach gets adjoint work.
+    auto getsGradient = [&](BlockArgument arg) {
+      if (arg.getArgNumber() >= numArgs || !isFloatTensor(arg.getType()))
+        return false;
+      auto param =
+          f.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
+      return !param || param.isTrainable();
+    };
+    ActivityAnalysis activity(body, getsGradient);
+    BlockDifferentiator diff(
+        b, [](Value v) { return v; },
+        [&](Value v) { return activity.isActive(v); });
 
     // Seeds: a cotangent argument per differentiated result.
     SmallVector<Type> argTypes(f.getArgumentTypes());
@@ -68,6 +81,7 @@ struct TfmAutodiffPass : mlir::tfm::impl::TfmAutodiffPassBase<TfmAutodiffPass> {
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
+    Operation *lastForward = ops.empty() ? nullptr : ops.back();
     if (failed(diff.run(ops)))
       return failure();
 
@@ -77,10 +91,7 @@ struct TfmAutodiffPass : mlir::tfm::impl::TfmAutodiffPassBase<TfmAutodiffPass> {
                                             b.getDictionaryAttr({}));
     for (unsigned i = 0; i < numArgs; ++i) {
       BlockArgument arg = body.getArgument(i);
-      if (!isFloatTensor(arg.getType()))
-        continue;
-      if (auto param = f.getArgAttrOfType<ParamAttr>(i, kParamAttrName);
-          param && !param.isTrainable())
+      if (!getsGradient(arg))
         continue;
       Value g = diff.gradOf(arg);
       if (!g)
@@ -92,6 +103,8 @@ struct TfmAutodiffPass : mlir::tfm::impl::TfmAutodiffPassBase<TfmAutodiffPass> {
     }
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
+    // Adjoint work whose gradient was dropped (a frozen argument's).
+    eraseDeadBackwardOps(body, lastForward);
     SmallVector<DictionaryAttr> argAttrs;
     for (unsigned i = 0; i < argTypes.size(); ++i)
       argAttrs.push_back(i < numArgs ? f.getArgAttrDict(i)

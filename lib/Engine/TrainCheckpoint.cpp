@@ -1,6 +1,7 @@
 //===- TrainCheckpoint.cpp - saving and resuming a training run -----------===//
 
 #include "tfm/Engine/TrainCheckpoint.h"
+#include "tfm/Engine/AdapterFiles.h"
 #include "tfm/Support/BFloat16.h"
 #include "tfm/Support/Error.h"
 #include "tfm/Support/JsonText.h"
@@ -213,9 +214,16 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
         return e;
     if (auto e = copyModelFiles(inputDir, partial))
       return e;
-    bool sharded = fs::exists(childPath(inputDir, kIndexFile));
-    if (auto e = writeWeights(partial, sharded, step, *tensors))
-      return e;
+    if (const LoraSummary *lora = step.getLoraSummary()) {
+      // A LoRA run saves its adapter, as PEFT does; the base stays where
+      // it was read.
+      if (auto e = saveLoraAdapter(partial, lora->config, *lora, *tensors))
+        return e;
+    } else {
+      bool sharded = fs::exists(childPath(inputDir, kIndexFile));
+      if (auto e = writeWeights(partial, sharded, step, *tensors))
+        return e;
+    }
     std::vector<TensorOut> optimizer;
     std::vector<std::string> names;
     std::vector<Trainer::StateTensor> state = trainer.getState();
@@ -271,6 +279,61 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
     std::optional<int64_t> k = saveStepOf(*it);
     if (k && *k < run.step && fs::exists(childPath(it->path(), kStateFile)))
       removeTreeNoFollow(it->path());
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error mlir::tfm::saveMergedModel(llvm::StringRef dir,
+                                       llvm::StringRef inputDir,
+                                       const TrainingStep &step) {
+  const LoraSummary *lora = step.getLoraSummary();
+  if (!lora)
+    return makeError("--merge-lora: the run trained no LoRA adapter");
+  llvm::Expected<std::vector<NamedGradient>> tensors = step.namedParameters();
+  if (!tensors)
+    return tensors.takeError();
+  std::map<std::string, NamedGradient *> byName;
+  for (NamedGradient &t : *tensors)
+    byName[t.name] = &t;
+  std::vector<NamedGradient> model;
+  for (NamedGradient &t : *tensors)
+    if (!isLoraTensorName(t.name))
+      model.push_back(t);
+  // W [out, in] += s · B [out, r] · A [r, in], in f32 (as PEFT's merge in
+  // the weight's dtype from an f32 model).
+  for (NamedGradient &w : model) {
+    llvm::StringRef module = llvm::StringRef(w.name).drop_back(7); // .weight
+    auto a = byName.find(peftAdapterName(module, "lora_A"));
+    auto b = byName.find(peftAdapterName(module, "lora_B"));
+    if (a == byName.end() || b == byName.end())
+      continue;
+    const NamedGradient &A = *a->second, &B = *b->second;
+    int64_t out = w.shape[0], in = w.shape[1], r = A.shape[0];
+    float s = float(lora->config.scalingOf(module));
+    std::vector<float> ba(out * in, 0.0f);
+    for (int64_t i = 0; i < out; ++i)
+      for (int64_t k = 0; k < r; ++k) {
+        float bik = B.data[i * r + k];
+        for (int64_t j = 0; j < in; ++j)
+          ba[i * in + j] += bik * A.data[k * in + j];
+      }
+    for (int64_t i = 0; i < out * in; ++i)
+      w.data[i] += s * ba[i];
+  }
+  for (const NamedGradient &t : model)
+    if (auto e = checkFinite(t.data, t.name, 0))
+      return e;
+  if (std::error_code ec = fs::create_directory(dir, /*IgnoreExisting=*/false))
+    return makeError(dir + ": cannot create: " + ec.message());
+  auto body = [&]() -> llvm::Error {
+    if (auto e = copyModelFiles(inputDir, dir))
+      return e;
+    bool sharded = fs::exists(childPath(inputDir, kIndexFile));
+    return writeWeights(dir, sharded, step, model);
+  };
+  if (llvm::Error e = body()) {
+    removeTreeNoFollow(dir);
+    return e;
   }
   return llvm::Error::success();
 }

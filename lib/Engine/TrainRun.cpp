@@ -1,6 +1,7 @@
 //===- TrainRun.cpp - a whole training run, as tfm-train does it ----------===//
 
 #include "tfm/Engine/TrainRun.h"
+#include "tfm/Engine/AdapterFiles.h"
 #include "tfm/Engine/RunFolder.h"
 #include "tfm/Engine/TokenDataset.h"
 #include "tfm/Engine/TrainCheckpoint.h"
@@ -36,27 +37,31 @@ static json runSettings(const TrainRunOptions &o,
   json dataJson = {{"bytes", data.bytes},
                    {"xxh3", llvm::utohexstr(data.xxh3, /*LowerCase=*/true)},
                    {"ids", data.idType}};
-  return {{"data", dataJson},
-          {"optimizer", o.optimizer.optimizer},
-          {"lr", o.lr},
-          {"adam_beta1", o.optimizer.beta1},
-          {"adam_beta2", o.optimizer.beta2},
-          {"adam_eps", o.optimizer.eps},
-          {"weight_decay", o.optimizer.weightDecay},
-          {"decay", o.optimizer.decay},
-          {"momentum", o.optimizer.momentum},
-          {"nesterov", o.optimizer.nesterov},
-          {"max_grad_norm", o.optimizer.maxGradNorm},
-          {"schedule", o.schedule},
-          {"warmup_steps", o.warmupSteps},
-          {"grad_accum", o.gradAccum},
-          {"batch", o.batch},
-          {"seq", o.seq},
-          {"shuffle_seed", o.shuffleSeed},
-          {"dtype", o.dtype},
-          {"freeze", o.freeze},
-          {"fusion", o.fusion},
-          {"moe_aux_loss", o.moeAuxLoss}};
+  json settings = {{"data", dataJson},
+                   {"optimizer", o.optimizer.optimizer},
+                   {"lr", o.lr},
+                   {"adam_beta1", o.optimizer.beta1},
+                   {"adam_beta2", o.optimizer.beta2},
+                   {"adam_eps", o.optimizer.eps},
+                   {"weight_decay", o.optimizer.weightDecay},
+                   {"decay", o.optimizer.decay},
+                   {"momentum", o.optimizer.momentum},
+                   {"nesterov", o.optimizer.nesterov},
+                   {"max_grad_norm", o.optimizer.maxGradNorm},
+                   {"schedule", o.schedule},
+                   {"warmup_steps", o.warmupSteps},
+                   {"grad_accum", o.gradAccum},
+                   {"batch", o.batch},
+                   {"seq", o.seq},
+                   {"shuffle_seed", o.shuffleSeed},
+                   {"dtype", o.dtype},
+                   {"freeze", o.freeze},
+                   {"fusion", o.fusion},
+                   {"moe_aux_loss", o.moeAuxLoss}};
+  // Only LoRA runs record it, so earlier saves still resume.
+  if (o.lora)
+    settings["lora"] = json::parse(writeLoraConfig(*o.lora), nullptr, false);
+  return settings;
 }
 
 /// `j` as JSON text; strings that are not UTF-8 (a --freeze of raw bytes)
@@ -235,6 +240,9 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
     run.dataPosition = saved->dataPosition;
     run.log = saved->log;
   }
+  // A LoRA run's saves hold only the adapter: the base comes from the input.
+  if (o.lora)
+    weightsDir = o.checkpointDir;
   llvm::Expected<Checkpoint> checkpoint = Checkpoint::open(weightsDir);
   if (!checkpoint)
     return checkpoint.takeError();
@@ -248,9 +256,22 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   options.fuse = o.fusion;
   options.recompute = o.recompute;
   options.freeze = o.freeze;
+  options.lora = o.lora;
   auto step = TrainingStep::create(spec, options);
   if (!step)
     return step.takeError();
+  if (o.lora) {
+    // The adapter: the last save's, --lora-init's, or a fresh one.
+    std::string from = o.resume ? latest : o.loraInit;
+    auto forward = (*step)->getModel().lookupSymbol<func::FuncOp>("forward");
+    llvm::Expected<Checkpoint> adapter =
+        from.empty() ? initLoraAdapter(forward, o.loraSeed)
+                     : openLoraAdapter(from, forward);
+    if (!adapter)
+      return adapter.takeError();
+    if (auto e = checkpoint->add(std::move(*adapter)))
+      return std::move(e);
+  }
   if (auto e = (*step)->bind(std::move(*checkpoint)))
     return std::move(e);
   LearningRateSchedule lrSchedule;
@@ -267,6 +288,8 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
     data.seek(run.dataPosition);
   }
   if (progress) {
+    if (const LoraSummary *lora = (*step)->getLoraSummary())
+      *progress << "tfm-train: " << lora->describe() << "\n";
     // Counted only for this line (it copies the trained values once).
     auto trained = describeTrained(**step, **trainer);
     if (!trained)
@@ -319,6 +342,10 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   std::string last = findLatestCheckpoint(o.outputDir);
   if (auto e = publishCheckpoint(last, o.outputDir))
     return std::move(e);
+  if (o.mergeLora)
+    if (auto e = saveMergedModel(childPath(o.outputDir, "merged"),
+                                 o.checkpointDir, **step))
+      return std::move(e);
   if (auto e = writeTrainLog(childPath(o.outputDir, "train_log.json"), run.log))
     return std::move(e);
   if (progress && device == Device::cuda)
@@ -404,6 +431,19 @@ mlir::tfm::runTraining(const TrainRunOptions &given,
     return makeError(o.checkpointDir + ": not a checkpoint folder");
   if (auto e = checkOptions(o))
     return std::move(e);
+  if (!o.loraInit.empty() && !o.lora) {
+    // Continuing an adapter: its own configuration, as PEFT loads it.
+    llvm::Expected<LoraConfig> config = readLoraConfig(o.loraInit);
+    if (!config)
+      return config.takeError();
+    o.lora = std::move(*config);
+  }
+  if (o.lora)
+    if (auto e = checkLoraConfig(*o.lora))
+      return std::move(e);
+  if (o.mergeLora && !o.lora)
+    return makeError("--merge-lora merges a LoRA adapter: give --lora-r "
+                     "and targets, --lora-config or --lora-init");
   llvm::Expected<Device> device = parseDevice(o.device);
   if (!device)
     return device.takeError();

@@ -170,6 +170,14 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
   State &s = *step->state;
   s.imported = buildModel(s.ctx, spec, elementTypeOf(s.ctx, options.precision),
                           options.logits);
+  if (options.lora) {
+    auto summary =
+        applyLora(s.imported->lookupSymbol<func::FuncOp>(kForwardFuncName),
+                  *options.lora);
+    if (!summary)
+      return summary.takeError();
+    step->loraSummary = std::move(*summary);
+  }
   if (options.fuse) {
     DiagnosticCollector diagnostics(&s.ctx);
     PassManager pm(&s.ctx);
@@ -251,6 +259,12 @@ llvm::Error TrainingStep::bind(Checkpoint checkpoint) {
     llvm::Error fusedError = params.takeError();
     OwningOpRef<ModuleOp> literal = buildModel(
         s.ctx, spec, elementTypeOf(s.ctx, options.precision), options.logits);
+    if (options.lora)
+      if (auto summary =
+              applyLora(literal->lookupSymbol<func::FuncOp>(kForwardFuncName),
+                        *options.lora);
+          !summary)
+        return summary.takeError();
     auto unfused = bindParameters(
         literal->lookupSymbol<func::FuncOp>(kForwardFuncName), checkpoint);
     if (!unfused) {

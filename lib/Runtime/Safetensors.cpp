@@ -358,7 +358,7 @@ llvm::Expected<Checkpoint>
 Checkpoint::fromTensors(std::vector<TensorView> views,
                         std::shared_ptr<const void> owner) {
   Checkpoint ckpt;
-  ckpt.memoryOwner = std::move(owner);
+  ckpt.memoryOwners.push_back(std::move(owner));
   for (TensorView &view : views) {
     if (view.file.empty())
       view.file = "<memory>";
@@ -378,6 +378,32 @@ Checkpoint::fromTensors(std::vector<TensorView> views,
     ckpt.memoryViews.push_back(std::move(stored));
   }
   return ckpt;
+}
+
+llvm::Expected<Checkpoint> Checkpoint::openFile(llvm::StringRef path) {
+  Checkpoint ckpt;
+  auto file = SafetensorsFile::open(path);
+  if (!file)
+    return file.takeError();
+  for (const auto &[name, view] : (*file)->tensors())
+    ckpt.index[name] = &view;
+  ckpt.files.push_back(std::move(*file));
+  return ckpt;
+}
+
+llvm::Error Checkpoint::add(Checkpoint other) {
+  for (const auto &[name, view] : other.index)
+    if (auto it = index.find(name); it != index.end())
+      return makeError(view->file + ": tensor '" + name + "' is also in " +
+                       it->second->file);
+  index.insert(other.index.begin(), other.index.end());
+  for (auto &f : other.files)
+    files.push_back(std::move(f));
+  for (auto &v : other.memoryViews)
+    memoryViews.push_back(std::move(v));
+  for (auto &o : other.memoryOwners)
+    memoryOwners.push_back(std::move(o));
+  return llvm::Error::success();
 }
 
 const TensorView *Checkpoint::find(llvm::StringRef name) const {

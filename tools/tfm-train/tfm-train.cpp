@@ -11,6 +11,7 @@
 #include "tfm/Engine/TrainRun.h"
 #include "tfm/Runtime/HostAllocator.h"
 #include "tfm/Support/CommandLine.h"
+#include "tfm/Support/Error.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -139,6 +140,44 @@ static cl::opt<bool> resume(
 static cl::opt<bool> quiet("quiet", cl::desc("No progress lines"),
                            cl::cat(toolOptions));
 
+static cl::OptionCategory loraOptions("LoRA (PEFT's LoraConfig)");
+static cl::opt<int64_t> loraR("lora-r",
+                              cl::desc("Train LoRA adapters of rank r (default "
+                                       "with other LoRA options: 8)"),
+                              cl::init(8), cl::cat(loraOptions));
+static cl::opt<double> loraAlpha("lora-alpha",
+                                 cl::desc("lora_alpha (default: 8)"),
+                                 cl::init(8), cl::cat(loraOptions));
+static cl::opt<std::string> loraTargetModules(
+    "lora-target-modules",
+    cl::desc("Modules to adapt: names, comma-separated (q_proj,v_proj), "
+             "all-linear, or a regular expression over whole module names"),
+    cl::init(""), cl::cat(loraOptions));
+static cl::opt<std::string> loraTargetParameters(
+    "lora-target-parameters",
+    cl::desc("Stacked parameters to adapt (mlp.experts.gate_up_proj,...)"),
+    cl::init(""), cl::cat(loraOptions));
+static cl::opt<bool> useRslora("use-rslora",
+                               cl::desc("Scale by alpha/sqrt(r) (rsLoRA)"),
+                               cl::cat(loraOptions));
+static cl::opt<std::string>
+    loraConfig("lora-config",
+               cl::desc("An adapter_config.json as PEFT writes it"),
+               cl::init(""), cl::cat(loraOptions));
+static cl::opt<std::string>
+    loraInit("lora-init",
+             cl::desc("Continue the adapter in this folder (PEFT's layout)"),
+             cl::init(""), cl::cat(loraOptions));
+static cl::opt<uint64_t> loraSeed("lora-seed",
+                                  cl::desc("Seed of fresh adapters (default: "
+                                           "0)"),
+                                  cl::init(0), cl::cat(loraOptions));
+static cl::opt<bool>
+    mergeLora("merge-lora",
+              cl::desc("Also write OUT/merged: the model with the adapter "
+                       "merged in (loads without PEFT)"),
+              cl::cat(loraOptions));
+
 static cl::extrahelp example(R"(
 Defaults are torch.optim.AdamW's and HF's; docs/cli.md has the details.
 
@@ -213,14 +252,64 @@ static TrainRunOptions optionsFromCommandLine() {
   o.logEvery = logEvery;
   o.resume = resume;
   o.interrupted = &interrupted;
+  o.loraInit = loraInit;
+  o.loraSeed = loraSeed;
+  o.mergeLora = mergeLora;
   return o;
+}
+
+static llvm::SmallVector<std::string> commaList(llvm::StringRef s) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  s.split(parts, ',', -1, /*KeepEmpty=*/false);
+  llvm::SmallVector<std::string> out;
+  for (llvm::StringRef p : parts)
+    out.push_back(p.trim().str());
+  return out;
+}
+
+/// The LoRA configuration the flags give, if any: --lora-config's file, or
+/// the --lora-* flags. Both at once is an error.
+static llvm::Expected<std::optional<LoraConfig>> loraFromCommandLine() {
+  bool flags = loraR.getNumOccurrences() || loraAlpha.getNumOccurrences() ||
+               loraTargetModules.getNumOccurrences() ||
+               loraTargetParameters.getNumOccurrences() ||
+               useRslora.getNumOccurrences();
+  if (!loraConfig.empty()) {
+    if (flags)
+      return makeError("--lora-config gives the whole configuration: leave "
+                       "out --lora-r, --lora-alpha, --lora-target-* and "
+                       "--use-rslora");
+    llvm::Expected<LoraConfig> c = readLoraConfig(loraConfig);
+    if (!c)
+      return c.takeError();
+    return std::optional<LoraConfig>(std::move(*c));
+  }
+  if (!flags)
+    return std::optional<LoraConfig>();
+  LoraConfig c;
+  c.r = loraR;
+  c.alpha = loraAlpha;
+  c.useRslora = useRslora;
+  llvm::StringRef targets = loraTargetModules;
+  // Module names never hold these: a value that does is a regular
+  // expression (PEFT's string form).
+  if (targets.equals_insensitive("all-linear"))
+    c.allLinear = true;
+  else if (targets.find_first_of("*()[]\\|^$?+{}") != llvm::StringRef::npos)
+    c.targetRegex = targets.str();
+  else
+    for (const std::string &t : commaList(targets))
+      c.targetModules.push_back(t);
+  for (const std::string &t : commaList(loraTargetParameters))
+    c.targetParameters.push_back(t);
+  return std::optional<LoraConfig>(std::move(c));
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   // Steps allocate and free the same memory again and again.
   rt::keepFreedHostMemory();
-  cl::HideUnrelatedOptions(toolOptions);
+  cl::HideUnrelatedOptions({&toolOptions, &loraOptions});
   setToolVersionPrinter();
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -229,8 +318,12 @@ int main(int argc, char **argv) {
     return fail("--shuffle-seed " + llvm::Twine(shuffleSeed) +
                 ": expected a seed >= 0 (leave it out to read in order)");
   installInterruptHandler();
-  auto log =
-      runTraining(optionsFromCommandLine(), quiet ? nullptr : &llvm::outs());
+  TrainRunOptions options = optionsFromCommandLine();
+  auto lora = loraFromCommandLine();
+  if (!lora)
+    return fail(llvm::toString(lora.takeError()));
+  options.lora = std::move(*lora);
+  auto log = runTraining(options, quiet ? nullptr : &llvm::outs());
   if (!log)
     return fail(llvm::toString(log.takeError()));
   return finishToolOutput("tfm-train", 0);

@@ -22,14 +22,19 @@ class BlockDifferentiator {
 public:
   /// `primalOf` maps a forward value to the value the backward uses for it
   /// at the builder's insertion point (identity at the top level).
-  BlockDifferentiator(OpBuilder &builder, std::function<Value(Value)> primalOf)
-      : builder(builder), primalOf(std::move(primalOf)) {}
+  /// `isActive` says which forward values need a gradient (ActivityAnalysis);
+  /// an operand it rejects gets none, so its rule builds no work for it.
+  BlockDifferentiator(OpBuilder &builder, std::function<Value(Value)> primalOf,
+                      std::function<bool(Value)> isActive)
+      : builder(builder), primalOf(std::move(primalOf)),
+        isActiveFn(std::move(isActive)) {}
 
   /// Adds `grad` to the gradient of forward value `v`.
   void accumulate(Value v, Value grad);
   /// The gradient of forward value `v`, or null.
   Value gradOf(Value v) const { return grads.lookup(v); }
   Value primal(Value v) const { return primalOf(v); }
+  bool isActive(Value v) const { return isActiveFn(v); }
 
   /// Differentiates `ops` (in forward order), appending the backward at the
   /// builder's insertion point. Fails, with a diagnostic on the op, when an
@@ -40,8 +45,17 @@ public:
 
 private:
   std::function<Value(Value)> primalOf;
+  std::function<bool(Value)> isActiveFn;
   llvm::DenseMap<Value, Value> grads;
 };
+
+/// Erases the ops of `block` that nothing reads and that have no effects,
+/// from its end back to (not including) `stop` (null: the whole block):
+/// adjoint work a rule built for a gradient that was then dropped. Returns
+/// the erased ops' count; `onErase` sees each before it goes.
+unsigned eraseDeadBackwardOps(
+    Block &block, Operation *stop,
+    llvm::function_ref<void(Operation *)> onErase = [](Operation *) {});
 
 /// Registers the adjoint rules of the tfm ops (external models of
 /// DifferentiableOpInterface).

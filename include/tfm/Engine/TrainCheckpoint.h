@@ -43,6 +43,13 @@ llvm::Error saveTrainingCheckpoint(llvm::StringRef outDir,
                                    const TrainingStep &step, Trainer &trainer,
                                    const SavedRun &run);
 
+/// Writes `dir` (created; it must not exist) as a plain checkpoint of the
+/// LoRA-trained `step` with its adapters merged: every adapted weight is
+/// W + s·B·A, in `inputDir`'s layout and dtypes, with its model files
+/// (config.json, tokenizer). Errors name the file.
+llvm::Error saveMergedModel(llvm::StringRef dir, llvm::StringRef inputDir,
+                            const TrainingStep &step);
+
 /// Puts the files of the save `checkpointDir` into `outDir` as hard links
 /// (each linked aside, then renamed over the old one).
 llvm::Error publishCheckpoint(llvm::StringRef checkpointDir,

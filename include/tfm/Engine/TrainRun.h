@@ -17,6 +17,7 @@
 #ifndef TFM_ENGINE_TRAINRUN_H
 #define TFM_ENGINE_TRAINRUN_H
 
+#include "tfm/Adapters/LoraConfig.h"
 #include "tfm/Engine/Trainer.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -51,6 +52,18 @@ struct TrainRunOptions {
   int64_t gradAccum = 1;
   /// Regular expression of HF tensor names not to train.
   std::string freeze;
+  /// LoRA: train adapters on the targeted projections (the base model is
+  /// frozen); saves and OUT hold the adapter as PEFT does
+  /// (adapter_config.json, adapter_model.safetensors).
+  std::optional<LoraConfig> lora;
+  /// An adapter folder to start from (PEFT's layout; its adapter_config.json
+  /// is the configuration when `lora` is unset). Empty: fresh adapters.
+  std::string loraInit;
+  /// The seed of fresh adapters' A.
+  uint64_t loraSeed = 0;
+  /// OUT also holds the merged model (W + s·B·A, the base's layout) in
+  /// OUT/merged, which AutoModelForCausalLM loads without PEFT.
+  bool mergeLora = false;
   std::string device = "cpu", dtype = "f32";
   std::string recompute = "save-all";
   std::string moeAuxLoss = "auto";

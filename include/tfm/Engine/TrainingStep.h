@@ -22,6 +22,7 @@
 #ifndef TFM_ENGINE_TRAININGSTEP_H
 #define TFM_ENGINE_TRAININGSTEP_H
 
+#include "tfm/Adapters/ApplyLora.h"
 #include "tfm/Engine/CompiledFunction.h"
 #include "tfm/Engine/TokenFile.h"
 #include "tfm/Import/ModelSpec.h"
@@ -61,6 +62,11 @@ struct StepOptions {
   /// parameter holds (each layer of a stacked one, each source of a fused
   /// one) or none. Empty: nothing frozen.
   std::string freeze;
+  /// LoRA adapters on the projections the configuration targets
+  /// (tfm-apply-lora, before fusion): the adapters are the only trained
+  /// parameters, and bind() needs their tensors beside the base model's
+  /// (AdapterFiles.h).
+  std::optional<LoraConfig> lora;
   /// Return gradients under checkpoint names too (StepResult::gradients);
   /// a training loop needs only the compiled ones.
   bool nameGradients = true;
@@ -175,6 +181,10 @@ public:
   const StepOptions &getOptions() const { return options; }
   /// Wall time of the lowering pipeline and the JIT in compile().
   double getCompileMs() const { return compileMs; }
+  /// What StepOptions::lora adapted; null without LoRA.
+  const LoraSummary *getLoraSummary() const {
+    return loraSummary ? &*loraSummary : nullptr;
+  }
 
 private:
   TrainingStep(const ModelSpec &spec, const StepOptions &options);
@@ -186,6 +196,7 @@ private:
   ModelSpec spec;
   StepOptions options;
   double compileMs = 0;
+  std::optional<LoraSummary> loraSummary;
   std::unique_ptr<State> state;
 };
 

@@ -25,8 +25,13 @@ public:
   virtual Value resultGrad(unsigned i) = 0;
   /// Adds `grad` to the gradient of operand `i` (fan-out accumulates).
   virtual void addGrad(unsigned i, Value grad) = 0;
-  /// Whether operand `i` needs a gradient (float and not constant).
+  /// Whether operand `i` needs a gradient: a float tensor that a trainable
+  /// argument reaches (tfm/Autodiff/Activity.h). Rules build no work for an
+  /// operand that does not, and addGrad drops what they give it.
   virtual bool needsGrad(unsigned i) = 0;
+  /// Whether forward value `v` needs a gradient (for structured ops, whose
+  /// rules differentiate their bodies).
+  virtual bool isActive(Value v) = 0;
 
   /// Gradient of result `i`, or zeros shaped like the (primal) result.
   Value resultGradOrZeros(unsigned i);

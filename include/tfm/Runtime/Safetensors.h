@@ -67,6 +67,11 @@ public:
   /// byte count does not match its dtype and shape.
   static llvm::Expected<Checkpoint>
   fromTensors(std::vector<TensorView> views, std::shared_ptr<const void> owner);
+  /// One .safetensors file (an adapter_model.safetensors).
+  static llvm::Expected<Checkpoint> openFile(llvm::StringRef path);
+  /// Adds `other`'s tensors (an adapter's beside its base model's); a name
+  /// both hold is an error naming it and both files.
+  llvm::Error add(Checkpoint other);
   /// Null if absent.
   const TensorView *find(llvm::StringRef name) const;
   std::vector<std::string> names() const;
@@ -76,7 +81,7 @@ private:
   /// fromTensors' views (heap-allocated, so `index` survives moves) and
   /// what owns their data.
   std::vector<std::unique_ptr<TensorView>> memoryViews;
-  std::shared_ptr<const void> memoryOwner;
+  std::vector<std::shared_ptr<const void>> memoryOwners;
   std::map<std::string, const TensorView *> index;
 };
 

@@ -321,11 +321,15 @@ struct FusedLmHeadLossBackwardLowering
     Value chunk = arith::ConstantIndexOp::create(rewriter, loc, kLossChunk);
     Value tLen = tensor::DimOp::create(rewriter, loc, h, 1);
     Value dhInit = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, h), elem);
-    Value dwInit =
-        filledTensor(rewriter, loc, sizesOf(rewriter, loc, w), acc, 0.0);
+    // A dweight nobody reads (a frozen head) gets no GEMM and no buffer.
+    bool wantDw = !op.getDweight().use_empty();
+    SmallVector<Value> inits{dhInit};
+    if (wantDw)
+      inits.push_back(
+          filledTensor(rewriter, loc, sizesOf(rewriter, loc, w), acc, 0.0));
     FloatAttr cap = op.getSoftcapAttr(), logitScale = op.getLogitScaleAttr();
     auto loop = scf::ForOp::create(
-        rewriter, loc, c0, tLen, chunk, ValueRange{dhInit, dwInit},
+        rewriter, loc, c0, tLen, chunk, inits,
         [&](OpBuilder &b, Location l, Value t0, ValueRange accs) {
           Value rows = arith::MinSIOp::create(
               b, l, chunk, arith::SubIOp::create(b, l, tLen, t0));
@@ -349,6 +353,10 @@ struct FusedLmHeadLossBackwardLowering
                                         b.getIndexAttr(0)},
               sizesOf(b, l, dhTile),
               SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+          if (!wantDw) {
+            scf::YieldOp::create(b, l, ValueRange{dh});
+            return;
+          }
           Value dw;
           if (acc == elem) {
             // f32: the chunk's dlᵀ·h accumulates into dweight in place (one
@@ -375,9 +383,10 @@ struct FusedLmHeadLossBackwardLowering
           }
           scf::YieldOp::create(b, l, ValueRange{dh, dw});
         });
-    rewriter.replaceOp(op,
-                       {loop.getResult(0),
-                        roundTensor(rewriter, loc, loop.getResult(1), elem)});
+    Value dweight =
+        wantDw ? roundTensor(rewriter, loc, loop.getResult(1), elem)
+               : emptyTensor(rewriter, loc, sizesOf(rewriter, loc, w), elem);
+    rewriter.replaceOp(op, {loop.getResult(0), dweight});
     return success();
   }
 };

@@ -1,0 +1,63 @@
+//===- ApplyLora.h - LoRA adapters as an IR rewrite -------------*- C++ -*-===//
+//
+// Rewrites the model function so each targeted projection y = x·Wᵀ becomes
+//
+//   y = x·Wᵀ + s · (x·Aᵀ)·Bᵀ          A [r, in], B [out, r], s = alpha/r
+//
+// as PEFT's lora.Linear computes it (B after A, then the scale). A and B are
+// new parameter arguments named as PEFT saves them
+// (`base_model.model.<module>.lora_A.weight`), stacked over layers like the
+// weight they adapt, and every other parameter is frozen, so the activity
+// analysis of tfm-autodiff gives the base weights no gradient work. The
+// delta W + s·B·A is never formed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_ADAPTERS_APPLYLORA_H
+#define TFM_ADAPTERS_APPLYLORA_H
+
+#include "tfm/Adapters/LoraConfig.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <map>
+#include <string>
+
+namespace mlir::tfm {
+
+/// `#tfm.param` kinds of the adapter tensors.
+inline constexpr llvm::StringLiteral kLoraAKind = "lora_A";
+inline constexpr llvm::StringLiteral kLoraBKind = "lora_B";
+
+/// The PEFT name of an adapter tensor of `module` ("lora_A" / "lora_B").
+std::string peftAdapterName(llvm::StringRef module, llvm::StringRef which);
+
+/// What applyLora adapted.
+struct LoraSummary {
+  /// The configuration applied.
+  LoraConfig config;
+  /// Per parameter kind (attn_q, mlp_down, ...): adapted and all linear
+  /// projections, counted per layer.
+  std::map<std::string, std::pair<int64_t, int64_t>> byKind;
+  int64_t adapted = 0, projections = 0;
+  /// Elements of the adapter tensors (the trained parameters).
+  int64_t adapterParameters = 0;
+  /// The distinct ranks used (rank_pattern can vary them).
+  std::map<int64_t, int64_t> modulesByRank;
+  /// The adapted modules' leaf names (q_proj, ...), for adapter_config.json.
+  std::vector<std::string> leafNames;
+
+  /// "LoRA r=16 on 112 of 112 projections (attn_q 16/16, ...)".
+  std::string describe() const;
+};
+
+/// Applies `config` to the model function `forward` (HF-literal IR, before
+/// fusion). Errors name the module, the option or the parameter: a target
+/// that matches nothing, a module PEFT refuses (the output head, the
+/// embeddings), a stacked weight targeted on only some of its layers.
+llvm::Expected<LoraSummary> applyLora(func::FuncOp forward,
+                                      const LoraConfig &config);
+
+} // namespace mlir::tfm
+
+#endif // TFM_ADAPTERS_APPLYLORA_H

@@ -1,0 +1,160 @@
+//===- AdapterFiles.cpp - LoRA adapters on disk, as PEFT keeps them -------===//
+
+#include "tfm/Engine/AdapterFiles.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Engine/RunFolder.h"
+#include "tfm/Support/Error.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+static constexpr llvm::StringLiteral kAdapterWeights =
+    "adapter_model.safetensors";
+static constexpr llvm::StringLiteral kAdapterConfig = "adapter_config.json";
+
+bool mlir::tfm::isLoraTensorName(llvm::StringRef name) {
+  return name.ends_with(".lora_A.weight") || name.ends_with(".lora_B.weight");
+}
+
+namespace {
+
+/// One adapter tensor the model expects: its PEFT name and shape.
+struct ExpectedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  bool isA;
+};
+
+std::vector<ExpectedTensor> expectedAdapterTensors(func::FuncOp forward) {
+  std::vector<ExpectedTensor> out;
+  for (BlockArgument arg : forward.getArguments()) {
+    auto param =
+        forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
+    if (!param ||
+        (param.getKind() != kLoraAKind && param.getKind() != kLoraBKind))
+      continue;
+    auto type = cast<RankedTensorType>(arg.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t slices = param.getStacked() ? shape.front() : 1;
+    std::vector<int64_t> slice(shape.begin() + (param.getStacked() ? 1 : 0),
+                               shape.end());
+    for (int64_t l = 0; l < slices; ++l)
+      out.push_back(
+          {param.getStacked() ? param.nameForLayer(l) : param.getName().str(),
+           slice, param.getKind() == kLoraAKind});
+  }
+  return out;
+}
+
+std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+} // namespace
+
+llvm::Expected<Checkpoint> mlir::tfm::initLoraAdapter(func::FuncOp forward,
+                                                      uint64_t seed) {
+  auto storage = std::make_shared<std::vector<std::vector<float>>>();
+  std::vector<ExpectedTensor> expected = expectedAdapterTensors(forward);
+  storage->reserve(expected.size());
+  std::vector<TensorView> views;
+  for (const ExpectedTensor &t : expected) {
+    int64_t n = 1;
+    for (int64_t d : t.shape)
+      n *= d;
+    std::vector<float> &data = storage->emplace_back(n, 0.0f);
+    if (t.isA) {
+      // kaiming_uniform_(a=√5) on [r, in]: bound = gain·√(3/in) with gain
+      // √(2/(1+5)), i.e. 1/√in. Each tensor draws from its own stream.
+      double bound = 1.0 / std::sqrt(double(t.shape.back()));
+      std::mt19937_64 rng(seed ^ llvm::xxh3_64bits(t.name));
+      std::uniform_real_distribution<double> uniform(-bound, bound);
+      for (float &x : data)
+        x = float(uniform(rng));
+    }
+    TensorView v;
+    v.name = t.name;
+    v.dtype = DType::F32;
+    v.shape = t.shape;
+    v.data = reinterpret_cast<const char *>(data.data());
+    v.numBytes = data.size() * sizeof(float);
+    v.file = "<new LoRA adapter>";
+    views.push_back(std::move(v));
+  }
+  return Checkpoint::fromTensors(std::move(views), storage);
+}
+
+llvm::Expected<Checkpoint> mlir::tfm::openLoraAdapter(llvm::StringRef dir,
+                                                      func::FuncOp forward) {
+  std::string file = childPath(dir, kAdapterWeights);
+  if (!llvm::sys::fs::exists(file))
+    return makeError(file +
+                     ": no such file (an adapter folder holds "
+                     "adapter_config.json and " +
+                     kAdapterWeights.str() + ")");
+  llvm::Expected<Checkpoint> adapter = Checkpoint::openFile(file);
+  if (!adapter)
+    return adapter.takeError();
+  std::vector<ExpectedTensor> expected = expectedAdapterTensors(forward);
+  std::map<std::string, const ExpectedTensor *> byName;
+  for (const ExpectedTensor &t : expected)
+    byName[t.name] = &t;
+  for (const std::string &name : adapter->names()) {
+    auto it = byName.find(name);
+    if (it == byName.end())
+      return makeError(file + ": tensor '" + name +
+                       "' is not an adapter tensor of this model and "
+                       "configuration" +
+                       (isLoraTensorName(name)
+                            ? " (its module is not targeted, or the "
+                              "adapter was made for another model)"
+                            : ""));
+    const TensorView *view = adapter->find(name);
+    if (view->shape != it->second->shape)
+      return makeError(file + ": tensor '" + name + "' has shape " +
+                       shapeText(view->shape) + ", expected " +
+                       shapeText(it->second->shape) +
+                       " (r and the module's sizes of adapter_config.json "
+                       "and the base model)");
+  }
+  for (const ExpectedTensor &t : expected)
+    if (!adapter->find(t.name))
+      return makeError(file + ": tensor '" + t.name +
+                       "' is missing (adapter_config.json targets its "
+                       "module)");
+  return adapter;
+}
+
+llvm::Error
+mlir::tfm::saveLoraAdapter(llvm::StringRef dir, const LoraConfig &config,
+                           const LoraSummary &summary,
+                           const std::vector<NamedGradient> &tensors) {
+  std::vector<TensorOut> out;
+  for (const NamedGradient &t : tensors)
+    if (isLoraTensorName(t.name))
+      out.push_back({t.name, DType::F32, t.shape, t.data.data()});
+  if (out.empty())
+    return makeError("no LoRA adapter tensors to save");
+  // The modules as PEFT resolves them (all-linear becomes the leaf names
+  // of what was adapted), so any PEFT version loads the same set.
+  LoraConfig written = config;
+  if (written.allLinear) {
+    written.allLinear = false;
+    written.targetModules = summary.leafNames;
+  }
+  if (auto e = writeSafetensors(childPath(dir, kAdapterWeights), out,
+                                {{"format", "pt"}}))
+    return e;
+  return writeFileAtomically(childPath(dir, kAdapterConfig),
+                             writeLoraConfig(written));
+}
