@@ -16,6 +16,7 @@ $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Autodiff/Passes.td" -o "$ou
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Analysis/Passes.td" -o "$out/TfmAnalysisPasses.md"
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Recompute/Passes.td" -o "$out/TfmRecomputePasses.md"
 $tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Training/Passes.td" -o "$out/TfmTrainingPasses.md"
+$tblgen -gen-pass-doc "${inc[@]}" "$root/include/tfm/Adapters/Passes.td" -o "$out/TfmAdaptersPasses.md"
 $tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Interfaces/DifferentiableOpInterface.td" -o "$out/DifferentiableOpInterface.md"
 $tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Interfaces/CostOpInterface.td" -o "$out/CostOpInterface.md"
 $tblgen -gen-op-interface-docs "${inc[@]}" "$root/include/tfm/Dialect/Tfm/IR/TfmIndexOperands.td" -o "$out/IndexOperandsOpInterface.md"

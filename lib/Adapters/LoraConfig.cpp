@@ -2,6 +2,7 @@
 
 #include "tfm/Adapters/LoraConfig.h"
 #include "tfm/Support/Error.h"
+#include "tfm/Support/JsonText.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -195,12 +196,13 @@ bool LoraConfig::targets(llvm::StringRef module) const {
 llvm::Expected<LoraConfig> mlir::tfm::parseLoraConfig(llvm::StringRef text,
                                                       llvm::StringRef src) {
   std::string source = src.str();
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error &e) {
-    return makeError(source + ": not valid JSON: " + e.what());
-  }
+  // Parsed without exceptions: nlohmann's parser is one template shared
+  // with files built without them, and the linker keeps one instance.
+  if (llvm::Error e = checkJsonText(text, source))
+    return std::move(e);
+  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded())
+    return makeError(source + ": not valid JSON");
   if (!j.is_object())
     return makeError(source + ": expected a JSON object (PEFT's "
                               "adapter_config.json)");

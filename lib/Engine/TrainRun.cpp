@@ -438,9 +438,13 @@ mlir::tfm::runTraining(const TrainRunOptions &given,
       return config.takeError();
     o.lora = std::move(*config);
   }
-  if (o.lora)
+  if (o.lora) {
     if (auto e = checkLoraConfig(*o.lora))
       return std::move(e);
+    // As PEFT records it: where the base model was read.
+    if (o.lora->baseModel.empty())
+      o.lora->baseModel = given.checkpointDir;
+  }
   if (o.mergeLora && !o.lora)
     return makeError("--merge-lora merges a LoRA adapter: give --lora-r "
                      "and targets, --lora-config or --lora-init");

@@ -20,7 +20,10 @@ def TfmAutodiffPass : Pass<"tfm-autodiff", "ModuleOp"> {
     becomes a forward scan that also saves what the backward reads, and a
     reverse scan over the same layer kinds (one backward body per kind).
     Each op's rule comes from its DifferentiableOpInterface; the pass knows
-    no op by name. `@F` itself is left unchanged.
+    no op by name. Only values a trainable argument reaches get adjoint work
+    (activity analysis): a frozen weight gets no weight-gradient op, and a
+    frozen stacked weight no stacked gradient output of the reverse scan.
+    `@F` itself is left unchanged.
   }];
   let options = [
     Option<"funcName", "func", "std::string", "\"forward\"",
