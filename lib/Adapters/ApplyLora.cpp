@@ -132,7 +132,13 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
   // The projections, and every other parameter's module (to name a target
   // that is not a projection).
   std::vector<Projection> projections;
-  std::vector<std::pair<std::string, std::string>> others; // module, why
+  // Module, why it cannot be adapted, and whether all-linear must refuse
+  // it too (a projection HF holds as nn.Linear that tfm cannot adapt yet).
+  struct Other {
+    std::string module, why;
+    bool linearInHF;
+  };
+  std::vector<Other> others;
   for (BlockArgument arg : forward.getArguments()) {
     auto param =
         forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
@@ -153,11 +159,32 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
                   type.getRank() == (param.getStacked() ? 3 : 2) &&
                   param.getKind() != "embedding" && onlyProjections(arg);
     if (!linear) {
-      for (const std::string &m : modules)
+      bool packed = param.getMapping() == ParamMapping::split ||
+                    param.getMapping() == ParamMapping::fuse;
+      std::vector<std::string> names = modules;
+      if (packed && param.getSources()) {
+        // The HF modules are the sources (Phi-3's qkv_proj).
+        names.clear();
+        for (Attribute a : param.getSources())
+          for (int64_t l = 0; l < slices; ++l) {
+            std::string n = cast<StringAttr>(a).str();
+            if (param.getStacked())
+              n = substituteLayer(n, param.hfLayer(l));
+            llvm::StringRef m(n);
+            m.consume_back(".weight");
+            names.push_back(m.str());
+          }
+      }
+      for (const std::string &m : names)
         others.push_back(
-            {m, param.getKind() == "embedding"
-                    ? "embeddings are not supported as LoRA targets"
-                    : "not a linear projection tfm can adapt"});
+            {m,
+             param.getKind() == "embedding"
+                 ? "embeddings are not supported as LoRA targets"
+             : packed ? "packed projections (one HF module held as several "
+                        "tfm parameters, or several as one) are not "
+                        "supported as LoRA targets yet"
+                      : "not a linear projection tfm can adapt",
+             packed && onlyProjections(arg)});
       continue;
     }
     projections.push_back({arg, param, std::move(modules)});
@@ -204,9 +231,9 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
     targeted.push_back(&p);
     summary.byKind[kind].first += p.modules.size();
   }
-  for (const auto &[m, why] : others)
-    if (config.targets(m) && !config.allLinear)
-      return makeError("LoRA target '" + m + "': " + why);
+  for (const Other &o : others)
+    if (config.targets(o.module) && (!config.allLinear || o.linearInHF))
+      return makeError("LoRA target '" + o.module + "': " + o.why);
   for (auto [i, used] : llvm::enumerate(entryUsed))
     if (!used)
       return makeError("LoRA target_modules entry '" + config.targetModules[i] +
