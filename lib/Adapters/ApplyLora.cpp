@@ -87,11 +87,20 @@ bool onlyProjections(BlockArgument arg) {
   return true;
 }
 
-ParamAttr withFrozen(ParamAttr p) {
-  return ParamAttr::get(p.getContext(), p.getName(), p.getKind(),
-                        p.getMapping(), p.getSources(), p.getDim(),
-                        p.getOffset(), p.getStacked(), p.getTied(),
-                        /*frozen=*/true, p.getLayers(), p.getBuffer());
+/// The HF module of each of `slices` layer slices of a tensor named by
+/// `templ` (its {layer} template when `param` is stacked).
+std::vector<std::string> moduleNames(ParamAttr param, llvm::StringRef templ,
+                                     int64_t slices) {
+  std::vector<std::string> out;
+  for (int64_t l = 0; l < slices; ++l) {
+    std::string n = param.getStacked()
+                        ? substituteLayer(templ, param.hfLayer(l))
+                        : templ.str();
+    llvm::StringRef m(n);
+    m.consume_back(".weight");
+    out.push_back(m.str());
+  }
+  return out;
 }
 
 /// y = x·Wᵀ  ->  y + s·(x·Aᵀ)·Bᵀ, after `mm`.
@@ -146,14 +155,8 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
       continue;
     auto type = cast<RankedTensorType>(arg.getType());
     int64_t slices = param.getStacked() ? type.getDimSize(0) : 1;
-    std::vector<std::string> modules;
-    for (int64_t l = 0; l < slices; ++l) {
-      llvm::StringRef name = param.getName();
-      std::string n = param.getStacked() ? param.nameForLayer(l) : name.str();
-      llvm::StringRef m(n);
-      m.consume_back(".weight");
-      modules.push_back(m.str());
-    }
+    std::vector<std::string> modules =
+        moduleNames(param, param.getName(), slices);
     bool linear = param.getMapping() == ParamMapping::direct &&
                   param.getName().ends_with(".weight") &&
                   type.getRank() == (param.getStacked() ? 3 : 2) &&
@@ -163,17 +166,12 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
                     param.getMapping() == ParamMapping::fuse;
       std::vector<std::string> names = modules;
       if (packed && param.getSources()) {
-        // The HF modules are the sources (Phi-3's qkv_proj).
+        // The HF modules are the sources.
         names.clear();
         for (Attribute a : param.getSources())
-          for (int64_t l = 0; l < slices; ++l) {
-            std::string n = cast<StringAttr>(a).str();
-            if (param.getStacked())
-              n = substituteLayer(n, param.hfLayer(l));
-            llvm::StringRef m(n);
-            m.consume_back(".weight");
-            names.push_back(m.str());
-          }
+          llvm::append_range(
+              names,
+              moduleNames(param, cast<StringAttr>(a).getValue(), slices));
       }
       for (const std::string &m : names)
         others.push_back(
@@ -203,7 +201,7 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
         continue;
       ++matched;
       for (auto [i, entry] : llvm::enumerate(config.targetModules))
-        if (m == entry || llvm::StringRef(m).ends_with("." + entry))
+        if (moduleMatchesName(m, entry))
           entryUsed[i] = true;
     }
     std::string kind = p.param.getKind().str();
@@ -250,7 +248,7 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
   for (BlockArgument arg : forward.getArguments())
     if (auto param = forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
                                                          kParamAttrName))
-      forward.setArgAttr(arg.getArgNumber(), kParamAttrName, withFrozen(param));
+      forward.setArgAttr(arg.getArgNumber(), kParamAttrName, param.asFrozen());
 
   // The adapters: new arguments, then a branch at each use.
   Location loc = forward.getLoc();
@@ -317,14 +315,11 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
           kindSetsAttr(ctx, sets, repeat.getKinds().size()));
       for (BlockArgument slice : slices) {
         Block *body = slice.getOwner();
+        // A repeat's weights are stacked: each layer reads one slice.
         Value a = body->addArgument(
-            cast<RankedTensorType>(types[0]).clone(
-                types[0].getShape().drop_front(stacked ? 1 : 0)),
-            loc);
+            types[0].clone(types[0].getShape().drop_front()), loc);
         Value b = body->addArgument(
-            cast<RankedTensorType>(types[1]).clone(
-                types[1].getShape().drop_front(stacked ? 1 : 0)),
-            loc);
+            types[1].clone(types[1].getShape().drop_front()), loc);
         for (OpOperand &u : llvm::make_early_inc_range(slice.getUses()))
           addBranch(cast<MatmulOp>(u.getOwner()), a, b, scale);
       }

@@ -46,11 +46,8 @@ struct TfmApplyLoraPass
     c.r = rank;
     c.alpha = alpha;
     c.useRslora = useRslora;
-    if (targetModules.size() == 1 &&
-        llvm::StringRef(targetModules[0]).equals_insensitive("all-linear"))
-      c.allLinear = true;
-    else
-      c.targetModules.assign(targetModules.begin(), targetModules.end());
+    c.setTargetModules(
+        std::vector<std::string>(targetModules.begin(), targetModules.end()));
     if (!targetRegex.empty())
       c.targetRegex = targetRegex;
     return c;

@@ -44,10 +44,9 @@ bool patternKeyMatches(const std::string &key, llvm::StringRef module) {
 
 bool matchesList(const std::vector<std::string> &names,
                  llvm::StringRef module) {
-  for (const std::string &n : names)
-    if (module == n || module.ends_with("." + n))
-      return true;
-  return false;
+  return llvm::any_of(names, [&](const std::string &n) {
+    return moduleMatchesName(module, n);
+  });
 }
 
 /// How a field PEFT defines but tfm does not implement must be set: the
@@ -123,8 +122,7 @@ bool accepted(const json &v, Accept a) {
 llvm::Error readModules(const json &v, const std::string &field,
                         const std::string &source,
                         std::vector<std::string> &list,
-                        std::optional<std::string> &regex,
-                        bool *allLinear = nullptr) {
+                        std::optional<std::string> &regex) {
   auto bad = [&](const std::string &why) {
     return makeError(source + ": field '" + field + "': " + why);
   };
@@ -132,10 +130,6 @@ llvm::Error readModules(const json &v, const std::string &field,
     return llvm::Error::success();
   if (v.is_string()) {
     std::string s = v.get<std::string>();
-    if (allLinear && llvm::StringRef(s).equals_insensitive("all-linear")) {
-      *allLinear = true;
-      return llvm::Error::success();
-    }
     std::string why;
     if (!validRegex(s, why))
       return bad("'" + s + "' is not a regular expression: " + why);
@@ -149,15 +143,25 @@ llvm::Error readModules(const json &v, const std::string &field,
       return bad("expected module names (non-empty strings)");
     list.push_back(e.get<std::string>());
   }
-  if (allLinear && list.size() == 1 &&
-      llvm::StringRef(list[0]).equals_insensitive("all-linear")) {
-    list.clear();
-    *allLinear = true;
-  }
   return llvm::Error::success();
 }
 
 } // namespace
+
+bool mlir::tfm::moduleMatchesName(llvm::StringRef module,
+                                  llvm::StringRef name) {
+  return module == name ||
+         (module.ends_with(name) && module.size() > name.size() &&
+          module[module.size() - name.size() - 1] == '.');
+}
+
+void LoraConfig::setTargetModules(llvm::ArrayRef<std::string> names) {
+  allLinear = names.size() == 1 &&
+              llvm::StringRef(names[0]).equals_insensitive("all-linear");
+  targetModules.clear();
+  if (!allLinear)
+    targetModules.assign(names.begin(), names.end());
+}
 
 int64_t LoraConfig::rankOf(llvm::StringRef module) const {
   for (const auto &[key, rank] : rankPattern)
@@ -232,9 +236,16 @@ llvm::Expected<LoraConfig> mlir::tfm::parseLoraConfig(llvm::StringRef text,
         return bad(key, "expected true or false, not " + v.dump());
       c.useRslora = v.get<bool>();
     } else if (key == "target_modules") {
-      if (llvm::Error e = readModules(v, key, source, c.targetModules,
-                                      c.targetRegex, &c.allLinear))
+      std::vector<std::string> names;
+      if (llvm::Error e = readModules(v, key, source, names, c.targetRegex))
         return std::move(e);
+      // "all-linear", as a string or the one name of a list.
+      if (c.targetRegex &&
+          llvm::StringRef(*c.targetRegex).equals_insensitive("all-linear")) {
+        c.targetRegex.reset();
+        names = {"all-linear"};
+      }
+      c.setTargetModules(names);
     } else if (key == "exclude_modules") {
       if (llvm::Error e =
               readModules(v, key, source, c.excludeModules, c.excludeRegex))

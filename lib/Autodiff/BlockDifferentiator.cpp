@@ -64,10 +64,9 @@ LogicalResult BlockDifferentiator::run(ArrayRef<Operation *> ops) {
   return success();
 }
 
-unsigned
-mlir::tfm::eraseDeadBackwardOps(Block &block, Operation *stop,
-                                llvm::function_ref<void(Operation *)> onErase) {
-  unsigned erased = 0;
+void mlir::tfm::eraseDeadBackwardOps(
+    Block &block, Operation *stop,
+    llvm::function_ref<void(Operation *)> onErase) {
   // Users come after their operands: one pass from the end frees chains.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
     if (&op == stop)
@@ -76,7 +75,5 @@ mlir::tfm::eraseDeadBackwardOps(Block &block, Operation *stop,
       continue;
     onErase(&op);
     op.erase();
-    ++erased;
   }
-  return erased;
 }

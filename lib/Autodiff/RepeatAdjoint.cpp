@@ -174,9 +174,8 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
     // weights.
     SmallVector<Value> outs;
     for (unsigned i = 0; i < fb.getNumArguments(); ++i) {
-      if (i >= numCarried &&
-          !llvm::is_contained(gradedWeights,
-                              fwd.getWeightsOfKind(k)[i - numCarried]))
+      // A weight slice is active exactly when its stacked weight is graded.
+      if (i >= numCarried && !ab.isActive(fb.getArgument(i)))
         continue;
       Value g = diff.gradOf(fb.getArgument(i));
       outs.push_back(

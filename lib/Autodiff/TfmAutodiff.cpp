@@ -57,7 +57,7 @@ struct TfmAutodiffPass : mlir::tfm::impl::TfmAutodiffPassBase<TfmAutodiffPass> {
     // Gradients are returned for every float argument that is not a frozen
     // parameter or a buffer; only what those reach gets adjoint work.
     auto getsGradient = [&](BlockArgument arg) {
-      if (arg.getArgNumber() >= numArgs || !isFloatTensor(arg.getType()))
+      if (!isFloatTensor(arg.getType()))
         return false;
       auto param =
           f.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);

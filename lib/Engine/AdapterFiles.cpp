@@ -136,8 +136,7 @@ llvm::Expected<Checkpoint> mlir::tfm::openLoraAdapter(llvm::StringRef dir,
 }
 
 llvm::Error
-mlir::tfm::saveLoraAdapter(llvm::StringRef dir, const LoraConfig &config,
-                           const LoraSummary &summary,
+mlir::tfm::saveLoraAdapter(llvm::StringRef dir, const LoraSummary &summary,
                            const std::vector<NamedGradient> &tensors) {
   std::vector<TensorOut> out;
   for (const NamedGradient &t : tensors)
@@ -147,7 +146,7 @@ mlir::tfm::saveLoraAdapter(llvm::StringRef dir, const LoraConfig &config,
     return makeError("no LoRA adapter tensors to save");
   // The modules as PEFT resolves them (all-linear becomes the leaf names
   // of what was adapted), so any PEFT version loads the same set.
-  LoraConfig written = config;
+  LoraConfig written = summary.config;
   if (written.allLinear) {
     written.allLinear = false;
     written.targetModules = summary.leafNames;

@@ -217,7 +217,7 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
     if (const LoraSummary *lora = step.getLoraSummary()) {
       // A LoRA run saves its adapter, as PEFT does; the base stays where
       // it was read.
-      if (auto e = saveLoraAdapter(partial, lora->config, *lora, *tensors))
+      if (auto e = saveLoraAdapter(partial, *lora, *tensors))
         return e;
     } else {
       bool sharded = fs::exists(childPath(inputDir, kIndexFile));
@@ -302,7 +302,8 @@ llvm::Error mlir::tfm::saveMergedModel(llvm::StringRef dir,
   // W [out, in] += s · B [out, r] · A [r, in], in f32 (as PEFT's merge in
   // the weight's dtype from an f32 model).
   for (NamedGradient &w : model) {
-    llvm::StringRef module = llvm::StringRef(w.name).drop_back(7); // .weight
+    llvm::StringRef module = w.name;
+    module.consume_back(".weight");
     auto a = byName.find(peftAdapterName(module, "lora_A"));
     auto b = byName.find(peftAdapterName(module, "lora_B"));
     if (a == byName.end() || b == byName.end())

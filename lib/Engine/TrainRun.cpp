@@ -7,6 +7,7 @@
 #include "tfm/Engine/TrainCheckpoint.h"
 #include "tfm/Engine/TrainProgress.h"
 #include "tfm/Import/HFConfig.h"
+#include "tfm/Import/ModelBuilder.h"
 #include "tfm/Recompute/RecomputePlanner.h"
 #include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Support/CommandLine.h"
@@ -263,7 +264,8 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   if (o.lora) {
     // The adapter: the last save's, --lora-init's, or a fresh one.
     std::string from = o.resume ? latest : o.loraInit;
-    auto forward = (*step)->getModel().lookupSymbol<func::FuncOp>("forward");
+    auto forward =
+        (*step)->getModel().lookupSymbol<func::FuncOp>(kForwardFuncName);
     llvm::Expected<Checkpoint> adapter =
         from.empty() ? initLoraAdapter(forward, o.loraSeed)
                      : openLoraAdapter(from, forward);

@@ -144,17 +144,31 @@ static llvm::Error freezeParameters(func::FuncOp forward,
           "'): freeze all of them, or run without fusion (--no-fusion) "
           "when it packs tensors you freeze apart");
     any = true;
-    forward.setArgAttr(
-        arg.getArgNumber(), kParamAttrName,
-        ParamAttr::get(param.getContext(), param.getName(), param.getKind(),
-                       param.getMapping(), param.getSources(), param.getDim(),
-                       param.getOffset(), param.getStacked(), param.getTied(),
-                       /*frozen=*/true, param.getLayers(), param.getBuffer()));
+    forward.setArgAttr(arg.getArgNumber(), kParamAttrName, param.asFrozen());
   }
   if (!any)
     return makeError("--freeze '" + pattern +
                      "' matches no parameter of the model");
   return llvm::Error::success();
+}
+
+/// The HF-literal model of `spec` (before fusion), with the LoRA adapters
+/// of `options` when it has some; `summary` receives what they adapted.
+static llvm::Expected<OwningOpRef<ModuleOp>>
+buildLiteralModel(MLIRContext &ctx, const ModelSpec &spec,
+                  const StepOptions &options,
+                  std::optional<LoraSummary> *summary = nullptr) {
+  OwningOpRef<ModuleOp> model = buildModel(
+      ctx, spec, elementTypeOf(ctx, options.precision), options.logits);
+  if (!options.lora)
+    return model;
+  auto adapted = applyLora(model->lookupSymbol<func::FuncOp>(kForwardFuncName),
+                           *options.lora);
+  if (!adapted)
+    return adapted.takeError();
+  if (summary)
+    *summary = std::move(*adapted);
+  return model;
 }
 
 llvm::Expected<std::unique_ptr<TrainingStep>>
@@ -168,16 +182,10 @@ TrainingStep::create(const ModelSpec &spec, const StepOptions &options) {
   registerAllTfmDialects(registry);
   step->state = std::make_unique<State>(registry);
   State &s = *step->state;
-  s.imported = buildModel(s.ctx, spec, elementTypeOf(s.ctx, options.precision),
-                          options.logits);
-  if (options.lora) {
-    auto summary =
-        applyLora(s.imported->lookupSymbol<func::FuncOp>(kForwardFuncName),
-                  *options.lora);
-    if (!summary)
-      return summary.takeError();
-    step->loraSummary = std::move(*summary);
-  }
+  auto imported = buildLiteralModel(s.ctx, spec, options, &step->loraSummary);
+  if (!imported)
+    return imported.takeError();
+  s.imported = std::move(*imported);
   if (options.fuse) {
     DiagnosticCollector diagnostics(&s.ctx);
     PassManager pm(&s.ctx);
@@ -257,16 +265,13 @@ llvm::Error TrainingStep::bind(Checkpoint checkpoint) {
     // A fused parameter only knows its sources' total size; the unfused
     // weight map names the tensor that does not fit and its expected shape.
     llvm::Error fusedError = params.takeError();
-    OwningOpRef<ModuleOp> literal = buildModel(
-        s.ctx, spec, elementTypeOf(s.ctx, options.precision), options.logits);
-    if (options.lora)
-      if (auto summary =
-              applyLora(literal->lookupSymbol<func::FuncOp>(kForwardFuncName),
-                        *options.lora);
-          !summary)
-        return summary.takeError();
+    auto literal = buildLiteralModel(s.ctx, spec, options);
+    if (!literal) {
+      llvm::consumeError(std::move(fusedError));
+      return literal.takeError();
+    }
     auto unfused = bindParameters(
-        literal->lookupSymbol<func::FuncOp>(kForwardFuncName), checkpoint);
+        (*literal)->lookupSymbol<func::FuncOp>(kForwardFuncName), checkpoint);
     if (!unfused) {
       llvm::consumeError(std::move(fusedError));
       return unfused.takeError();

@@ -323,16 +323,11 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef dir) {
                      ": no model.safetensors or model.safetensors.index.json");
   }
   for (const std::string &p : paths) {
-    auto file = SafetensorsFile::open(p);
-    if (!file)
-      return file.takeError();
-    for (const auto &[name, view] : (*file)->tensors()) {
-      if (ckpt.index.count(name))
-        return makeError(p + ": tensor '" + name + "' also appears in " +
-                         ckpt.index[name]->file);
-      ckpt.index[name] = &view;
-    }
-    ckpt.files.push_back(std::move(*file));
+    auto shard = openFile(p);
+    if (!shard)
+      return shard.takeError();
+    if (auto e = ckpt.add(std::move(*shard)))
+      return std::move(e);
   }
   // An index that lies about its shards is refused: every tensor it lists
   // is in the shard it names, and every tensor of the shards is listed.
@@ -394,7 +389,7 @@ llvm::Expected<Checkpoint> Checkpoint::openFile(llvm::StringRef path) {
 llvm::Error Checkpoint::add(Checkpoint other) {
   for (const auto &[name, view] : other.index)
     if (auto it = index.find(name); it != index.end())
-      return makeError(view->file + ": tensor '" + name + "' is also in " +
+      return makeError(view->file + ": tensor '" + name + "' also appears in " +
                        it->second->file);
   index.insert(other.index.begin(), other.index.end());
   for (auto &f : other.files)

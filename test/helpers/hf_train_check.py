@@ -116,7 +116,11 @@ def train(args, ckpt, tok, out, steps, extra=()):
         cmd += ["--momentum", str(args.momentum)]
     if args.freeze:
         cmd += ["--freeze", args.freeze]
-    cmd += list(extra)
+    return run_train(cmd + list(extra), out)
+
+
+def run_train(cmd, out):
+    """Runs the tfm-train command line `cmd` (writing `out`); its log."""
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         print(" ".join(cmd))

@@ -26,7 +26,6 @@ import copy
 import json
 import os
 import shutil
-import subprocess
 import sys
 import warnings
 
@@ -46,6 +45,7 @@ from peft import LoraConfig, PeftModel, get_peft_model  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hf_forward_check import MOE_FAMILIES, VARIANTS, build_model, tokens  # noqa: E402
+from hf_train_check import run_train  # noqa: E402
 
 
 def targets(spec):
@@ -111,13 +111,7 @@ def train(args, ckpt, tok, out, steps, extra=()):
     cmd = [args.tfm_train, ckpt, "--tokens", tok, "--output-dir", out, "--steps", str(steps),
            "--lr", str(args.lr), "--weight-decay", str(args.weight_decay),
            "--max-grad-norm", str(args.max_grad_norm), "--quiet"] + list(extra)
-    run = subprocess.run(cmd, capture_output=True, text=True)
-    if run.returncode != 0:
-        print(" ".join(cmd))
-        print(run.stdout, run.stderr)
-        raise SystemExit(f"FAIL tfm-train exited {run.returncode}")
-    with open(os.path.join(out, "train_log.json")) as f:
-        return json.load(f)["steps"]
+    return run_train(cmd, out)
 
 
 def main():

@@ -293,13 +293,10 @@ static llvm::Expected<std::optional<LoraConfig>> loraFromCommandLine() {
   llvm::StringRef targets = loraTargetModules;
   // Module names never hold these: a value that does is a regular
   // expression (PEFT's string form).
-  if (targets.equals_insensitive("all-linear"))
-    c.allLinear = true;
-  else if (targets.find_first_of("*()[]\\|^$?+{}") != llvm::StringRef::npos)
+  if (targets.find_first_of("*()[]\\|^$?+{}") != llvm::StringRef::npos)
     c.targetRegex = targets.str();
   else
-    for (const std::string &t : commaList(targets))
-      c.targetModules.push_back(t);
+    c.setTargetModules(commaList(targets));
   for (const std::string &t : commaList(loraTargetParameters))
     c.targetParameters.push_back(t);
   return std::optional<LoraConfig>(std::move(c));

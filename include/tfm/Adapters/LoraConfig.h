@@ -12,6 +12,7 @@
 #ifndef TFM_ADAPTERS_LORACONFIG_H
 #define TFM_ADAPTERS_LORACONFIG_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -56,11 +57,18 @@ struct LoraConfig {
   bool targets(llvm::StringRef module) const;
   /// Whether exclude_modules names `module`.
   bool excludes(llvm::StringRef module) const;
+  /// target_modules from a list of names, where the one name "all-linear"
+  /// (any case) means all-linear, as PEFT reads it.
+  void setTargetModules(llvm::ArrayRef<std::string> names);
   /// Whether any target_modules are given (list, regex or all-linear).
   bool hasTargetModules() const {
     return allLinear || targetRegex || !targetModules.empty();
   }
 };
+
+/// PEFT's rule for a target_modules (or exclude_modules) list entry: the
+/// module is `name` or ends with "." + `name`.
+bool moduleMatchesName(llvm::StringRef module, llvm::StringRef name);
 
 /// Reads an adapter_config.json's text; `source` names it in errors
 /// ("<source>: field 'lora_dropout': ...").

@@ -51,9 +51,9 @@ private:
 
 /// Erases the ops of `block` that nothing reads and that have no effects,
 /// from its end back to (not including) `stop` (null: the whole block):
-/// adjoint work a rule built for a gradient that was then dropped. Returns
-/// the erased ops' count; `onErase` sees each before it goes.
-unsigned eraseDeadBackwardOps(
+/// adjoint work a rule built for a gradient that was then dropped.
+/// `onErase` sees each before it goes.
+void eraseDeadBackwardOps(
     Block &block, Operation *stop,
     llvm::function_ref<void(Operation *)> onErase = [](Operation *) {});
 

@@ -32,12 +32,11 @@ llvm::Expected<Checkpoint> initLoraAdapter(func::FuncOp forward, uint64_t seed);
 llvm::Expected<Checkpoint> openLoraAdapter(llvm::StringRef dir,
                                            func::FuncOp forward);
 
-/// Writes `dir`/adapter_config.json and adapter_model.safetensors (the
-/// adapter tensors among `tensors`, f32), each atomically. The config
-/// names the adapted modules by their leaf names (what PEFT resolves
-/// all-linear to).
-llvm::Error saveLoraAdapter(llvm::StringRef dir, const LoraConfig &config,
-                            const LoraSummary &summary,
+/// Writes `dir`/adapter_config.json (`summary.config`) and
+/// adapter_model.safetensors (the adapter tensors among `tensors`, f32),
+/// each atomically. The config names the adapted modules by their leaf
+/// names (what PEFT resolves all-linear to).
+llvm::Error saveLoraAdapter(llvm::StringRef dir, const LoraSummary &summary,
                             const std::vector<NamedGradient> &tensors);
 
 /// Whether `name` is an adapter tensor's (PEFT's lora_A / lora_B names).

@@ -161,6 +161,12 @@ std::string mlir::tfm::substituteLayer(StringRef templ, int64_t layer) {
   return result;
 }
 
+ParamAttr ParamAttr::asFrozen() const {
+  return ParamAttr::get(getContext(), getName(), getKind(), getMapping(),
+                        getSources(), getDim(), getOffset(), getStacked(),
+                        getTied(), /*frozen=*/true, getLayers(), getBuffer());
+}
+
 std::string ParamAttr::nameForLayer(int64_t slice) const {
   return substituteLayer(getName(), hfLayer(slice));
 }

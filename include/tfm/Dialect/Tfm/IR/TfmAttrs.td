@@ -222,6 +222,8 @@ def Tfm_ParamAttr : Tfm_Attr<"Param", "param"> {
     std::string nameForLayer(int64_t slice) const;
     /// Whether the parameter gets a gradient.
     bool isTrainable() const { return !getFrozen() && !getBuffer(); }
+    /// The same parameter, marked frozen.
+    ParamAttr asFrozen() const;
     /// The HF layer of slice `slice`.
     int64_t hfLayer(int64_t slice) const {
       return getLayers() ? getLayers()[slice] : slice;
