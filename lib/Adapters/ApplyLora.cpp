@@ -1,13 +1,16 @@
 //===- ApplyLora.cpp - LoRA adapters as an IR rewrite ---------------------===//
 
 #include "tfm/Adapters/ApplyLora.h"
+#include "tfm/Adapters/ExpertTargetNames.h"
 #include "tfm/Dialect/Tfm/IR/StackedValues.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Support/Error.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <set>
@@ -36,19 +39,52 @@ std::string LoraSummary::describe() const {
 
 namespace {
 
-/// A parameter argument used only as the weight of y = x·Wᵀ projections,
-/// directly or as a tfm.repeat layer slice.
-struct Projection {
+/// How LoRA adapts a weight.
+enum class Form {
+  /// y = x·Wᵀ (PEFT's lora.Linear, or a ParamWrapper on a 2-D weight).
+  Dense,
+  /// Grouped expert GEMMs on a stacked [E, out, in] (or [E, in, out])
+  /// weight (PEFT's ParamWrapper on a 3-D parameter).
+  Experts,
+};
+
+/// A parameter argument LoRA can adapt: used only as the weight of
+/// projections of one form, directly or as a tfm.repeat layer slice.
+struct Candidate {
   BlockArgument arg;
   ParamAttr param;
-  /// The HF module of each layer slice (one for an unstacked weight).
-  std::vector<std::string> modules;
+  Form form;
+  /// Experts: the weight is [E, in, out] (x·W, gpt-oss).
+  bool transposed = false;
+  /// Per layer slice: the HF tensor name and its HF module.
+  std::vector<std::string> keys, modules;
+  /// Whether transformers holds it as nn.Linear (what all-linear selects):
+  /// not the output head, not a router (its own module class in
+  /// transformers 5), not a stacked expert weight.
+  bool linearInHF = false;
+};
+
+/// A candidate chosen for an adapter.
+struct Target {
+  const Candidate *candidate;
+  /// Selected by target_parameters (PEFT's ParamWrapper), not
+  /// target_modules.
+  bool byParameter;
+  int64_t rank;
+  double scale;
+  /// Per slice, the module PEFT names the adapter under (with a
+  /// `.base_layer` per later-wrapped parameter of the same module).
+  std::vector<std::string> adapterModules;
 };
 
 bool isProjectionUse(OpOperand &use) {
   auto mm = dyn_cast<MatmulOp>(use.getOwner());
   return mm && use.getOperandNumber() == 1 &&
          mm.getTranspose() == Transpose::nt;
+}
+
+bool isExpertUse(OpOperand &use) {
+  return isa<MoeGroupedMatmulOp>(use.getOwner()) && use.getOperandNumber() == 1;
 }
 
 /// The block arguments that stand for stacked input `weight` of `repeat`,
@@ -65,46 +101,79 @@ SmallVector<BlockArgument> sliceArgs(RepeatOp repeat, unsigned weight) {
   return out;
 }
 
-/// Whether every use of `arg` is as a projection weight (directly, or a
-/// tfm.repeat slice of it that is).
-bool onlyProjections(BlockArgument arg) {
-  if (arg.use_empty())
-    return false;
+/// The uses of `arg` that compute with it: its own, or those of its
+/// tfm.repeat slices. False when it has none or is used otherwise.
+bool computeUses(BlockArgument arg, SmallVectorImpl<OpOperand *> &uses) {
   for (OpOperand &use : arg.getUses()) {
-    if (isProjectionUse(use))
-      continue;
     auto repeat = dyn_cast<RepeatOp>(use.getOwner());
     unsigned numCarried = repeat ? repeat.getInits().size() : 0;
-    if (!repeat || use.getOperandNumber() < numCarried)
+    if (!repeat) {
+      uses.push_back(&use);
+      continue;
+    }
+    if (use.getOperandNumber() < numCarried)
       return false;
     for (BlockArgument slice :
-         sliceArgs(repeat, use.getOperandNumber() - numCarried))
-      if (slice.use_empty() || !llvm::all_of(slice.getUses(), [](OpOperand &u) {
-            return isProjectionUse(u);
-          }))
+         sliceArgs(repeat, use.getOperandNumber() - numCarried)) {
+      if (slice.use_empty())
         return false;
+      for (OpOperand &u : slice.getUses())
+        uses.push_back(&u);
+    }
   }
-  return true;
+  return !uses.empty();
 }
 
-/// The HF module of each of `slices` layer slices of a tensor named by
+bool onlyUsedAs(BlockArgument arg, bool (*pred)(OpOperand &)) {
+  SmallVector<OpOperand *> uses;
+  return computeUses(arg, uses) &&
+         llvm::all_of(uses, [&](OpOperand *u) { return pred(*u); });
+}
+
+/// The HF name of each of `slices` layer slices of a tensor named by
 /// `templ` (its {layer} template when `param` is stacked).
-std::vector<std::string> moduleNames(ParamAttr param, llvm::StringRef templ,
-                                     int64_t slices) {
+std::vector<std::string> layerNames(ParamAttr param, llvm::StringRef templ,
+                                    int64_t slices) {
   std::vector<std::string> out;
-  for (int64_t l = 0; l < slices; ++l) {
-    std::string n = param.getStacked()
-                        ? substituteLayer(templ, param.hfLayer(l))
-                        : templ.str();
-    llvm::StringRef m(n);
-    m.consume_back(".weight");
-    out.push_back(m.str());
-  }
+  for (int64_t l = 0; l < slices; ++l)
+    out.push_back(param.getStacked() ? substituteLayer(templ, param.hfLayer(l))
+                                     : templ.str());
   return out;
 }
 
+std::string moduleOf(llvm::StringRef key) {
+  return key.rsplit('.').first.str();
+}
+
+std::string leafOf(llvm::StringRef name) {
+  size_t dot = name.rfind('.');
+  return (dot == llvm::StringRef::npos ? name : name.substr(dot + 1)).str();
+}
+
+/// PEFT refuses these modules of Mamba-based models
+/// (_check_lora_target_modules_mamba).
+bool isMambaModel(llvm::StringRef modelType) {
+  return llvm::is_contained(
+      {"falcon_h1", "mamba", "mamba2", "falcon_mamba", "nemotron_h"},
+      modelType);
+}
+bool isMambaRefused(llvm::StringRef module) {
+  std::string leaf = leafOf(module);
+  return leaf == "out_proj" || leaf == "conv1d";
+}
+
+/// y + s·delta after `op`, replacing y's other uses.
+void addScaled(Operation *op, Value delta, double scaling, OpBuilder &builder) {
+  Location loc = op->getLoc();
+  Value y = op->getResult(0);
+  Value scaled =
+      ScaleOp::create(builder, loc, delta, builder.getF64FloatAttr(scaling));
+  auto sum = AddOp::create(builder, loc, y, scaled);
+  y.replaceAllUsesExcept(sum, sum);
+}
+
 /// y = x·Wᵀ  ->  y + s·(x·Aᵀ)·Bᵀ, after `mm`.
-void addBranch(MatmulOp mm, Value a, Value b, double scaling) {
+void addDenseBranch(MatmulOp mm, Value a, Value b, double scaling) {
   OpBuilder builder(mm->getContext());
   builder.setInsertionPointAfter(mm);
   Location loc = mm.getLoc();
@@ -118,131 +187,270 @@ void addBranch(MatmulOp mm, Value a, Value b, double scaling) {
       mm.getX(), a, Value(), nt);
   Value delta =
       MatmulOp::create(builder, loc, mm.getType(), xa, b, Value(), nt);
-  Value scaled =
-      ScaleOp::create(builder, loc, delta, builder.getF64FloatAttr(scaling));
-  auto sum = AddOp::create(builder, loc, mm.getResult(), scaled);
-  mm.getResult().replaceAllUsesExcept(sum, sum);
+  addScaled(mm, delta, scaling, builder);
 }
 
-} // namespace
+/// The grouped form on the same routing: y_e = x_e·W_e (+ bias) becomes
+/// y_e + s·(x_e·A_eᵀ)·B_eᵀ with A [E, r, in], B [E, out, r]; W_e + B_e·A_e
+/// is never formed.
+void addExpertBranch(MoeGroupedMatmulOp gm, Value a, Value b, double scaling) {
+  OpBuilder builder(gm->getContext());
+  builder.setInsertionPointAfter(gm);
+  Location loc = gm.getLoc();
+  auto xType = cast<RankedTensorType>(gm.getX().getType());
+  auto aType = cast<RankedTensorType>(a.getType());
+  SmallVector<int64_t> xaShape(xType.getShape());
+  xaShape.back() = aType.getDimSize(1);
+  auto nt = TransposeAttr::get(builder.getContext(), Transpose::nt);
+  Value xa = MoeGroupedMatmulOp::create(
+      builder, loc, RankedTensorType::get(xaShape, xType.getElementType()),
+      gm.getX(), a, gm.getOffsets(), Value(), nt);
+  Value delta = MoeGroupedMatmulOp::create(builder, loc, gm.getType(), xa, b,
+                                           gm.getOffsets(), Value(), nt);
+  addScaled(gm, delta, scaling, builder);
+}
 
-llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
-                                                 const LoraConfig &config) {
-  if (llvm::Error e = checkLoraConfig(config))
-    return std::move(e);
-  if (!config.targetParameters.empty())
-    return makeError("LoRA target_parameters (stacked expert weights) are "
-                     "not supported yet: " +
-                     config.targetParameters.front());
-  MLIRContext *ctx = forward.getContext();
-  LoraSummary summary;
-  summary.config = config;
+/// Why a parameter that is not a candidate cannot be adapted, and whether
+/// all-linear must refuse it too (HF holds it as nn.Linear).
+struct Other {
+  std::string module, key, why;
+  bool linearInHF;
+};
 
-  // The projections, and every other parameter's module (to name a target
-  // that is not a projection).
-  std::vector<Projection> projections;
-  // Module, why it cannot be adapted, and whether all-linear must refuse
-  // it too (a projection HF holds as nn.Linear that tfm cannot adapt yet).
-  struct Other {
-    std::string module, why;
-    bool linearInHF;
-  };
-  std::vector<Other> others;
+/// The parameters of `forward`, sorted into candidates and the rest.
+void collect(func::FuncOp forward, llvm::StringRef modelType,
+             std::vector<Candidate> &candidates, std::vector<Other> &others) {
   for (BlockArgument arg : forward.getArguments()) {
     auto param =
         forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
     if (!param || param.getBuffer())
       continue;
     auto type = cast<RankedTensorType>(arg.getType());
+    int64_t sliceRank = type.getRank() - (param.getStacked() ? 1 : 0);
     int64_t slices = param.getStacked() ? type.getDimSize(0) : 1;
-    std::vector<std::string> modules =
-        moduleNames(param, param.getName(), slices);
-    bool linear = param.getMapping() == ParamMapping::direct &&
-                  param.getName().ends_with(".weight") &&
-                  type.getRank() == (param.getStacked() ? 3 : 2) &&
-                  param.getKind() != "embedding" && onlyProjections(arg);
-    if (!linear) {
-      bool packed = param.getMapping() == ParamMapping::split ||
-                    param.getMapping() == ParamMapping::fuse;
-      std::vector<std::string> names = modules;
-      if (packed && param.getSources()) {
-        // The HF modules are the sources.
-        names.clear();
-        for (Attribute a : param.getSources())
-          llvm::append_range(
-              names,
-              moduleNames(param, cast<StringAttr>(a).getValue(), slices));
-      }
-      for (const std::string &m : names)
-        others.push_back(
-            {m,
-             param.getKind() == "embedding"
-                 ? "embeddings are not supported as LoRA targets"
-             : packed ? "packed projections (one HF module held as several "
-                        "tfm parameters, or several as one) are not "
-                        "supported as LoRA targets yet"
-                      : "not a linear projection tfm can adapt",
-             packed && onlyProjections(arg)});
+    std::vector<std::string> keys = layerNames(param, param.getName(), slices);
+    bool plain = param.getMapping() == ParamMapping::direct;
+    Candidate c{arg, param, Form::Dense};
+    c.keys = keys;
+    if (plain && sliceRank == 2 && param.getName().ends_with(".weight") &&
+        param.getKind() != "embedding" && onlyUsedAs(arg, isProjectionUse)) {
+      for (const std::string &k : keys)
+        c.modules.push_back(moduleOf(k));
+      c.linearInHF =
+          param.getKind() != "lm_head" && param.getKind() != "moe_router";
+      candidates.push_back(std::move(c));
       continue;
     }
-    projections.push_back({arg, param, std::move(modules)});
-  }
-
-  // Which projections are targeted; every target must select something.
-  std::vector<const Projection *> targeted;
-  std::vector<bool> entryUsed(config.targetModules.size(), false);
-  for (const Projection &p : projections) {
-    bool head = p.param.getKind() == "lm_head";
-    int64_t matched = 0;
-    for (const std::string &m : p.modules) {
-      if (head && config.allLinear)
-        continue; // all-linear leaves the output head, as PEFT does
-      if (!config.targets(m))
+    if ((plain || param.getMapping() == ParamMapping::stacked_experts) &&
+        sliceRank == 3 && onlyUsedAs(arg, isExpertUse)) {
+      SmallVector<OpOperand *> uses;
+      computeUses(arg, uses);
+      auto transposeOf = [](OpOperand *u) {
+        return cast<MoeGroupedMatmulOp>(u->getOwner()).getTranspose();
+      };
+      Transpose t = transposeOf(uses.front());
+      if (llvm::all_of(uses,
+                       [&](OpOperand *u) { return transposeOf(u) == t; })) {
+        c.form = Form::Experts;
+        c.transposed = t == Transpose::nn;
+        for (const std::string &k : keys)
+          c.modules.push_back(moduleOf(k));
+        candidates.push_back(std::move(c));
         continue;
-      ++matched;
-      for (auto [i, entry] : llvm::enumerate(config.targetModules))
-        if (moduleMatchesName(m, entry))
-          entryUsed[i] = true;
+      }
     }
-    std::string kind = p.param.getKind().str();
-    summary.byKind[kind].second += p.modules.size();
-    summary.projections += p.modules.size();
-    if (matched == 0)
+    bool packed = param.getMapping() == ParamMapping::split ||
+                  param.getMapping() == ParamMapping::fuse;
+    std::vector<std::string> names = keys;
+    if (packed && param.getSources()) {
+      // The HF modules are the sources.
+      names.clear();
+      for (Attribute a : param.getSources())
+        llvm::append_range(
+            names, layerNames(param, cast<StringAttr>(a).getValue(), slices));
+    }
+    for (const std::string &key : names) {
+      std::string module =
+          llvm::StringRef(key).ends_with(".weight") ? moduleOf(key) : key;
+      std::string why =
+          param.getKind() == "embedding"
+              ? "embeddings are not supported as LoRA targets"
+          : isMambaModel(modelType) && isMambaRefused(module)
+              ? "Mamba's out_proj and conv1d are not LoRA targets (PEFT "
+                "refuses them)"
+          : packed ? "packed projections (one HF module held as several "
+                     "tfm parameters, or several as one) are not supported "
+                     "as LoRA targets yet"
+                   : "not a linear projection tfm can adapt";
+      others.push_back(
+          {module, key, why, packed && onlyUsedAs(arg, isProjectionUse)});
+    }
+  }
+}
+
+/// The names PEFT resolves string target_modules against.
+ModelNames modelNames(const std::vector<Candidate> &candidates,
+                      const std::vector<Other> &others) {
+  ModelNames names;
+  llvm::StringSet<> modules;
+  auto addModules = [&](llvm::StringRef key) {
+    for (size_t dot = key.find('.'); dot != llvm::StringRef::npos;
+         dot = key.find('.', dot + 1))
+      if (modules.insert(key.take_front(dot)).second)
+        names.modules.push_back(key.take_front(dot).str());
+  };
+  for (const Candidate &c : candidates)
+    for (auto [key, module] : llvm::zip(c.keys, c.modules)) {
+      if (c.linearInHF)
+        names.linearModules.push_back(module);
+      names.parameters.push_back(key);
+      addModules(key);
+    }
+  for (const Other &o : others) {
+    if (o.linearInHF)
+      names.linearModules.push_back(o.module);
+    names.parameters.push_back(o.key);
+    addModules(o.key);
+  }
+  return names;
+}
+
+} // namespace
+
+llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
+                                                 const LoraConfig &given) {
+  if (llvm::Error e = checkLoraConfig(given))
+    return std::move(e);
+  MLIRContext *ctx = forward.getContext();
+  std::string modelType;
+  if (auto module = forward->getParentOfType<ModuleOp>())
+    if (auto hf = module->getAttrOfType<DictionaryAttr>("tfm.hf"))
+      if (auto t = hf.getAs<StringAttr>("model_type"))
+        modelType = t.str();
+
+  std::vector<Candidate> candidates;
+  std::vector<Other> others;
+  collect(forward, modelType, candidates, others);
+
+  LoraSummary summary;
+  summary.config = given;
+  LoraConfig &config = summary.config;
+  if (llvm::Error e = convertExpertTargetNames(config, modelType,
+                                               modelNames(candidates, others)))
+    return std::move(e);
+  bool mamba = isMambaModel(modelType);
+
+  // Which candidates are targeted, and how; every entry must select
+  // something.
+  std::vector<Target> targets;
+  std::vector<bool> moduleEntryUsed(config.targetModules.size(), false),
+      parameterEntryUsed(config.targetParameters.size(), false);
+  for (const Candidate &c : candidates) {
+    bool head = c.param.getKind() == "lm_head";
+    int64_t byModule = 0, byParameter = 0;
+    for (auto [key, module] : llvm::zip(c.keys, c.modules)) {
+      if (c.form == Form::Dense && config.targets(module) &&
+          !(config.allLinear && !c.linearInHF) &&
+          !(config.allLinear && mamba && isMambaRefused(module))) {
+        ++byModule;
+        for (auto [i, entry] : llvm::enumerate(config.targetModules))
+          if (moduleMatchesName(module, entry))
+            moduleEntryUsed[i] = true;
+      }
+      if (config.targetsParameter(key)) {
+        ++byParameter;
+        for (auto [i, entry] : llvm::enumerate(config.targetParameters))
+          if (moduleMatchesName(key, entry))
+            parameterEntryUsed[i] = true;
+      }
+    }
+    std::string kind = c.param.getKind().str();
+    summary.byKind[kind].second += c.keys.size();
+    summary.projections += c.keys.size();
+    if (byModule == 0 && byParameter == 0)
       continue;
+    llvm::StringRef name = c.param.getName();
+    if (byModule && byParameter)
+      return makeError("LoRA targets '" + c.modules.front() +
+                       "' through both target_modules and target_parameters");
     if (head)
-      return makeError("LoRA target '" + p.modules.front() +
+      return makeError("LoRA target '" + c.modules.front() +
                        "': the output head is not supported as a LoRA target");
-    if (matched != int64_t(p.modules.size()))
+    if (mamba && byModule && isMambaRefused(c.modules.front()))
+      return makeError("LoRA target '" + c.modules.front() +
+                       "': Mamba's out_proj and conv1d are not LoRA targets "
+                       "(PEFT refuses them)");
+    // Modules are named by their module, parameter targets by their full
+    // name (PEFT's current_key, which rank_pattern / alpha_pattern see).
+    const std::vector<std::string> &patternKeys =
+        byParameter ? c.keys : c.modules;
+    int64_t matched = byModule + byParameter;
+    if (matched != int64_t(c.keys.size()))
       return makeError(llvm::formatv(
           "LoRA targets select {0} of the {1} layers of '{2}' (e.g. '{3}'): "
           "adapting only some layers of a stacked weight is not supported "
           "yet; target every layer",
-          matched, p.modules.size(), p.param.getName(), p.modules.front()));
-    int64_t rank = config.rankOf(p.modules.front());
-    double scale = config.scalingOf(p.modules.front());
-    for (const std::string &m : p.modules)
-      if (config.rankOf(m) != rank || config.scalingOf(m) != scale)
+          matched, c.keys.size(), name, patternKeys.front()));
+    int64_t rank = config.rankOf(patternKeys.front());
+    double scale = config.scalingOf(patternKeys.front());
+    for (const std::string &k : patternKeys)
+      if (config.rankOf(k) != rank || config.scalingOf(k) != scale)
         return makeError("rank_pattern/alpha_pattern give the layers of '" +
-                         p.param.getName().str() +
-                         "' different ranks or scales (e.g. '" + m +
-                         "'): not supported yet");
-    targeted.push_back(&p);
-    summary.byKind[kind].first += p.modules.size();
+                         name.str() + "' different ranks or scales (e.g. '" +
+                         k + "'): not supported yet");
+    targets.push_back({&c, byParameter > 0, rank, scale, c.modules});
+    summary.byKind[kind].first += c.keys.size();
   }
-  for (const Other &o : others)
-    if (config.targets(o.module) && (!config.allLinear || o.linearInHF))
+  for (const Other &o : others) {
+    if (config.targetsParameter(o.key))
+      return makeError("LoRA target_parameters select '" + o.key +
+                       "', which is not a weight tfm can adapt (a "
+                       "projection's or the stacked experts')");
+    bool allLinearSkips =
+        config.allLinear &&
+        (!o.linearInHF || (mamba && isMambaRefused(o.module)));
+    if (config.targets(o.module) && !allLinearSkips)
       return makeError("LoRA target '" + o.module + "': " + o.why);
-  for (auto [i, used] : llvm::enumerate(entryUsed))
+  }
+  for (auto [i, used] : llvm::enumerate(moduleEntryUsed))
     if (!used)
       return makeError("LoRA target_modules entry '" + config.targetModules[i] +
                        "' matches no linear projection of the model");
-  if (targeted.empty())
+  for (auto [i, used] : llvm::enumerate(parameterEntryUsed))
+    if (!used)
+      return makeError("LoRA target_parameters entry '" +
+                       config.targetParameters[i] +
+                       "' matches no parameter of the model");
+  if (targets.empty())
     return makeError(
         config.targetRegex
             ? "LoRA target_modules '" + *config.targetRegex +
                   "' matches no linear projection of the model"
             : std::string("LoRA targets match no linear projection of the "
                           "model"));
+
+  // PEFT wraps the targeted parameters of one module in the order the
+  // module registers them (as tfm's arguments list them), the first
+  // innermost: each is named under one `.base_layer` per later one.
+  for (Target &t : targets) {
+    if (!t.byParameter)
+      continue;
+    int64_t later = llvm::count_if(targets, [&](const Target &o) {
+      return o.byParameter && o.candidate->modules == t.candidate->modules &&
+             o.candidate->arg.getArgNumber() > t.candidate->arg.getArgNumber();
+    });
+    for (std::string &m : t.adapterModules)
+      for (int64_t i = 0; i < later; ++i)
+        m += ".base_layer";
+  }
+  for (const Target &t : targets)
+    for (const Target &o : targets)
+      if (t.byParameter != o.byParameter &&
+          t.candidate->modules == o.candidate->modules)
+        return makeError("LoRA targets module '" +
+                         t.candidate->modules.front() +
+                         "' through both target_modules and "
+                         "target_parameters");
 
   // Everything that is not an adapter is frozen.
   for (BlockArgument arg : forward.getArguments())
@@ -253,32 +461,41 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
   // The adapters: new arguments, then a branch at each use.
   Location loc = forward.getLoc();
   std::set<std::string> leaves;
-  for (const Projection *p : targeted) {
-    llvm::StringRef templ = p->param.getName();
-    templ.consume_back(".weight");
-    int64_t rank = config.rankOf(p->modules.front());
-    double scale = config.scalingOf(p->modules.front());
-    auto wType = cast<RankedTensorType>(p->arg.getType());
-    bool stacked = p->param.getStacked();
+  for (const Target &t : targets) {
+    const Candidate &c = *t.candidate;
+    bool experts = c.form == Form::Experts;
+    bool stacked = c.param.getStacked();
+    auto wType = cast<RankedTensorType>(c.arg.getType());
     ArrayRef<int64_t> shape = wType.getShape();
-    int64_t out = shape[shape.size() - 2], in = shape.back();
-    auto stackedShape = [&](int64_t rows, int64_t cols) {
+    int64_t rows = shape[shape.size() - 2], cols = shape.back();
+    int64_t out = c.transposed ? cols : rows, in = c.transposed ? rows : cols;
+    int64_t numExperts = experts ? shape[shape.size() - 3] : 0;
+    auto adapterType = [&](int64_t r, int64_t cl) {
       SmallVector<int64_t> s;
       if (stacked)
         s.push_back(shape.front());
-      s.append({rows, cols});
+      if (experts)
+        s.push_back(numExperts);
+      s.append({r, cl});
       return RankedTensorType::get(s, wType.getElementType());
     };
+    // The adapter's name template: the (nested) module of the weight's.
+    std::string templ = moduleOf(c.param.getName());
+    if (t.adapterModules.front().size() > c.modules.front().size())
+      templ += t.adapterModules.front().substr(c.modules.front().size());
     Value adapter[2];
     const char *which[2] = {"lora_A", "lora_B"};
-    RankedTensorType types[2] = {stackedShape(rank, in),
-                                 stackedShape(out, rank)};
+    RankedTensorType types[2] = {adapterType(t.rank, in),
+                                 adapterType(out, t.rank)};
+    ParamMapping mappings[2] = {
+        experts ? ParamMapping::expert_major : ParamMapping::direct,
+        experts ? ParamMapping::rank_major : ParamMapping::direct};
     for (int i = 0; i < 2; ++i) {
-      auto param = ParamAttr::get(
-          ctx, peftAdapterName(templ, which[i]),
-          i == 0 ? kLoraAKind : kLoraBKind, ParamMapping::direct, ArrayAttr(),
-          0, 0, stacked, ArrayAttr(), /*frozen=*/false, p->param.getLayers(),
-          /*buffer=*/false);
+      auto param = ParamAttr::get(ctx, peftAdapterName(templ, which[i]),
+                                  i == 0 ? kLoraAKind : kLoraBKind, mappings[i],
+                                  ArrayAttr(), 0, 0, stacked, ArrayAttr(),
+                                  /*frozen=*/false, c.param.getLayers(),
+                                  /*buffer=*/false);
       unsigned index = forward.getNumArguments();
       if (failed(forward.insertArgument(
               index, types[i],
@@ -286,22 +503,33 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
                   ctx, {NamedAttribute(StringAttr::get(ctx, kParamAttrName),
                                        param)}),
               loc)))
-        return makeError("cannot add the LoRA arguments of " + templ.str());
+        return makeError("cannot add the LoRA arguments of " + templ);
       adapter[i] = forward.getArgument(index);
       summary.adapterParameters += types[i].getNumElements();
     }
-    summary.adapted += p->modules.size();
-    summary.modulesByRank[rank] += p->modules.size();
-    leaves.insert(templ.rsplit('.').second.str());
+    summary.adapted += c.keys.size();
+    summary.modulesByRank[t.rank] += c.keys.size();
+    if (!t.byParameter)
+      leaves.insert(leafOf(templ));
+    summary.targets.push_back({c.param.getName().str(),
+                               peftAdapterName(templ, "lora_A"),
+                               peftAdapterName(templ, "lora_B"), numExperts,
+                               c.transposed, t.rank, t.scale});
 
-    for (OpOperand &use : llvm::make_early_inc_range(p->arg.getUses())) {
-      if (auto mm = dyn_cast<MatmulOp>(use.getOwner())) {
-        addBranch(mm, adapter[0], adapter[1], scale);
+    auto branch = [&](Operation *op, Value a, Value b) {
+      if (auto mm = dyn_cast<MatmulOp>(op))
+        addDenseBranch(mm, a, b, t.scale);
+      else
+        addExpertBranch(cast<MoeGroupedMatmulOp>(op), a, b, t.scale);
+    };
+    for (OpOperand &use : llvm::make_early_inc_range(c.arg.getUses())) {
+      auto repeat = dyn_cast<RepeatOp>(use.getOwner());
+      if (!repeat) {
+        branch(use.getOwner(), adapter[0], adapter[1]);
         continue;
       }
       // A tfm.repeat weight: A and B become stacked inputs of the same
       // layer kinds, sliced per layer beside it.
-      auto repeat = cast<RepeatOp>(use.getOwner());
       unsigned numCarried = repeat.getInits().size();
       unsigned w = use.getOperandNumber() - numCarried;
       SmallVector<DenseI64ArrayAttr> sets;
@@ -321,7 +549,7 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
         Value b = body->addArgument(
             types[1].clone(types[1].getShape().drop_front()), loc);
         for (OpOperand &u : llvm::make_early_inc_range(slice.getUses()))
-          addBranch(cast<MatmulOp>(u.getOwner()), a, b, scale);
+          branch(u.getOwner(), a, b);
       }
     }
   }

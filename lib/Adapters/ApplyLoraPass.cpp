@@ -48,6 +48,7 @@ struct TfmApplyLoraPass
     c.useRslora = useRslora;
     c.setTargetModules(
         std::vector<std::string>(targetModules.begin(), targetModules.end()));
+    c.targetParameters.assign(targetParameters.begin(), targetParameters.end());
     if (!targetRegex.empty())
       c.targetRegex = targetRegex;
     return c;

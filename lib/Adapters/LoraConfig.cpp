@@ -187,6 +187,10 @@ bool LoraConfig::excludes(llvm::StringRef module) const {
   return matchesList(excludeModules, module);
 }
 
+bool LoraConfig::targetsParameter(llvm::StringRef key) const {
+  return matchesList(targetParameters, key);
+}
+
 bool LoraConfig::targets(llvm::StringRef module) const {
   if (excludes(module))
     return false;

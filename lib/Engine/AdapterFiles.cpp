@@ -3,6 +3,7 @@
 #include "tfm/Engine/AdapterFiles.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Engine/RunFolder.h"
+#include "tfm/Runtime/WeightBinder.h"
 #include "tfm/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -30,6 +31,8 @@ struct ExpectedTensor {
   std::string name;
   std::vector<int64_t> shape;
   bool isA;
+  /// An expert adapter (PEFT's flattened expert-major A / rank-major B).
+  bool experts;
 };
 
 std::vector<ExpectedTensor> expectedAdapterTensors(func::FuncOp forward) {
@@ -43,14 +46,33 @@ std::vector<ExpectedTensor> expectedAdapterTensors(func::FuncOp forward) {
     auto type = cast<RankedTensorType>(arg.getType());
     ArrayRef<int64_t> shape = type.getShape();
     int64_t slices = param.getStacked() ? shape.front() : 1;
-    std::vector<int64_t> slice(shape.begin() + (param.getStacked() ? 1 : 0),
-                               shape.end());
+    std::vector<int64_t> slice = expertFactorStoredShape(
+        param, shape.drop_front(param.getStacked() ? 1 : 0));
     for (int64_t l = 0; l < slices; ++l)
       out.push_back(
           {param.getStacked() ? param.nameForLayer(l) : param.getName().str(),
-           slice, param.getKind() == kLoraAKind});
+           slice, param.getKind() == kLoraAKind,
+           param.getMapping() == ParamMapping::expert_major ||
+               param.getMapping() == ParamMapping::rank_major});
   }
   return out;
+}
+
+/// Whether `got` is the shape PEFT before 0.19.1 gave expert adapter `t`:
+/// it read every stacked [E, d1, d2] weight as [E, in, out], so on the
+/// [E, out, in] weights of transformers 5 its A was [E·r, out] and its B
+/// [in, r·E], in and out swapped (`pair` is t's partner).
+bool isPre0191ExpertLayout(const ExpectedTensor &t, const ExpectedTensor &pair,
+                           llvm::ArrayRef<int64_t> got) {
+  if (!t.experts || got.size() != 2)
+    return false;
+  // A [E·r, in] and B [out, r·E]: in is A's columns, out B's rows.
+  int64_t in = t.isA ? t.shape[1] : pair.shape[1];
+  int64_t out = t.isA ? pair.shape[0] : t.shape[0];
+  if (in == out)
+    return false;
+  return t.isA ? got[0] == t.shape[0] && got[1] == out
+               : got[0] == in && got[1] == t.shape[1];
 }
 
 std::string shapeText(llvm::ArrayRef<int64_t> shape) {
@@ -120,12 +142,26 @@ llvm::Expected<Checkpoint> mlir::tfm::openLoraAdapter(llvm::StringRef dir,
                               "adapter was made for another model)"
                             : ""));
     const TensorView *view = adapter->find(name);
-    if (view->shape != it->second->shape)
-      return makeError(file + ": tensor '" + name + "' has shape " +
-                       shapeText(view->shape) + ", expected " +
-                       shapeText(it->second->shape) +
-                       " (r and the module's sizes of adapter_config.json "
-                       "and the base model)");
+    const ExpectedTensor &t = *it->second;
+    if (view->shape == t.shape)
+      continue;
+    std::string pairName = name;
+    size_t pos = pairName.rfind(t.isA ? ".lora_A." : ".lora_B.");
+    pairName.replace(pos, 8, t.isA ? ".lora_B." : ".lora_A.");
+    auto pair = byName.find(pairName);
+    if (pair != byName.end() &&
+        isPre0191ExpertLayout(t, *pair->second, view->shape))
+      return makeError(
+          file + ": tensor '" + name + "' has shape " + shapeText(view->shape) +
+          ", expected " + shapeText(t.shape) +
+          ": it is the expert layout of PEFT before 0.19.1 (in and out "
+          "swapped on [experts, out, in] weights), which tfm does not "
+          "read; train the adapter again with PEFT 0.19.1 or later");
+    return makeError(file + ": tensor '" + name + "' has shape " +
+                     shapeText(view->shape) + ", expected " +
+                     shapeText(t.shape) +
+                     " (r and the module's sizes of adapter_config.json "
+                     "and the base model)");
   }
   for (const ExpectedTensor &t : expected)
     if (!adapter->find(t.name))

@@ -283,44 +283,71 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
   return llvm::Error::success();
 }
 
+/// W += s·B·A for one adapted weight `w` of shape `shape` (stacked over
+/// layers or not), from its adapter values `a` and `b` in tfm's layout
+/// (LoraTarget); per expert for a stacked expert weight.
+static void addLoraDelta(std::vector<float> &w, llvm::ArrayRef<int64_t> shape,
+                         llvm::ArrayRef<float> a, llvm::ArrayRef<float> b,
+                         const LoraTarget &t) {
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  int64_t out = t.transposed ? cols : rows, in = t.transposed ? rows : cols;
+  int64_t r = t.rank, matrices = int64_t(w.size()) / (out * in);
+  float s = float(t.scaling);
+  std::vector<float> ba(out * in);
+  for (int64_t m = 0; m < matrices; ++m) {
+    const float *am = a.data() + m * r * in, *bm = b.data() + m * out * r;
+    std::fill(ba.begin(), ba.end(), 0.0f);
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t k = 0; k < r; ++k)
+        for (int64_t i = 0; i < in; ++i)
+          ba[o * in + i] += bm[o * r + k] * am[k * in + i];
+    float *wm = w.data() + m * out * in;
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < in; ++i)
+        wm[t.transposed ? i * out + o : o * in + i] += s * ba[o * in + i];
+  }
+}
+
 llvm::Error mlir::tfm::saveMergedModel(llvm::StringRef dir,
                                        llvm::StringRef inputDir,
                                        const TrainingStep &step) {
   const LoraSummary *lora = step.getLoraSummary();
   if (!lora)
     return makeError("--merge-lora: the run trained no LoRA adapter");
-  llvm::Expected<std::vector<NamedGradient>> tensors = step.namedParameters();
-  if (!tensors)
-    return tensors.takeError();
-  std::map<std::string, NamedGradient *> byName;
-  for (NamedGradient &t : *tensors)
-    byName[t.name] = &t;
-  std::vector<NamedGradient> model;
-  for (NamedGradient &t : *tensors)
-    if (!isLoraTensorName(t.name))
-      model.push_back(t);
-  // W [out, in] += s · B [out, r] · A [r, in], in f32 (as PEFT's merge in
-  // the weight's dtype from an f32 model).
-  for (NamedGradient &w : model) {
-    llvm::StringRef module = w.name;
-    module.consume_back(".weight");
-    auto a = byName.find(peftAdapterName(module, "lora_A"));
-    auto b = byName.find(peftAdapterName(module, "lora_B"));
-    if (a == byName.end() || b == byName.end())
+  // Merged in tfm's layout (as PEFT's merge, in f32 from an f32 model);
+  // the weight map then writes each tensor as the checkpoint stores it
+  // (stacked, or one tensor per expert).
+  unsigned n = step.getNumArguments();
+  std::vector<ParamAttr> params(n);
+  std::vector<std::vector<int64_t>> shapes(n);
+  std::vector<std::vector<float>> values(n);
+  std::map<std::string, unsigned> argOf;
+  for (unsigned i = 0; i < n; ++i) {
+    params[i] = step.getParam(i);
+    if (!params[i])
       continue;
-    const NamedGradient &A = *a->second, &B = *b->second;
-    int64_t out = w.shape[0], in = w.shape[1], r = A.shape[0];
-    float s = float(lora->config.scalingOf(module));
-    std::vector<float> ba(out * in, 0.0f);
-    for (int64_t i = 0; i < out; ++i)
-      for (int64_t k = 0; k < r; ++k) {
-        float bik = B.data[i * r + k];
-        for (int64_t j = 0; j < in; ++j)
-          ba[i * in + j] += bik * A.data[k * in + j];
-      }
-    for (int64_t i = 0; i < out * in; ++i)
-      w.data[i] += s * ba[i];
+    shapes[i] = step.getArgumentShape(i).vec();
+    argOf[params[i].getName().str()] = i;
+    if (params[i].getKind() != kLoraAKind && params[i].getKind() != kLoraBKind)
+      values[i] = step.getParameter(i).vec();
   }
+  for (const LoraTarget &t : lora->targets) {
+    auto w = argOf.find(t.weight), a = argOf.find(t.a), b = argOf.find(t.b);
+    if (w == argOf.end() || a == argOf.end() || b == argOf.end())
+      return makeError("--merge-lora: no parameters for the adapter of '" +
+                       t.weight + "'");
+    addLoraDelta(values[w->second], shapes[w->second],
+                 step.getParameter(a->second), step.getParameter(b->second), t);
+  }
+  std::vector<const float *> byArg(n, nullptr);
+  for (unsigned i = 0; i < n; ++i)
+    if (!values[i].empty())
+      byArg[i] = values[i].data();
+  llvm::Expected<std::vector<NamedGradient>> merged =
+      unbindGradients(params, shapes, byArg, step.getCheckpoint());
+  if (!merged)
+    return merged.takeError();
+  std::vector<NamedGradient> &model = *merged;
   for (const NamedGradient &t : model)
     if (auto e = checkFinite(t.data, t.name, 0))
       return e;

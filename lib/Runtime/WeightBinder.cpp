@@ -36,6 +36,36 @@ static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
          "]";
 }
 
+std::vector<int64_t>
+mlir::tfm::expertFactorStoredShape(ParamAttr param,
+                                   llvm::ArrayRef<int64_t> shape) {
+  if (shape.size() != 3)
+    return shape.vec();
+  if (param.getMapping() == ParamMapping::expert_major)
+    return {shape[0] * shape[1], shape[2]};
+  if (param.getMapping() == ParamMapping::rank_major)
+    return {shape[1], shape[2] * shape[0]};
+  return shape.vec();
+}
+
+/// Copies between an [E, R, r] value and PEFT's rank-major [R, r·E] tensor
+/// (column k·E + e is expert e's column k): to the stored layout when
+/// `toStored`, else from it.
+static void rankMajorCopy(llvm::ArrayRef<int64_t> shape, const float *from,
+                          float *to, bool toStored) {
+  int64_t experts = shape[0], rows = shape[1], rank = shape[2];
+  for (int64_t e = 0; e < experts; ++e)
+    for (int64_t o = 0; o < rows; ++o)
+      for (int64_t k = 0; k < rank; ++k) {
+        int64_t value = (e * rows + o) * rank + k;
+        int64_t stored = o * rank * experts + k * experts + e;
+        if (toStored)
+          to[stored] = from[value];
+        else
+          to[value] = from[stored];
+      }
+}
+
 namespace {
 
 /// Builds one (per-layer) parameter value of `shape` into `out`.
@@ -137,6 +167,22 @@ public:
     }
     case ParamMapping::stacked_experts:
       return stackExperts(param, layerName, shape, out);
+    case ParamMapping::expert_major:
+    case ParamMapping::rank_major: {
+      const TensorView *t = lookup(layerName(param.getName()), {});
+      if (!t)
+        return makeError(missing);
+      if (auto e = expectShape(*t, expertFactorStoredShape(param, shape)))
+        return e;
+      // [E·r, C] is [E, r, C] in memory; the rank-major one is permuted.
+      if (param.getMapping() == ParamMapping::expert_major)
+        return t->readAsF32(out);
+      std::vector<float> tmp(t->numElements());
+      if (auto e = t->readAsF32(tmp.data()))
+        return e;
+      rankMajorCopy(shape, tmp.data(), out, /*toStored=*/false);
+      return llvm::Error::success();
+    }
     }
     return llvm::Error::success();
   }
@@ -484,6 +530,16 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
                 unfuse(param, names, param.getMapping() == ParamMapping::fuse,
                        perLayer, g))
           return std::move(e);
+        break;
+      }
+      case ParamMapping::expert_major:
+      case ParamMapping::rank_major: {
+        NamedGradient &t = target(layerName(param.getName()),
+                                  expertFactorStoredShape(param, perLayer));
+        if (param.getMapping() == ParamMapping::expert_major)
+          std::copy_n(g, perLayerElems, t.data.begin());
+        else
+          rankMajorCopy(perLayer, g, t.data.data(), /*toStored=*/true);
         break;
       }
       case ParamMapping::stacked_experts: {

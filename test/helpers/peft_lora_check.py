@@ -18,7 +18,7 @@ merge_and_unload of the same adapter), --resume (2 updates, then 2 resumed,
 bit-identical to 4 straight).
 
 Usage: peft_lora_check.py --family llama --variant llama3 --targets all-linear
-       --tfm-train PATH --workdir DIR
+       [--target-parameters mlp.experts.gate_up_proj,...] --tfm-train PATH --workdir DIR
 """
 
 import argparse
@@ -44,7 +44,8 @@ logging.disable(logging.WARNING)  # bitsandbytes' note about optional kernels
 from peft import LoraConfig, PeftModel, get_peft_model  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_forward_check import MOE_FAMILIES, VARIANTS, build_model, tokens  # noqa: E402
+from hf_forward_check import (MOE_FAMILIES, VARIANTS, build_model,  # noqa: E402
+                              store_in_hub_layout, tokens)
 from hf_train_check import run_train  # noqa: E402
 
 
@@ -58,7 +59,10 @@ def targets(spec):
 
 def write_adapter(model, args, folder):
     """A seeded adapter under PEFT's names, saved by PEFT."""
-    config = LoraConfig(r=args.r, lora_alpha=args.alpha, target_modules=targets(args.targets),
+    config = LoraConfig(r=args.r, lora_alpha=args.alpha,
+                        target_modules=targets(args.targets) if args.targets else None,
+                        target_parameters=args.target_parameters.split(",")
+                        if args.target_parameters else None,
                         use_rslora=args.rslora, lora_dropout=0.0, task_type="CAUSAL_LM")
     peft_model = get_peft_model(copy.deepcopy(model), config)
     g = torch.Generator().manual_seed(args.seed + 11)
@@ -118,7 +122,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--family", required=True)
     ap.add_argument("--variant", required=True)
-    ap.add_argument("--targets", required=True)
+    ap.add_argument("--targets", default="")
+    # PEFT's target_parameters (stacked expert weights), comma-separated.
+    ap.add_argument("--target-parameters", dest="target_parameters", default="")
     ap.add_argument("--tfm-train", dest="tfm_train", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--steps", type=int, default=4)
@@ -139,6 +145,7 @@ def main():
     ckpt = os.path.join(args.workdir, "ckpt")
     base = build_model(args.family, args.variant, args.seed)
     base.save_pretrained(ckpt)
+    store_in_hub_layout(args.family, ckpt)
     adapter = os.path.join(args.workdir, "adapter0")
     write_adapter(base, args, adapter)
     ids, labels = tokens(base.config.vocab_size, args.seed,

@@ -4,12 +4,15 @@
 //
 //   y = x·Wᵀ + s · (x·Aᵀ)·Bᵀ          A [r, in], B [out, r], s = alpha/r
 //
-// as PEFT's lora.Linear computes it (B after A, then the scale). A and B are
-// new parameter arguments named as PEFT saves them
-// (`base_model.model.<module>.lora_A.weight`), stacked over layers like the
-// weight they adapt, and every other parameter is frozen, so the activity
-// analysis of tfm-autodiff gives the base weights no gradient work. The
-// delta W + s·B·A is never formed.
+// as PEFT's lora.Linear computes it (B after A, then the scale), and each
+// targeted stacked expert weight (target_parameters) gets the same per
+// expert on the same routing, y_e + s·(x_e·A_eᵀ)·B_eᵀ, as grouped GEMMs.
+// A and B are new parameter arguments named as PEFT saves them
+// (`base_model.model.<module>.lora_A.weight`; PEFT's expert-major A and
+// rank-major B layouts for experts), stacked over layers like the weight
+// they adapt, and every other parameter is frozen, so the activity analysis
+// of tfm-autodiff gives the base weights no gradient work. The delta
+// W + s·B·A is never formed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +35,21 @@ inline constexpr llvm::StringLiteral kLoraBKind = "lora_B";
 /// The PEFT name of an adapter tensor of `module` ("lora_A" / "lora_B").
 std::string peftAdapterName(llvm::StringRef module, llvm::StringRef which);
 
+/// One adapted weight parameter and its adapter parameters, by their
+/// weight-map names (the {layer} templates of stacked ones).
+struct LoraTarget {
+  /// The weight: [out, in]; experts [E, out, in], or [E, in, out] when
+  /// `transposed` (gpt-oss).
+  std::string weight;
+  /// A [r, in] and B [out, r]; per expert [E, r, in] and [E, out, r].
+  std::string a, b;
+  /// The number of experts (0: a dense projection).
+  int64_t experts = 0;
+  bool transposed = false;
+  int64_t rank = 0;
+  double scaling = 1;
+};
+
 /// What applyLora adapted.
 struct LoraSummary {
   /// The configuration applied.
@@ -44,8 +62,11 @@ struct LoraSummary {
   int64_t adapterParameters = 0;
   /// The distinct ranks used (rank_pattern can vary them).
   std::map<int64_t, int64_t> modulesByRank;
-  /// The adapted modules' leaf names (q_proj, ...), for adapter_config.json.
+  /// The leaf names (q_proj, ...) of the modules target_modules adapted,
+  /// for adapter_config.json.
   std::vector<std::string> leafNames;
+  /// Every adapted weight (for merging).
+  std::vector<LoraTarget> targets;
 
   /// "LoRA r=16 on 112 of 112 projections (attn_q 16/16, ...)".
   std::string describe() const;

@@ -1,5 +1,4 @@
-//===- LoraConfig.h - a LoRA adapter's configuration, PEFT's way -*- C++
-//-*-===//
+//===- LoraConfig.h - a LoRA adapter's configuration -----------*- C++ -*-===//
 //
 // What HF PEFT's LoraConfig (0.21) says about which projections get an
 // adapter and how it scales, read from an adapter_config.json as PEFT
@@ -41,7 +40,8 @@ struct LoraConfig {
   /// exclude_modules, list or regular expression, as target_modules.
   std::vector<std::string> excludeModules;
   std::optional<std::string> excludeRegex;
-  /// target_parameters: stacked parameters (MoE experts), by suffix.
+  /// target_parameters: parameters adapted as PEFT's ParamWrapper does
+  /// (stacked MoE experts, or a projection's weight), by name or suffix.
   std::vector<std::string> targetParameters;
   /// rank_pattern / alpha_pattern: per-module overrides, tried in order;
   /// key k matches module m when m fully matches "(.*\.)?(k)".
@@ -55,6 +55,9 @@ struct LoraConfig {
   double scalingOf(llvm::StringRef module) const;
   /// Whether target_modules (and not exclude_modules) selects `module`.
   bool targets(llvm::StringRef module) const;
+  /// Whether target_parameters selects the parameter `key` (its HF name:
+  /// equal to an entry or ending in "." + entry).
+  bool targetsParameter(llvm::StringRef key) const;
   /// Whether exclude_modules names `module`.
   bool excludes(llvm::StringRef module) const;
   /// target_modules from a list of names, where the one name "all-linear"

@@ -24,9 +24,27 @@ def TfmApplyLoraPass : Pass<"tfm-apply-lora", "ModuleOp"> {
     ending in `.name`), a regular expression the whole module name must
     match (`target-regex`), or `all-linear` (every projection but the output
     head); or an `adapter_config.json` as PEFT writes it (`config`), whose
-    `rank_pattern`, `alpha_pattern` and `exclude_modules` apply too. A
-    target that selects nothing, the embeddings, the output head, and a
-    stacked weight selected on only some layers are errors.
+    `rank_pattern`, `alpha_pattern` and `exclude_modules` apply too.
+
+    `target-parameters` names parameters as PEFT's `target_parameters`
+    does (a name or a `.name` suffix): a stacked expert weight
+    (`mlp.experts.gate_up_proj`, `down_proj`, gpt-oss's `[E, in, out]`
+    layout too) gets the factored grouped form on the same routing,
+
+      y_e = x_e·W_e + s·(x_e·A_eᵀ)·B_eᵀ,   A [E, r, in], B [E, out, r],
+
+    as two more `tfm.moe_grouped_matmul`s (PEFT's expert-major `lora_A` and
+    rank-major `lora_B` are the `expert_major` / `rank_major` weight-map
+    layouts, with PEFT's `.base_layer` nesting when several parameters of
+    one module are targeted); a projection's 2-D weight gets the dense form.
+    On the MoE families transformers 5 stacks, PEFT's rewrite of the v4
+    names (`gate_proj`, `up_proj`, `down_proj`, `gate`; Mixtral's `w1`,
+    `w3`, `w2`) into those targets applies first.
+
+    A target that selects nothing, the embeddings, the output head, Mamba's
+    `out_proj` and `conv1d`, and a stacked weight selected on only some
+    layers are errors; `all-linear` takes what transformers holds as
+    `nn.Linear` (not the routers, not Mamba's `out_proj`).
   }];
   let options = [
     Option<"funcName", "func", "std::string", "\"forward\"",
@@ -37,6 +55,8 @@ def TfmApplyLoraPass : Pass<"tfm-apply-lora", "ModuleOp"> {
            "Scale by alpha / sqrt(r)">,
     ListOption<"targetModules", "target-modules", "std::string",
                "Module names (or `all-linear`)">,
+    ListOption<"targetParameters", "target-parameters", "std::string",
+               "Parameter names or suffixes (stacked experts)">,
     Option<"targetRegex", "target-regex", "std::string", "\"\"",
            "A regular expression over whole module names">,
     Option<"configPath", "config", "std::string", "\"\"",

@@ -1,5 +1,4 @@
-//===- AdapterFiles.h - LoRA adapters on disk, as PEFT keeps them -*- C++
-//-*-===//
+//===- AdapterFiles.h - LoRA adapters on disk, PEFT's way ------*- C++ -*-===//
 //
 // An adapter folder holds adapter_config.json and adapter_model.safetensors
 // under PEFT's tensor names (base_model.model.<module>.lora_A.weight), so

@@ -32,6 +32,12 @@ struct NamedGradient {
   std::vector<float> data;
 };
 
+/// The shape the checkpoint stores one (per-layer) value of `shape` of an
+/// expert_major ([E·r, C]) or rank_major ([R, r·E]) parameter under; `shape`
+/// itself for every other mapping.
+std::vector<int64_t> expertFactorStoredShape(ParamAttr param,
+                                             llvm::ArrayRef<int64_t> shape);
+
 /// The inverse of bindParameters, for gradients and for trained parameters
 /// alike: `grads[i]` is the gradient (or value) of argument i, whose weight map
 /// is `params[i]` (null: not a parameter) and shape `shapes[i]` (taken before

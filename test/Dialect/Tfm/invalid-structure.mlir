@@ -324,6 +324,16 @@ func.func @arg_fuse_dim(%w: tensor<24xf32> {tfm.param = #tfm.param<name = "qkv",
 
 // -----
 
+// expected-error @+1 {{parameter 'l.{layer}.a.lora_A.weight' expert_major needs an [experts, rows, columns] tensor per layer, got 'tensor<2x8x4xf32>'}}
+func.func @arg_expert_major_rank(%w: tensor<2x8x4xf32> {tfm.param = #tfm.param<name = "l.{layer}.a.lora_A.weight", mapping = expert_major, stacked = true>}) { return }
+
+// -----
+
+// expected-error @+1 {{rank_major mapping takes no sources (the name is the source)}}
+func.func private @p_rank_major_sources(tensor<2x8x4xf32> {tfm.param = #tfm.param<name = "b", mapping = rank_major, sources = ["c"]>})
+
+// -----
+
 // expected-error @+1 {{'tfm.hf' must be a dictionary}}
 module attributes {tfm.hf = "llama"} {}
 

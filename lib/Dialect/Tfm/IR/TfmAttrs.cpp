@@ -111,11 +111,13 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << "': direct sources are alternative names of the "
                             "whole tensor and take no '{expert}'";
     break;
+  case ParamMapping::expert_major:
+  case ParamMapping::rank_major:
   case ParamMapping::transpose:
     if (numSources != 0)
-      return emitError() << "parameter '" << name
-                         << "': transpose mapping takes no sources (the name "
-                            "is the source)";
+      return emitError()
+             << "parameter '" << name << "': " << stringifyParamMapping(mapping)
+             << " mapping takes no sources (the name is the source)";
     break;
   case ParamMapping::fuse:
     if (numSources < 2)

@@ -82,6 +82,14 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
                            << "' lists " << layers.size()
                            << " layers but its leading dimension is "
                            << tensor.getDimSize(0);
+  bool expertFactor = param.getMapping() == ParamMapping::expert_major ||
+                      param.getMapping() == ParamMapping::rank_major;
+  if (expertFactor && tensor.getRank() != (param.getStacked() ? 4 : 3))
+    return op->emitError() << "parameter '" << param.getName() << "' "
+                           << stringifyParamMapping(param.getMapping())
+                           << " needs an [experts, rows, columns] tensor"
+                           << (param.getStacked() ? " per layer" : "")
+                           << ", got " << tensor;
   if ((param.getMapping() == ParamMapping::fuse ||
        param.getMapping() == ParamMapping::split) &&
       param.getDim() + (param.getStacked() ? 1 : 0) >= tensor.getRank())

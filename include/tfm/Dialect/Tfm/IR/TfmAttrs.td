@@ -83,10 +83,12 @@ def Tfm_MapFuse : I32EnumAttrCase<"fuse", 1>;
 def Tfm_MapSplit : I32EnumAttrCase<"split", 2>;
 def Tfm_MapTranspose : I32EnumAttrCase<"transpose", 3>;
 def Tfm_MapStackedExperts : I32EnumAttrCase<"stacked_experts", 4>;
+def Tfm_MapExpertMajor : I32EnumAttrCase<"expert_major", 5>;
+def Tfm_MapRankMajor : I32EnumAttrCase<"rank_major", 6>;
 def Tfm_ParamMapping : I32EnumAttr<"ParamMapping",
     "how a parameter is built from Hugging Face checkpoint tensors",
     [Tfm_MapDirect, Tfm_MapFuse, Tfm_MapSplit, Tfm_MapTranspose,
-     Tfm_MapStackedExperts]> {
+     Tfm_MapStackedExperts, Tfm_MapExpertMajor, Tfm_MapRankMajor]> {
   let cppNamespace = "::mlir::tfm";
   let genSpecializedAttr = 0;
 }
@@ -180,8 +182,13 @@ def Tfm_ParamAttr : Tfm_Attr<"Param", "param"> {
       per-expert tensors instead, `sources` are their templates with
       `{expert}`, concatenated along `dim` of one expert's slice and stacked
       on a leading expert dimension; a single source without `{expert}` is
-      an older name of the whole stacked tensor). Gradients are written in
-      the layout the checkpoint stores.
+      an older name of the whole stacked tensor),
+      `expert_major` (an `[E, r, C]` argument stored as the `[E·r, C]`
+      tensor `name`: PEFT's `lora_A` of an expert parameter),
+      `rank_major` (an `[E, R, r]` argument stored as the `[R, r·E]` tensor
+      `name` whose column `k·E + e` is expert `e`'s column `k`: PEFT's
+      `lora_B` of an expert parameter). Gradients are written in the layout
+      the checkpoint stores.
     - `tied`: other HF names that hold the same tensor (e.g. `lm_head.weight`
       for tied embeddings); counted once.
     - `frozen`: excluded from the gradient.
