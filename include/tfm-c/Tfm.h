@@ -96,10 +96,19 @@ typedef struct tfmStepOptions {
   const char *recompute;  /// "save-all", "selective", "full", "0.5", "68KiB"
   const char *freeze;     /// regex of HF names to freeze, or ""
   const char *moeAuxLoss; /// "auto", "on" or "off"
+  /// LoRA (NULL: none): a PEFT LoraConfig as JSON (adapter_config.json's
+  /// fields, or LoraConfig.to_dict()). The base is frozen; gradients are
+  /// the adapter's.
+  const char *lora;
+  /// An adapter folder as PEFT saves it (NULL: fresh adapters, A drawn
+  /// from `loraSeed`, B zero): its tensors are bound with the checkpoint,
+  /// and its adapter_config.json is the configuration when `lora` is NULL.
+  const char *adapter;
+  int64_t loraSeed;
 } tfmStepOptions;
 
 /// cpu, f32, fusion on, no gradients, logits, save-all, nothing frozen,
-/// moeAuxLoss auto.
+/// moeAuxLoss auto, no LoRA.
 void tfmStepOptionsInit(tfmStepOptions *options);
 
 /// Imports the model's step for `options` (nothing is compiled until the
@@ -186,6 +195,12 @@ typedef struct tfmTrainOptions {
   const char *decay;     /// "all" or "hf"
   const char *schedule;  /// "constant", "linear" or "cosine"
   const char *device, *dtype, *recompute, *freeze, *moeAuxLoss, *tokenDtype;
+  /// LoRA, as tfm-train's --lora-config (a PEFT LoraConfig as JSON text;
+  /// NULL: none), --lora-init (an adapter folder; NULL: none), --lora-seed
+  /// and --merge-lora.
+  const char *lora, *loraInit;
+  int64_t loraSeed;
+  bool mergeLora;
   /// Optional (NULL: none). `onProgress` gets each progress line (without
   /// its newline) instead of stdout; `onUpdate` sees each update as it
   /// ends, and returning true stops the run as SIGINT stops tfm-train: the

@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfm-c/Tfm.h"
+#include "tfm/Engine/AdapterFiles.h"
 #include "tfm/Engine/ImportedModel.h"
 #include "tfm/Engine/TrainRun.h"
+#include "tfm/Import/ModelBuilder.h"
 #include "tfm/Support/CommandLine.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -27,6 +29,10 @@ namespace {
 struct StepHandle {
   std::unique_ptr<TrainingStep> step;
   bool bound = false;
+  /// With LoRA: the adapter folder bound with every checkpoint (empty:
+  /// fresh adapters from `loraSeed`).
+  std::string adapter;
+  uint64_t loraSeed = 0;
 };
 struct ResultHandle {
   StepResult result;
@@ -160,7 +166,8 @@ char *tfmModelMLIR(tfmModel model) {
 }
 
 void tfmStepOptionsInit(tfmStepOptions *o) {
-  *o = tfmStepOptions{"cpu", "f32", true, false, true, "save-all", "", "auto"};
+  *o = tfmStepOptions{"cpu", "f32",  true,    false,   true, "save-all",
+                      "",    "auto", nullptr, nullptr, 0};
 }
 
 tfmStep tfmCompile(tfmModel model, const tfmStepOptions *o, char **error) {
@@ -182,11 +189,24 @@ tfmStep tfmCompile(tfmModel model, const tfmStepOptions *o, char **error) {
     options.logits = o->logits;
     options.recompute = orDefault(o->recompute, "save-all");
     options.freeze = orDefault(o->freeze, "");
+    if (o->lora) {
+      llvm::Expected<LoraConfig> lora = parseLoraConfig(o->lora, "lora");
+      if (!lora)
+        return lora.takeError();
+      options.lora = std::move(*lora);
+    } else if (o->adapter) {
+      llvm::Expected<LoraConfig> lora = readLoraConfig(o->adapter);
+      if (!lora)
+        return lora.takeError();
+      options.lora = std::move(*lora);
+    }
     auto step =
         unwrap(model)->createStep(options, orDefault(o->moeAuxLoss, "auto"));
     if (!step)
       return step.takeError();
-    return tfmStep{new StepHandle{std::move(*step)}};
+    return tfmStep{new StepHandle{std::move(*step), false,
+                                  orDefault(o->adapter, ""),
+                                  uint64_t(o->loraSeed)}};
   });
 }
 
@@ -197,6 +217,13 @@ static llvm::Expected<bool>
 bindCheckpoint(tfmStep step, llvm::Expected<Checkpoint> checkpoint) {
   if (!checkpoint)
     return checkpoint.takeError();
+  StepHandle &h = *unwrap(step);
+  if (h.step->getLoraSummary())
+    if (llvm::Error e = addLoraAdapter(
+            *checkpoint,
+            h.step->getModel().lookupSymbol<func::FuncOp>(kForwardFuncName),
+            h.adapter, h.loraSeed))
+      return std::move(e);
   if (llvm::Error e = unwrap(step)->step->bind(std::move(*checkpoint)))
     return std::move(e);
   unwrap(step)->bound = true;
@@ -402,6 +429,10 @@ void tfmTrainOptionsInit(tfmTrainOptions *o) {
   o->freeze = "";
   o->moeAuxLoss = "auto";
   o->tokenDtype = "uint16";
+  o->lora = nullptr;
+  o->loraInit = nullptr;
+  o->loraSeed = 0;
+  o->mergeLora = false;
 }
 
 int64_t tfmTrain(const char *checkpointDir, const char *tokens,
@@ -441,6 +472,15 @@ int64_t tfmTrain(const char *checkpointDir, const char *tokens,
     r.freeze = orDefault(o->freeze, "");
     r.moeAuxLoss = orDefault(o->moeAuxLoss, "auto");
     r.tokenDtype = orDefault(o->tokenDtype, "uint16");
+    if (o->lora) {
+      llvm::Expected<LoraConfig> lora = parseLoraConfig(o->lora, "lora");
+      if (!lora)
+        return lora.takeError();
+      r.lora = std::move(*lora);
+    }
+    r.loraInit = orDefault(o->loraInit, "");
+    r.loraSeed = uint64_t(o->loraSeed);
+    r.mergeLora = o->mergeLora;
     LineCallbackStream lines(o->onProgress, o->userData);
     llvm::raw_ostream *progressStream = nullptr;
     if (o->onProgress)

@@ -171,6 +171,17 @@ llvm::Expected<Checkpoint> mlir::tfm::openLoraAdapter(llvm::StringRef dir,
   return adapter;
 }
 
+llvm::Error mlir::tfm::addLoraAdapter(Checkpoint &checkpoint,
+                                      func::FuncOp forward, llvm::StringRef dir,
+                                      uint64_t seed) {
+  llvm::Expected<Checkpoint> adapter = dir.empty()
+                                           ? initLoraAdapter(forward, seed)
+                                           : openLoraAdapter(dir, forward);
+  if (!adapter)
+    return adapter.takeError();
+  return checkpoint.add(std::move(*adapter));
+}
+
 llvm::Error
 mlir::tfm::saveLoraAdapter(llvm::StringRef dir, const LoraSummary &summary,
                            const std::vector<NamedGradient> &tensors) {

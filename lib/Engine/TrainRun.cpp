@@ -264,14 +264,10 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   if (o.lora) {
     // The adapter: the last save's, --lora-init's, or a fresh one.
     std::string from = o.resume ? latest : o.loraInit;
-    auto forward =
-        (*step)->getModel().lookupSymbol<func::FuncOp>(kForwardFuncName);
-    llvm::Expected<Checkpoint> adapter =
-        from.empty() ? initLoraAdapter(forward, o.loraSeed)
-                     : openLoraAdapter(from, forward);
-    if (!adapter)
-      return adapter.takeError();
-    if (auto e = checkpoint->add(std::move(*adapter)))
+    if (auto e = addLoraAdapter(
+            *checkpoint,
+            (*step)->getModel().lookupSymbol<func::FuncOp>(kForwardFuncName),
+            from, o.loraSeed))
       return std::move(e);
   }
   if (auto e = (*step)->bind(std::move(*checkpoint)))

@@ -171,7 +171,8 @@ class Step {
 public:
   Step(const Model &model, const std::string &device, const std::string &dtype,
        bool fusion, bool gradients, bool logits, const std::string &recompute,
-       const std::string &freeze, const std::string &moeAuxLoss) {
+       const std::string &freeze, const std::string &moeAuxLoss,
+       const std::string &lora, const std::string &adapter, int64_t loraSeed) {
     tfmStepOptions o;
     tfmStepOptionsInit(&o);
     o.device = device.c_str();
@@ -182,6 +183,10 @@ public:
     o.recompute = recompute.c_str();
     o.freeze = freeze.c_str();
     o.moeAuxLoss = moeAuxLoss.c_str();
+    // Empty: no LoRA, fresh adapters.
+    o.lora = lora.empty() ? nullptr : lora.c_str();
+    o.adapter = adapter.empty() ? nullptr : cString(adapter, "lora");
+    o.loraSeed = loraSeed;
     ErrorSlot error;
     step = tfmCompile(model.get(), &o, &error);
     error.check(tfmStepIsNull(step));
@@ -373,6 +378,14 @@ int64_t train(const std::string &checkpoint, const std::string &tokens,
       num(o.logEvery);
     else if (k == "shuffle_seed")
       num(o.shuffleSeed);
+    else if (k == "lora_seed")
+      num(o.loraSeed);
+    else if (k == "lora")
+      text(o.lora);
+    else if (k == "lora_init")
+      text(o.loraInit);
+    else if (k == "merge_lora")
+      flag(o.mergeLora);
     else if (k == "lr")
       real(o.lr);
     else if (k == "adam_beta1")
@@ -502,10 +515,11 @@ NB_MODULE(_tfm, m) {
   nb::class_<Step>(m, "Step")
       .def(nb::init<const Model &, const std::string &, const std::string &,
                     bool, bool, bool, const std::string &, const std::string &,
-                    const std::string &>(),
+                    const std::string &, const std::string &,
+                    const std::string &, int64_t>(),
            "model"_a, "device"_a, "dtype"_a, "fusion"_a, "gradients"_a,
-           "logits"_a, "recompute"_a, "freeze"_a, "moe_aux_loss"_a,
-           nb::keep_alive<1, 2>())
+           "logits"_a, "recompute"_a, "freeze"_a, "moe_aux_loss"_a, "lora"_a,
+           "adapter"_a, "lora_seed"_a, nb::keep_alive<1, 2>())
       .def("bind", &Step::bind, "checkpoint"_a)
       .def("bind_tensors", &Step::bindTensors, "tensors"_a)
       .def("parameters", &Step::parameters)

@@ -212,15 +212,52 @@ class Step:
         return Output(self._native.run(ids, lab))
 
 
+def _lora_json(lora: Any) -> str:
+    """A LoRA configuration as the JSON text adapter_config.json holds: a
+    ``peft.LoraConfig``, its ``to_dict()``, or such a dict written by
+    hand (sets become lists, enums their values)."""
+    if hasattr(lora, "to_dict"):
+        lora = lora.to_dict()
+    if not isinstance(lora, Mapping):
+        raise Error(f"lora: expected a peft.LoraConfig, a dict or an adapter folder, "
+                    f"got {type(lora)}")
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, (set, frozenset)):
+            return sorted(value)
+        if hasattr(value, "value") and isinstance(value.value, (str, int)):
+            return value.value  # an enum (PeftType, TaskType)
+        raise TypeError(f"{type(value).__name__} is not JSON")
+
+    try:
+        return json.dumps(dict(lora), default=plain)
+    except (TypeError, ValueError) as e:
+        raise Error(f"lora: {e}") from None
+
+
+def _lora_option(lora: Any) -> tuple:
+    """(config JSON, adapter folder) for ``lora``: a configuration, or a
+    PEFT adapter folder (its config and weights)."""
+    if lora is None:
+        return "", ""
+    if isinstance(lora, (str, os.PathLike)):
+        return "", os.path.abspath(_path("lora", lora))
+    return _lora_json(lora), ""
+
+
 def compile(model: Union[Model, PathLike], device: str = "cpu", dtype: str = "f32",
             fusion: bool = True, recompute: Optional[str] = None, grads: bool = False,
             logits: bool = True, freeze: Optional[str] = None,
-            moe_aux_loss: str = "auto") -> Step:
+            moe_aux_loss: str = "auto", lora: Any = None, lora_seed: int = 0) -> Step:
     """The model's step (tfm-run's options): ``device`` cpu, cuda or
     gpu-sim; ``dtype`` f32 or bf16; ``grads`` derives the backward;
     ``logits=False`` is the loss-only step (never forms [B*T, V]);
     ``recompute`` is the backward's memory plan (save-all, selective, full,
-    a fraction or a size); ``freeze`` a regex of HF names not to train."""
+    a fraction or a size); ``freeze`` a regex of HF names not to train.
+    ``lora`` adds LoRA adapters as PEFT does (the base frozen, gradients
+    the adapter's): a ``peft.LoraConfig`` or its ``to_dict()`` (fresh
+    adapters: A drawn from ``lora_seed``, B zero), or a PEFT adapter folder
+    (its configuration and weights, bound with every checkpoint)."""
     for option, value in (("device", device), ("dtype", dtype), ("recompute", recompute),
                           ("freeze", freeze), ("moe_aux_loss", moe_aux_loss)):
         if value is not None and not isinstance(value, str):
@@ -230,8 +267,12 @@ def compile(model: Union[Model, PathLike], device: str = "cpu", dtype: str = "f3
             raise Error(f"option '{option}': expected a bool, got {type(value)}")
     if not isinstance(model, Model):
         model = Model(model)
+    if not isinstance(lora_seed, int) or isinstance(lora_seed, bool) or lora_seed < 0:
+        raise Error(f"option 'lora_seed': expected a non-negative int, got {lora_seed!r}")
+    lora_config, adapter = _lora_option(lora)
     native = _tfm.Step(model._native, device, dtype, fusion, grads, logits,
-                       recompute or "save-all", freeze or "", moe_aux_loss)
+                       recompute or "save-all", freeze or "", moe_aux_loss,
+                       lora_config, adapter, lora_seed)
     return Step(model, native)
 
 
@@ -246,8 +287,12 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
     weight_decay, decay, momentum, nesterov, max_grad_norm, schedule,
     warmup_steps, grad_accum, freeze, device, dtype, recompute,
     moe_aux_loss, fusion, save_every, log_every, resume, shuffle_seed,
-    token_dtype.
-    The trained model is in ``output_dir`` (transformers loads it).
+    token_dtype, and for LoRA lora (a ``peft.LoraConfig`` or its
+    ``to_dict()``), lora_init (a PEFT adapter folder to continue; its
+    configuration unless lora is given), lora_seed, merge_lora.
+    The trained model is in ``output_dir`` (transformers loads it); with
+    LoRA the adapter is, as PEFT saves it (and the merged model in
+    ``output_dir/merged`` with merge_lora).
 
     ``progress`` prints tfm-train's lines through ``sys.stdout`` (so a
     notebook shows them); ``callback(log)``, when given, sees each update
@@ -258,6 +303,11 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
     # Absolute now: a callback may change directory while the run goes on.
     output_dir = os.path.abspath(_path("output_dir", output_dir))
     checkpoint = os.path.abspath(_path("checkpoint", checkpoint))
+    options = dict(options)
+    if options.get("lora") is not None:
+        options["lora"] = _lora_json(options["lora"])
+    if options.get("lora_init") is not None:
+        options["lora_init"] = os.path.abspath(_path("lora_init", options["lora_init"]))
     with tempfile.TemporaryDirectory(prefix="tfm-tokens-") as scratch:
         path = _token_file(tokens, scratch)
         def print_line(line: str) -> None:

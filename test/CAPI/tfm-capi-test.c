@@ -174,11 +174,73 @@ static int printErrors(const char *dir, const char *out) {
   return 0;
 }
 
+/* LoRA from C: a PEFT config as JSON text. Fresh adapters (B zero) leave
+   the base's loss; the gradients are the adapter's, under PEFT's names. */
+static int runLora(const char *dir, const char *out) {
+  char *error;
+  tfmModel model = tfmImportHF(dir, &error);
+  if (tfmModelIsNull(model))
+    return fail("import", error);
+  int64_t ids[kBatch * kSeq];
+  makeTokens(tfmModelVocabSize(model), ids);
+  tfmStepOptions options;
+  tfmStepOptionsInit(&options);
+  options.gradients = true;
+  tfmStep base = tfmCompile(model, &options, &error);
+  if (tfmStepIsNull(base) || !tfmStepBind(base, dir, &error))
+    return fail("base", error);
+  tfmResult baseResult = tfmStepRun(base, kBatch, kSeq, ids, ids, &error);
+  if (tfmResultIsNull(baseResult))
+    return fail("base run", error);
+
+  options.lora = "{\"r\": 2, \"lora_alpha\": 3, \"target_modules\": "
+                 "[\"q_proj\", \"v_proj\"], \"peft_type\": \"LORA\"}";
+  options.loraSeed = 3;
+  tfmStep step = tfmCompile(model, &options, &error);
+  if (tfmStepIsNull(step) || !tfmStepBind(step, dir, &error))
+    return fail("lora", error);
+  tfmResult r = tfmStepRun(step, kBatch, kSeq, ids, ids, &error);
+  if (tfmResultIsNull(r))
+    return fail("lora run", error);
+  printf("lora: loss as the base's: %d, %lld gradients\n",
+         tfmResultLoss(r) == tfmResultLoss(baseResult),
+         (long long)tfmResultNumGradients(r));
+  for (int64_t i = 0; i < tfmResultNumGradients(r); ++i)
+    printf("lora: %s\n", tfmResultGradientName(r, i));
+  tfmResultDestroy(r);
+  tfmStepDestroy(step);
+
+  options.lora = "{\"r\": 0, \"target_modules\": [\"q_proj\"]}";
+  step = tfmCompile(model, &options, &error);
+  printf("lora r=0: %s null=%d\n", error, tfmStepIsNull(step));
+  tfmFree(error);
+
+  tfmTrainOptions train;
+  tfmTrainOptionsInit(&train);
+  train.steps = 1;
+  train.lora = "{\"r\": 2, \"target_modules\": [\"o_proj\"], "
+              "\"peft_type\": \"LORA\"}";
+  train.mergeLora = true;
+  char tokens[4096];
+  snprintf(tokens, sizeof tokens, "%s/tokens.json", dir);
+  int64_t steps = tfmTrain(dir, tokens, out, &train, false, &error);
+  if (steps != 1)
+    return fail("lora train", error);
+  printf("lora train: %lld step\n", (long long)steps);
+  tfmResultDestroy(baseResult);
+  tfmStepDestroy(base);
+  tfmModelDestroy(model);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--errors") == 0)
     return printErrors(argv[2], argv[3]);
+  if (argc == 4 && strcmp(argv[1], "--lora") == 0)
+    return runLora(argv[2], argv[3]);
   if (argc != 2) {
-    fprintf(stderr, "usage: tfm-capi-test CKPT_DIR | --errors CKPT_DIR OUT_DIR\n");
+    fprintf(stderr, "usage: tfm-capi-test CKPT_DIR | --errors CKPT_DIR OUT_DIR"
+                    " | --lora CKPT_DIR OUT_DIR\n");
     return 2;
   }
   printf("version %s\n", tfmVersion());

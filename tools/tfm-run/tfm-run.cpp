@@ -7,12 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfm/Engine/AdapterFiles.h"
 #include "tfm/Engine/Differentiate.h"
 #include "tfm/Engine/TensorFiles.h"
 #include "tfm/Engine/TokenDataset.h"
 #include "tfm/Engine/Trainer.h"
 #include "tfm/Engine/TrainingStep.h"
 #include "tfm/Import/HFConfig.h"
+#include "tfm/Import/ModelBuilder.h"
 #include "tfm/InitAll.h"
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Recompute/RecomputePlanner.h"
@@ -70,6 +72,12 @@ static cl::opt<bool>
               cl::desc("Also compute and write grad/<hf-name> for every "
                        "checkpoint tensor (needs labels)"),
               cl::cat(toolOptions));
+static cl::opt<std::string> adapterDir(
+    "adapter",
+    cl::desc("Run the checkpoint with a LoRA adapter folder as PEFT saves it "
+             "(adapter_config.json, adapter_model.safetensors); --grads then "
+             "writes the adapter's gradients"),
+    cl::value_desc("dir"), cl::cat(toolOptions));
 static cl::list<std::string>
     outputPaths("output", cl::ZeroOrMore,
                 cl::desc("Output .safetensors file(s) (checkpoint mode: "
@@ -342,9 +350,26 @@ static int runCheckpoint(StepOptions options) {
       return fail("--recompute: " + llvm::toString(budget.takeError()));
   }
 
+  if (!adapterDir.empty()) {
+    llvm::Expected<LoraConfig> lora = readLoraConfig(adapterDir);
+    if (!lora)
+      return fail(llvm::toString(lora.takeError()));
+    options.lora = std::move(*lora);
+  }
+
   auto step = TrainingStep::create(*spec, options);
   if (!step)
     return fail(llvm::toString(step.takeError()));
+  if (!adapterDir.empty()) {
+    // The adapter's tensors join the base's; the weight map binds both.
+    if (auto e = addLoraAdapter(
+            *checkpoint,
+            (*step)->getModel().lookupSymbol<func::FuncOp>(kForwardFuncName),
+            adapterDir, /*seed=*/0))
+      return fail(llvm::toString(std::move(e)));
+    if (!quiet)
+      llvm::outs() << (*step)->getLoraSummary()->describe() << "\n";
+  }
   if (auto e = (*step)->bind(std::move(*checkpoint)))
     return fail(llvm::toString(std::move(e)));
   if (auto e = (*step)->compile())
@@ -439,10 +464,10 @@ int main(int argc, char **argv) {
   if (!mlirPath.empty()) {
     if (checkAgainstCpu || withGrads || dtypeFlag != "f32" ||
         !checkpointDir.empty() || noFusion || noLogits ||
-        recompute != "save-all")
+        recompute != "save-all" || !adapterDir.empty())
       return fail("--mlir (kernel mode) takes no checkpoint, --grads, "
-                  "--dtype, --check-against-cpu, --no-fusion, --no-logits or "
-                  "--recompute");
+                  "--dtype, --check-against-cpu, --no-fusion, --no-logits, "
+                  "--recompute or --adapter");
     return removeOutputsOnFailure(
         finishToolOutput("tfm-run", runKernel(options.compile)));
   }

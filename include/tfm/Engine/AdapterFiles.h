@@ -31,6 +31,13 @@ llvm::Expected<Checkpoint> initLoraAdapter(func::FuncOp forward, uint64_t seed);
 llvm::Expected<Checkpoint> openLoraAdapter(llvm::StringRef dir,
                                            func::FuncOp forward);
 
+/// Adds the adapter tensors of `forward`'s adapter arguments to
+/// `checkpoint`, so that binding it binds base and adapter: `dir`'s (a
+/// PEFT adapter folder, openLoraAdapter), or fresh ones (initLoraAdapter
+/// with `seed`) when `dir` is empty.
+llvm::Error addLoraAdapter(Checkpoint &checkpoint, func::FuncOp forward,
+                           llvm::StringRef dir, uint64_t seed);
+
 /// Writes `dir`/adapter_config.json (`summary.config`) and
 /// adapter_model.safetensors (the adapter tensors among `tensors`, f32),
 /// each atomically. The config names the adapted modules by their leaf
