@@ -4,6 +4,7 @@
 #include "tfm/Adapters/ExpertTargetNames.h"
 #include "tfm/Dialect/Tfm/IR/StackedValues.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Dialect/Tfm/Transforms/SplitLayers.h"
 #include "tfm/Support/Error.h"
 
 #include "mlir/IR/Builders.h"
@@ -340,6 +341,35 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
     return std::move(e);
   bool mamba = isMambaModel(modelType);
 
+  // Targets that select some layers of a stacked weight, or give them
+  // different ranks or scales, get scans of their own first
+  // (tfm-split-layers), so that each weight is adapted whole.
+  auto adaptationAt = [&](const Candidate &c, size_t i) {
+    bool byModule =
+        c.form == Form::Dense && config.targets(c.modules[i]) &&
+        !(config.allLinear && !c.linearInHF) &&
+        !(config.allLinear && mamba && isMambaRefused(c.modules[i]));
+    bool byParameter = config.targetsParameter(c.keys[i]);
+    const std::string &key = byParameter ? c.keys[i] : c.modules[i];
+    return std::make_tuple(
+        byModule, byParameter, byModule || byParameter ? config.rankOf(key) : 0,
+        byModule || byParameter ? config.scalingOf(key) : 0.0);
+  };
+  std::set<int64_t> cuts;
+  for (const Candidate &c : candidates)
+    for (size_t i = 1; i < c.keys.size(); ++i)
+      if (adaptationAt(c, i) != adaptationAt(c, i - 1))
+        cuts.insert(c.param.hfLayer(i));
+  if (!cuts.empty()) {
+    if (llvm::Error e = splitRepeatLayers(
+            forward, std::vector<int64_t>(cuts.begin(), cuts.end())))
+      return makeError("LoRA targets some layers of a stacked weight: " +
+                       llvm::toString(std::move(e)));
+    candidates.clear();
+    others.clear();
+    collect(forward, modelType, candidates, others);
+  }
+
   // Which candidates are targeted, and how; every entry must select
   // something.
   std::vector<Target> targets;
@@ -348,19 +378,18 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
   for (const Candidate &c : candidates) {
     bool head = c.param.getKind() == "lm_head";
     int64_t byModule = 0, byParameter = 0;
-    for (auto [key, module] : llvm::zip(c.keys, c.modules)) {
-      if (c.form == Form::Dense && config.targets(module) &&
-          !(config.allLinear && !c.linearInHF) &&
-          !(config.allLinear && mamba && isMambaRefused(module))) {
+    for (size_t slice = 0; slice < c.keys.size(); ++slice) {
+      auto [module, parameter, rank, scale] = adaptationAt(c, slice);
+      if (module) {
         ++byModule;
         for (auto [i, entry] : llvm::enumerate(config.targetModules))
-          if (moduleMatchesName(module, entry))
+          if (moduleMatchesName(c.modules[slice], entry))
             moduleEntryUsed[i] = true;
       }
-      if (config.targetsParameter(key)) {
+      if (parameter) {
         ++byParameter;
         for (auto [i, entry] : llvm::enumerate(config.targetParameters))
-          if (moduleMatchesName(key, entry))
+          if (moduleMatchesName(c.keys[slice], entry))
             parameterEntryUsed[i] = true;
       }
     }
@@ -369,7 +398,6 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
     summary.projections += c.keys.size();
     if (byModule == 0 && byParameter == 0)
       continue;
-    llvm::StringRef name = c.param.getName();
     if (byModule && byParameter)
       return makeError("LoRA targets '" + c.modules.front() +
                        "' through both target_modules and target_parameters");
@@ -384,20 +412,10 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
     // name (PEFT's current_key, which rank_pattern / alpha_pattern see).
     const std::vector<std::string> &patternKeys =
         byParameter ? c.keys : c.modules;
-    int64_t matched = byModule + byParameter;
-    if (matched != int64_t(c.keys.size()))
-      return makeError(llvm::formatv(
-          "LoRA targets select {0} of the {1} layers of '{2}' (e.g. '{3}'): "
-          "adapting only some layers of a stacked weight is not supported "
-          "yet; target every layer",
-          matched, c.keys.size(), name, patternKeys.front()));
+    // Split above: every layer of the weight is adapted alike.
+    assert(byModule + byParameter == int64_t(c.keys.size()));
     int64_t rank = config.rankOf(patternKeys.front());
     double scale = config.scalingOf(patternKeys.front());
-    for (const std::string &k : patternKeys)
-      if (config.rankOf(k) != rank || config.scalingOf(k) != scale)
-        return makeError("rank_pattern/alpha_pattern give the layers of '" +
-                         name.str() + "' different ranks or scales (e.g. '" +
-                         k + "'): not supported yet");
     targets.push_back({&c, byParameter > 0, rank, scale, c.modules});
     summary.byKind[kind].first += c.keys.size();
   }
@@ -511,10 +529,10 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
     summary.modulesByRank[t.rank] += c.keys.size();
     if (!t.byParameter)
       leaves.insert(leafOf(templ));
-    summary.targets.push_back({c.param.getName().str(),
-                               peftAdapterName(templ, "lora_A"),
-                               peftAdapterName(templ, "lora_B"), numExperts,
-                               c.transposed, t.rank, t.scale});
+    summary.targets.push_back(
+        {stacked ? c.param.hfLayer(0) : -1, c.param.getName().str(),
+         peftAdapterName(templ, "lora_A"), peftAdapterName(templ, "lora_B"),
+         numExperts, c.transposed, t.rank, t.scale});
 
     auto branch = [&](Operation *op, Value a, Value b) {
       if (auto mm = dyn_cast<MatmulOp>(op))

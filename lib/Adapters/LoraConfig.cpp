@@ -75,10 +75,6 @@ const KnownField kOtherFields[] = {
     {"init_lora_weights", Accept::anything, ""},
     {"kasa_config", Accept::null, "KaSA is not supported"},
     {"layer_replication", Accept::null, "layer replication is not supported"},
-    {"layers_pattern", Accept::emptyOrNull,
-     "use a regular expression in target_modules"},
-    {"layers_to_transform", Accept::emptyOrNull,
-     "use a regular expression in target_modules"},
     {"loftq_config", Accept::emptyOrNull, "LoftQ is not supported"},
     {"lora_bias", Accept::falseOrNull, "adapters without bias terms only"},
     {"lora_dropout", Accept::zero,
@@ -191,14 +187,36 @@ bool LoraConfig::targetsParameter(llvm::StringRef key) const {
   return matchesList(targetParameters, key);
 }
 
+/// PEFT's check_target_module_exists for layers_to_transform: the layer
+/// index in `module`, if the name has one where `patterns` say.
+static std::optional<int64_t>
+layerIndexOf(llvm::StringRef module, const std::vector<std::string> &patterns) {
+  std::smatch m;
+  std::string name = module.str();
+  auto index = [&](const std::string &re) -> std::optional<int64_t> {
+    if (!std::regex_search(name, m, std::regex(re),
+                           std::regex_constants::match_continuous))
+      return std::nullopt;
+    return std::stoll(m[1].str());
+  };
+  if (patterns.empty())
+    return index(R"(.*?\.[^.]*\.(\d+)\.)");
+  for (const std::string &p : patterns)
+    if (auto i = index("(?:^|.*?\\.)" + p + R"(\.(\d+)\.)"))
+      return i;
+  return std::nullopt;
+}
+
 bool LoraConfig::targets(llvm::StringRef module) const {
   if (excludes(module))
     return false;
-  if (allLinear)
-    return true;
-  if (targetRegex)
-    return fullMatch(*targetRegex, module);
-  return matchesList(targetModules, module);
+  bool found = allLinear     ? true
+               : targetRegex ? fullMatch(*targetRegex, module)
+                             : matchesList(targetModules, module);
+  if (!found || layersToTransform.empty())
+    return found;
+  std::optional<int64_t> layer = layerIndexOf(module, layersPattern);
+  return layer && llvm::is_contained(layersToTransform, *layer);
 }
 
 llvm::Expected<LoraConfig> mlir::tfm::parseLoraConfig(llvm::StringRef text,
@@ -289,6 +307,40 @@ llvm::Expected<LoraConfig> mlir::tfm::parseLoraConfig(llvm::StringRef text,
           c.alphaPattern.push_back({pattern, value.get<double>()});
         }
       }
+    } else if (key == "layers_to_transform") {
+      // An index or a list of them.
+      auto layer = [&](const json &e) {
+        return e.is_number_integer() && e.get<int64_t>() >= 0;
+      };
+      if (v.is_null())
+        continue;
+      if (layer(v)) {
+        c.layersToTransform = {v.get<int64_t>()};
+        continue;
+      }
+      if (!v.is_array() || !llvm::all_of(v, layer))
+        return bad(key,
+                   "expected a layer index or a list of them, not " + v.dump());
+      for (const json &e : v)
+        c.layersToTransform.push_back(e.get<int64_t>());
+    } else if (key == "layers_pattern") {
+      if (v.is_null())
+        continue;
+      std::vector<std::string> patterns;
+      if (v.is_string())
+        patterns = {v.get<std::string>()};
+      else if (v.is_array() &&
+               llvm::all_of(v, [](const json &e) { return e.is_string(); }))
+        for (const json &e : v)
+          patterns.push_back(e.get<std::string>());
+      else
+        return bad(key, "expected a name or a list of names, not " + v.dump());
+      for (const std::string &p : patterns) {
+        std::string why;
+        if (!validRegex(p, why))
+          return bad(key, "'" + p + "' is not a regular expression: " + why);
+      }
+      c.layersPattern = std::move(patterns);
     } else if (key == "base_model_name_or_path") {
       if (v.is_string())
         c.baseModel = v.get<std::string>();
@@ -364,8 +416,12 @@ std::string mlir::tfm::writeLoraConfig(const LoraConfig &c) {
   j["fan_in_fan_out"] = false;
   j["inference_mode"] = true;
   j["init_lora_weights"] = true;
-  j["layers_pattern"] = nullptr;
-  j["layers_to_transform"] = nullptr;
+  j["layers_pattern"] = c.layersPattern.empty() ? json(nullptr)
+                        : c.layersPattern.size() == 1
+                            ? json(c.layersPattern.front())
+                            : json(c.layersPattern);
+  j["layers_to_transform"] =
+      c.layersToTransform.empty() ? json(nullptr) : json(c.layersToTransform);
   // alpha as PEFT typed it: an int when it is one.
   if (c.alpha == std::floor(c.alpha) && std::fabs(c.alpha) < 1e15)
     j["lora_alpha"] = int64_t(c.alpha);

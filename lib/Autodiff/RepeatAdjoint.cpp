@@ -238,11 +238,12 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
     fwdTypes.push_back(prependLayers(type, fwd.getNumLayersOfKinds(set)));
   SmallVector<DenseI64ArrayAttr> fwdStackedSets(stackedSets);
   fwdStackedSets.append(slotSets.begin(), slotSets.end());
-  auto newFwd = RepeatOp::create(
-      fb, loc, fwdTypes, fwd.getInits(), fwd.getWeights(),
-      fwd.getNumLayersAttr(), fwd.getScheduleAttr(), fwd.getKindNamesAttr(),
-      fwd.getReverseAttr(), fwd.getWeightKindsAttr(),
-      kindSetsAttr(ctx, fwdStackedSets, numKinds), numKinds);
+  auto newFwd = RepeatOp::create(fb, loc, fwdTypes, fwd.getInits(),
+                                 fwd.getWeights(), fwd.getNumLayersAttr(),
+                                 fwd.getScheduleAttr(), fwd.getKindNamesAttr(),
+                                 fwd.getReverseAttr(), fwd.getWeightKindsAttr(),
+                                 kindSetsAttr(ctx, fwdStackedSets, numKinds),
+                                 fwd.getFirstLayerAttr(), numKinds);
   for (unsigned k = 0; k < numKinds; ++k) {
     Region &dst = newFwd.getKinds()[k];
     dst.takeBody(fwd.getKinds()[k]);
@@ -272,11 +273,12 @@ LogicalResult mlir::tfm::buildRepeatAdjoint(RepeatOp fwd, AdjointBuilder &ab) {
   for (unsigned j : gradedWeights)
     bwdTypes.push_back(fwd.getWeights()[j].getType());
   UnitAttr reverse = fwd.getReverse() ? UnitAttr() : ab.builder.getUnitAttr();
-  auto bwd = RepeatOp::create(
-      ab.builder, loc, bwdTypes, dhLast, stackedInputs, fwd.getNumLayersAttr(),
-      fwd.getScheduleAttr(), fwd.getKindNamesAttr(), reverse,
-      kindSetsAttr(ctx, inputSets, numKinds),
-      kindSetsAttr(ctx, gradedWeightSets, numKinds), numKinds);
+  auto bwd = RepeatOp::create(ab.builder, loc, bwdTypes, dhLast, stackedInputs,
+                              fwd.getNumLayersAttr(), fwd.getScheduleAttr(),
+                              fwd.getKindNamesAttr(), reverse,
+                              kindSetsAttr(ctx, inputSets, numKinds),
+                              kindSetsAttr(ctx, gradedWeightSets, numKinds),
+                              fwd.getFirstLayerAttr(), numKinds);
   for (unsigned k = 0; k < numKinds; ++k)
     bwd.getKinds()[k].push_back(kinds[k].block.release());
   for (unsigned i = 0; i < numCarried; ++i)

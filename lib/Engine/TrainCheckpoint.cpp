@@ -321,18 +321,23 @@ llvm::Error mlir::tfm::saveMergedModel(llvm::StringRef dir,
   std::vector<ParamAttr> params(n);
   std::vector<std::vector<int64_t>> shapes(n);
   std::vector<std::vector<float>> values(n);
-  std::map<std::string, unsigned> argOf;
+  // By name template and first HF layer: a weight split over scans is one
+  // argument per scan under the same template.
+  std::map<std::pair<std::string, int64_t>, unsigned> argOf;
   for (unsigned i = 0; i < n; ++i) {
     params[i] = step.getParam(i);
     if (!params[i])
       continue;
     shapes[i] = step.getArgumentShape(i).vec();
-    argOf[params[i].getName().str()] = i;
+    argOf[{params[i].getName().str(),
+           params[i].getStacked() ? params[i].hfLayer(0) : -1}] = i;
     if (params[i].getKind() != kLoraAKind && params[i].getKind() != kLoraBKind)
       values[i] = step.getParameter(i).vec();
   }
   for (const LoraTarget &t : lora->targets) {
-    auto w = argOf.find(t.weight), a = argOf.find(t.a), b = argOf.find(t.b);
+    auto w = argOf.find({t.weight, t.firstLayer}),
+         a = argOf.find({t.a, t.firstLayer}),
+         b = argOf.find({t.b, t.firstLayer});
     if (w == argOf.end() || a == argOf.end() || b == argOf.end())
       return makeError("--merge-lora: no parameters for the adapter of '" +
                        t.weight + "'");

@@ -11,6 +11,7 @@
 #include "tfm/Engine/TrainingStep.h"
 #include "tfm/Autodiff/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Dialect/Tfm/Transforms/SplitLayers.h"
 #include "tfm/Engine/Differentiate.h"
 #include "tfm/Import/ModelBuilder.h"
 #include "tfm/InitAll.h"
@@ -28,6 +29,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -152,6 +154,30 @@ static llvm::Error freezeParameters(func::FuncOp forward,
   return llvm::Error::success();
 }
 
+/// The model layers where `pattern` starts or stops matching the tensors
+/// of a stacked parameter of `forward` (layer b: it matches in b and not in
+/// the slice before, or the other way round), so that splitting the scans
+/// there lets `--freeze` freeze whole parameters.
+static std::vector<int64_t> freezeBoundaries(func::FuncOp forward,
+                                             const llvm::Regex &regex) {
+  std::set<int64_t> cuts;
+  for (BlockArgument arg : forward.getArguments()) {
+    auto param =
+        forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
+    if (!param || !param.getStacked() || param.getBuffer())
+      continue;
+    int64_t slices = cast<RankedTensorType>(arg.getType()).getDimSize(0);
+    std::optional<bool> previous;
+    for (int64_t l = 0; l < slices; ++l) {
+      bool matched = regex.match(param.nameForLayer(l));
+      if (previous && matched != *previous)
+        cuts.insert(param.hfLayer(l));
+      previous = matched;
+    }
+  }
+  return {cuts.begin(), cuts.end()};
+}
+
 /// The HF-literal model of `spec` (before fusion), with the LoRA adapters
 /// of `options` when it has some; `summary` receives what they adapted.
 static llvm::Expected<OwningOpRef<ModuleOp>>
@@ -160,6 +186,19 @@ buildLiteralModel(MLIRContext &ctx, const ModelSpec &spec,
                   std::optional<LoraSummary> *summary = nullptr) {
   OwningOpRef<ModuleOp> model = buildModel(
       ctx, spec, elementTypeOf(ctx, options.precision), options.logits);
+  if (!options.freeze.empty()) {
+    // Per-layer patterns freeze some layers of a stacked weight: those
+    // layers get scans (and stacked weights) of their own.
+    llvm::Regex regex(options.freeze);
+    std::string why;
+    if (!regex.isValid(why))
+      return makeError("--freeze '" + options.freeze + "': " + why);
+    auto forward = model->lookupSymbol<func::FuncOp>(kForwardFuncName);
+    if (llvm::Error e =
+            splitRepeatLayers(forward, freezeBoundaries(forward, regex)))
+      return makeError("--freeze '" + options.freeze +
+                       "': " + llvm::toString(std::move(e)));
+  }
   if (!options.lora)
     return model;
   auto adapted = applyLora(model->lookupSymbol<func::FuncOp>(kForwardFuncName),

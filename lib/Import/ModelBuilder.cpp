@@ -1124,7 +1124,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       kinds.size() > 1 ? b.getDenseI64ArrayAttr(schedule) : DenseI64ArrayAttr(),
       b.getArrayAttr(kindNames), /*reverse=*/UnitAttr(),
       partial ? b.getArrayAttr(weightKinds) : ArrayAttr(), stackedKinds,
-      kinds.size());
+      /*first_layer=*/IntegerAttr(), kinds.size());
   for (auto [k, region, kind] : llvm::enumerate(repeat.getKinds(), kinds)) {
     // Carried hidden state, then the slices of this kind's parameters.
     SmallVector<Type> blockTypes{hidden.getType()};

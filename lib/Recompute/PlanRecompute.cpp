@@ -217,7 +217,7 @@ LogicalResult materialise(SavedScan &scan, ArrayRef<LayerKindGraph> graphs,
       fb, loc, fwdTypes, fwd.getInits(), fwd.getWeights(),
       fwd.getNumLayersAttr(), fwd.getScheduleAttr(), fwd.getKindNamesAttr(),
       fwd.getReverseAttr(), fwd.getWeightKindsAttr(),
-      kindSetsAttr(ctx, fwdSets, numKinds), numKinds);
+      kindSetsAttr(ctx, fwdSets, numKinds), fwd.getFirstLayerAttr(), numKinds);
   for (unsigned k = 0; k < numKinds; ++k)
     newFwd.getKinds()[k].takeBody(fwd.getKinds()[k]);
 
@@ -240,7 +240,7 @@ LogicalResult materialise(SavedScan &scan, ArrayRef<LayerKindGraph> graphs,
       bb, bwd.getLoc(), bwd.getResultTypes(), bwd.getInits(), bwdInputs,
       bwd.getNumLayersAttr(), bwd.getScheduleAttr(), bwd.getKindNamesAttr(),
       bwd.getReverseAttr(), kindSetsAttr(ctx, bwdSets, numKinds),
-      bwd.getStackedKindsAttr(), numKinds);
+      bwd.getStackedKindsAttr(), bwd.getFirstLayerAttr(), numKinds);
   for (unsigned k = 0; k < numKinds; ++k)
     newBwd.getKinds()[k].takeBody(bwd.getKinds()[k]);
   newBwd->setAttr(kRecomputePlanAttrName, planAttr);

@@ -77,3 +77,39 @@ func.func @forward(%ids: tensor<?x?xi64>, %labels: tensor<?x?xi64>,
   %loss = tfm.cross_entropy %logits, %labels : (tensor<?x?x16xf32>, tensor<?x?xi64>) -> tensor<f32>
   return %logits, %loss : tensor<?x?x16xf32>, tensor<f32>
 }
+
+// -----
+
+// The first layers frozen in a scan of their own (tfm-split-layers, as
+// tfm-train --freeze by layer makes it) with a frozen embedding: nothing
+// reaches that scan, so only the second scan runs backward.
+// CHECK-LABEL: func.func @forward_vjp(
+// CHECK-SAME: -> (tensor<?x?x16xf32>, tensor<f32>, tensor<1x8x8xf32> {tfm.grad_of = 4 : i64})
+// CHECK: tfm.repeat(%{{.*}} : tensor<?x?x8xf32>) layers(%{{.*}} : tensor<1x8x8xf32>) {num_layers = 1 : i64} -> tensor<?x?x8xf32> {
+// CHECK: tfm.repeat(%{{.*}} : tensor<?x?x8xf32>) layers(%{{.*}} : tensor<1x8x8xf32>) {first_layer = 1 : i64, num_layers = 1 : i64} -> tensor<?x?x8xf32>, tensor<1x?x?x8xf32> {
+// CHECK: %[[BWD:.*]]:2 = tfm.repeat(%{{.*}} : tensor<?x?x8xf32>) layers({{.*}}) {first_layer = 1 : i64, num_layers = 1 : i64, reverse} -> tensor<?x?x8xf32>, tensor<1x8x8xf32> {
+// CHECK-NOT: tfm.repeat
+// CHECK: return %{{.*}}, %{{.*}}, %[[BWD]]#1 :
+func.func @forward(%ids: tensor<?x?xi64>, %labels: tensor<?x?xi64>,
+    %e: tensor<16x8xf32> {tfm.param = #tfm.param<name = "model.embed_tokens.weight", frozen = true>},
+    %w0: tensor<1x8x8xf32> {tfm.param = #tfm.param<name = "l.{layer}.w", stacked = true, frozen = true, layers = [0]>},
+    %w1: tensor<1x8x8xf32> {tfm.param = #tfm.param<name = "l.{layer}.w", stacked = true, layers = [1]>},
+    %head: tensor<16x8xf32> {tfm.param = #tfm.param<name = "lm_head.weight", frozen = true>})
+    -> (tensor<?x?x16xf32>, tensor<f32>) {
+  %h = tfm.embedding %ids, %e : (tensor<?x?xi64>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  %r0 = tfm.repeat (%h : tensor<?x?x8xf32>) layers(%w0 : tensor<1x8x8xf32>) {num_layers = 1 : i64} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %wl: tensor<8x8xf32>):
+    %z = tfm.matmul %x, %wl {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %o = tfm.add %x, %z : tensor<?x?x8xf32>
+    tfm.yield %o : tensor<?x?x8xf32>
+  }
+  %r1 = tfm.repeat (%r0 : tensor<?x?x8xf32>) layers(%w1 : tensor<1x8x8xf32>) {first_layer = 1 : i64, num_layers = 1 : i64} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %wl: tensor<8x8xf32>):
+    %z = tfm.matmul %x, %wl {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %o = tfm.add %x, %z : tensor<?x?x8xf32>
+    tfm.yield %o : tensor<?x?x8xf32>
+  }
+  %logits = tfm.matmul %r1, %head {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %loss = tfm.cross_entropy %logits, %labels : (tensor<?x?x16xf32>, tensor<?x?xi64>) -> tensor<f32>
+  return %logits, %loss : tensor<?x?x16xf32>, tensor<f32>
+}

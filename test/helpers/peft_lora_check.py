@@ -66,6 +66,8 @@ def write_adapter(model, args, folder):
                         target_modules=targets(args.targets) if args.targets else None,
                         target_parameters=args.target_parameters.split(",")
                         if args.target_parameters else None,
+                        layers_to_transform=[int(i) for i in args.layers.split(",")]
+                        if args.layers else None,
                         use_rslora=args.rslora, lora_dropout=0.0, task_type="CAUSAL_LM")
     peft_model = get_peft_model(copy.deepcopy(model), config)
     g = torch.Generator().manual_seed(args.seed + 11)
@@ -175,6 +177,8 @@ def main():
     ap.add_argument("--targets", default="")
     # PEFT's target_parameters (stacked expert weights), comma-separated.
     ap.add_argument("--target-parameters", dest="target_parameters", default="")
+    # PEFT's layers_to_transform, comma-separated.
+    ap.add_argument("--layers", default="")
     ap.add_argument("--tfm-train", dest="tfm_train", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--steps", type=int, default=4)

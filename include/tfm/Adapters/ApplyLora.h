@@ -36,8 +36,11 @@ inline constexpr llvm::StringLiteral kLoraBKind = "lora_B";
 std::string peftAdapterName(llvm::StringRef module, llvm::StringRef which);
 
 /// One adapted weight parameter and its adapter parameters, by their
-/// weight-map names (the {layer} templates of stacked ones).
+/// weight-map names (the {layer} templates of stacked ones) and the HF
+/// layer of their first slice (-1: not stacked); a weight whose layers run
+/// in several scans is one parameter per scan.
 struct LoraTarget {
+  int64_t firstLayer = -1;
   /// The weight: [out, in]; experts [E, out, in], or [E, in, out] when
   /// `transposed` (gpt-oss).
   std::string weight;

@@ -40,6 +40,12 @@ struct LoraConfig {
   /// exclude_modules, list or regular expression, as target_modules.
   std::vector<std::string> excludeModules;
   std::optional<std::string> excludeRegex;
+  /// layers_to_transform / layers_pattern: target_modules select only the
+  /// modules of these layer indices (empty: every layer); the index is the
+  /// number after the first "<pattern>." in the name (without a pattern,
+  /// after the second dotted component, as PEFT reads it).
+  std::vector<int64_t> layersToTransform;
+  std::vector<std::string> layersPattern;
   /// target_parameters: parameters adapted as PEFT's ParamWrapper does
   /// (stacked MoE experts, or a projection's weight), by name or suffix.
   std::vector<std::string> targetParameters;

@@ -90,6 +90,8 @@ struct TfmCheckWeightMapPass
       // The HF layers of its slices are the layers the scan reads them in.
       unsigned weight = use.getOperandNumber() - repeat.getInits().size();
       SmallVector<int64_t> layers = repeat.getLayersOfWeight(weight);
+      for (int64_t &l : layers)
+        l += repeat.getFirstLayer().value_or(0);
       int64_t slices = cast<RankedTensorType>(arg.getType()).getDimSize(0);
       bool same = int64_t(layers.size()) == slices;
       for (int64_t s = 0; same && s < slices; ++s)

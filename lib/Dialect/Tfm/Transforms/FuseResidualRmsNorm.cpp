@@ -126,12 +126,12 @@ LogicalResult carryResidual(RepeatOp repeat, RewriterBase &rewriter) {
   inits.insert(inits.begin() + 1, zeros);
   SmallVector<Type> types(repeat.getResultTypes());
   types.insert(types.begin() + 1, init.getType());
-  auto fused =
-      RepeatOp::create(rewriter, loc, types, inits, repeat.getWeights(),
-                       repeat.getNumLayersAttr(), repeat.getScheduleAttr(),
-                       repeat.getKindNamesAttr(), repeat.getReverseAttr(),
-                       repeat.getWeightKindsAttr(),
-                       repeat.getStackedKindsAttr(), repeat.getKinds().size());
+  auto fused = RepeatOp::create(
+      rewriter, loc, types, inits, repeat.getWeights(),
+      repeat.getNumLayersAttr(), repeat.getScheduleAttr(),
+      repeat.getKindNamesAttr(), repeat.getReverseAttr(),
+      repeat.getWeightKindsAttr(), repeat.getStackedKindsAttr(),
+      repeat.getFirstLayerAttr(), repeat.getKinds().size());
   for (auto [region, shape] : llvm::zip(repeat.getKinds(), shapes)) {
     Region &dest = fused.getKinds()[region.getRegionNumber()];
     rewriter.inlineRegionBefore(region, dest, dest.end());

@@ -630,6 +630,10 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
     }
     ```
 
+    `first_layer`, when present, is the model layer the scan's layer 0 is
+    (a model's layers split over several scans, `tfm-split-layers`): the
+    weight map's HF layers are counted from it. Absent, 0.
+
     Gradient: a reverse scan of the per-kind adjoint bodies reading the
     forward's saved values as stacked inputs; weight gradients are its
     stacked outputs (see tfm-autodiff).
@@ -643,7 +647,8 @@ def Tfm_RepeatOp : Tfm_Op<"repeat", [AttrSizedOperandSegments,
                    OptionalAttr<TypedArrayAttrBase<DenseI64ArrayAttr,
                        "kinds per stacked input">>:$weight_kinds,
                    OptionalAttr<TypedArrayAttrBase<DenseI64ArrayAttr,
-                       "kinds per stacked output">>:$stacked_kinds);
+                       "kinds per stacked output">>:$stacked_kinds,
+                   OptionalAttr<I64Attr>:$first_layer);
   let results = (outs Variadic<Tfm_StackableTensor>:$results);
   let regions = (region VariadicRegion<SizedRegion<1>>:$kinds);
   let assemblyFormat = [{

@@ -23,6 +23,34 @@ def TfmCheckWeightMapPass : Pass<"tfm-check-weight-map", "ModuleOp"> {
   }];
 }
 
+def TfmSplitLayersPass : Pass<"tfm-split-layers", "func::FuncOp"> {
+  let summary = "Run a model's layers in several scans, split at given layers";
+  let description = [{
+    Splits each forward `tfm.repeat` that runs across one of the model
+    layers `at` (layer b: the layers below b and those from b on run in
+    different scans) into consecutive scans. Each keeps only the layer
+    kinds it runs (renumbered, with its part of the schedule and kind
+    names), carries the previous one's results, and has `first_layer` set
+    to its first model layer. Each stacked weight (a stacked `#tfm.param`
+    argument read by that scan alone) is replaced, where it stood, by one
+    argument per scan that reads it: the same HF name template, `layers`
+    listing its own HF layers, so the weight map still names every tensor
+    once (`tfm-check-weight-map`). Stacked outputs are concatenated back.
+    Results are those of the single scan.
+
+    What it is for: per-layer choices become per-value ones. `tfm-train
+    --freeze 'model\.layers\.[0-7]\.'` splits at layer 8; the scan of
+    frozen layers then gets no backward at all (no trainable value reaches
+    it), and LoRA on some layers only adapts the scans of those layers.
+
+    A backward scan, or one whose stacked inputs are not such arguments,
+    is an error naming the layer; nothing is changed then.
+  }];
+  let options = [
+    ListOption<"layers", "at", "int64_t", "Model layers to split before">,
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion (tfm-fuse runs them in this order; each matches structure, never a
 // model_type, and leaves what it does not match as it is)
