@@ -163,14 +163,19 @@ bool isMambaRefused(llvm::StringRef module) {
   return leaf == "out_proj" || leaf == "conv1d";
 }
 
-/// y + s·delta after `op`, replacing y's other uses.
-void addScaled(Operation *op, Value delta, double scaling, OpBuilder &builder) {
-  Location loc = op->getLoc();
+/// y + delta after `op`, replacing y's other uses.
+void addDelta(Operation *op, Value delta, OpBuilder &builder) {
   Value y = op->getResult(0);
-  Value scaled =
-      ScaleOp::create(builder, loc, delta, builder.getF64FloatAttr(scaling));
-  auto sum = AddOp::create(builder, loc, y, scaled);
+  auto sum = AddOp::create(builder, op->getLoc(), y, delta);
   y.replaceAllUsesExcept(sum, sum);
+}
+
+/// s·xa: the scale goes on the r-wide x·Aᵀ rather than on the out-wide
+/// result, the same product for r/out of the traffic (PEFT scales the
+/// result; the two differ by rounding).
+Value scaled(Value xa, double scaling, OpBuilder &builder) {
+  return ScaleOp::create(builder, xa.getLoc(), xa,
+                         builder.getF64FloatAttr(scaling));
 }
 
 /// y = x·Wᵀ  ->  y + s·(x·Aᵀ)·Bᵀ, after `mm`.
@@ -186,9 +191,9 @@ void addDenseBranch(MatmulOp mm, Value a, Value b, double scaling) {
   Value xa = MatmulOp::create(
       builder, loc, RankedTensorType::get(xaShape, xType.getElementType()),
       mm.getX(), a, Value(), nt);
-  Value delta =
-      MatmulOp::create(builder, loc, mm.getType(), xa, b, Value(), nt);
-  addScaled(mm, delta, scaling, builder);
+  Value delta = MatmulOp::create(builder, loc, mm.getType(),
+                                 scaled(xa, scaling, builder), b, Value(), nt);
+  addDelta(mm, delta, builder);
 }
 
 /// The grouped form on the same routing: y_e = x_e·W_e (+ bias) becomes
@@ -206,9 +211,10 @@ void addExpertBranch(MoeGroupedMatmulOp gm, Value a, Value b, double scaling) {
   Value xa = MoeGroupedMatmulOp::create(
       builder, loc, RankedTensorType::get(xaShape, xType.getElementType()),
       gm.getX(), a, gm.getOffsets(), Value(), nt);
-  Value delta = MoeGroupedMatmulOp::create(builder, loc, gm.getType(), xa, b,
+  Value delta = MoeGroupedMatmulOp::create(builder, loc, gm.getType(),
+                                           scaled(xa, scaling, builder), b,
                                            gm.getOffsets(), Value(), nt);
-  addScaled(gm, delta, scaling, builder);
+  addDelta(gm, delta, builder);
 }
 
 /// Why a parameter that is not a candidate cannot be adapted, and whether
@@ -524,6 +530,16 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
         return makeError("cannot add the LoRA arguments of " + templ);
       adapter[i] = forward.getArgument(index);
       summary.adapterParameters += types[i].getNumElements();
+      // As the file stores each layer's: A [r, in] / B [out, r]; experts
+      // flattened, A expert-major [E·r, in], B rank-major [out, r·E].
+      int64_t e = std::max<int64_t>(numExperts, 1);
+      std::vector<int64_t> stored = i == 0
+                                        ? std::vector<int64_t>{e * t.rank, in}
+                                        : std::vector<int64_t>{out, t.rank * e};
+      for (int64_t l = 0; l < (stacked ? shape.front() : 1); ++l)
+        summary.tensors.push_back(
+            {stacked ? param.nameForLayer(l) : param.getName().str(), stored,
+             i == 0, experts});
     }
     summary.adapted += c.keys.size();
     summary.modulesByRank[t.rank] += c.keys.size();

@@ -219,10 +219,8 @@ bindCheckpoint(tfmStep step, llvm::Expected<Checkpoint> checkpoint) {
     return checkpoint.takeError();
   StepHandle &h = *unwrap(step);
   if (h.step->getLoraSummary())
-    if (llvm::Error e = addLoraAdapter(
-            *checkpoint,
-            h.step->getModel().lookupSymbol<func::FuncOp>(kForwardFuncName),
-            h.adapter, h.loraSeed))
+    if (llvm::Error e = addLoraAdapter(*checkpoint, *h.step->getLoraSummary(),
+                                       h.adapter, h.loraSeed))
       return std::move(e);
   if (llvm::Error e = unwrap(step)->step->bind(std::move(*checkpoint)))
     return std::move(e);

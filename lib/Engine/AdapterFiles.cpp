@@ -26,43 +26,11 @@ bool mlir::tfm::isLoraTensorName(llvm::StringRef name) {
 
 namespace {
 
-/// One adapter tensor the model expects: its PEFT name and shape.
-struct ExpectedTensor {
-  std::string name;
-  std::vector<int64_t> shape;
-  bool isA;
-  /// An expert adapter (PEFT's flattened expert-major A / rank-major B).
-  bool experts;
-};
-
-std::vector<ExpectedTensor> expectedAdapterTensors(func::FuncOp forward) {
-  std::vector<ExpectedTensor> out;
-  for (BlockArgument arg : forward.getArguments()) {
-    auto param =
-        forward.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
-    if (!param ||
-        (param.getKind() != kLoraAKind && param.getKind() != kLoraBKind))
-      continue;
-    auto type = cast<RankedTensorType>(arg.getType());
-    ArrayRef<int64_t> shape = type.getShape();
-    int64_t slices = param.getStacked() ? shape.front() : 1;
-    std::vector<int64_t> slice = expertFactorStoredShape(
-        param, shape.drop_front(param.getStacked() ? 1 : 0));
-    for (int64_t l = 0; l < slices; ++l)
-      out.push_back(
-          {param.getStacked() ? param.nameForLayer(l) : param.getName().str(),
-           slice, param.getKind() == kLoraAKind,
-           param.getMapping() == ParamMapping::expert_major ||
-               param.getMapping() == ParamMapping::rank_major});
-  }
-  return out;
-}
-
 /// Whether `got` is the shape PEFT before 0.19.1 gave expert adapter `t`:
 /// it read every stacked [E, d1, d2] weight as [E, in, out], so on the
 /// [E, out, in] weights of transformers 5 its A was [E·r, out] and its B
 /// [in, r·E], in and out swapped (`pair` is t's partner).
-bool isPre0191ExpertLayout(const ExpectedTensor &t, const ExpectedTensor &pair,
+bool isPre0191ExpertLayout(const LoraTensor &t, const LoraTensor &pair,
                            llvm::ArrayRef<int64_t> got) {
   if (!t.experts || got.size() != 2)
     return false;
@@ -84,13 +52,13 @@ std::string shapeText(llvm::ArrayRef<int64_t> shape) {
 
 } // namespace
 
-llvm::Expected<Checkpoint> mlir::tfm::initLoraAdapter(func::FuncOp forward,
+llvm::Expected<Checkpoint> mlir::tfm::initLoraAdapter(const LoraSummary &lora,
                                                       uint64_t seed) {
   auto storage = std::make_shared<std::vector<std::vector<float>>>();
-  std::vector<ExpectedTensor> expected = expectedAdapterTensors(forward);
+  const std::vector<LoraTensor> &expected = lora.tensors;
   storage->reserve(expected.size());
   std::vector<TensorView> views;
-  for (const ExpectedTensor &t : expected) {
+  for (const LoraTensor &t : expected) {
     int64_t n = 1;
     for (int64_t d : t.shape)
       n *= d;
@@ -117,7 +85,7 @@ llvm::Expected<Checkpoint> mlir::tfm::initLoraAdapter(func::FuncOp forward,
 }
 
 llvm::Expected<Checkpoint> mlir::tfm::openLoraAdapter(llvm::StringRef dir,
-                                                      func::FuncOp forward) {
+                                                      const LoraSummary &lora) {
   std::string file = childPath(dir, kAdapterWeights);
   if (!llvm::sys::fs::exists(file))
     return makeError(file +
@@ -127,9 +95,9 @@ llvm::Expected<Checkpoint> mlir::tfm::openLoraAdapter(llvm::StringRef dir,
   llvm::Expected<Checkpoint> adapter = Checkpoint::openFile(file);
   if (!adapter)
     return adapter.takeError();
-  std::vector<ExpectedTensor> expected = expectedAdapterTensors(forward);
-  std::map<std::string, const ExpectedTensor *> byName;
-  for (const ExpectedTensor &t : expected)
+  const std::vector<LoraTensor> &expected = lora.tensors;
+  std::map<std::string, const LoraTensor *> byName;
+  for (const LoraTensor &t : expected)
     byName[t.name] = &t;
   for (const std::string &name : adapter->names()) {
     auto it = byName.find(name);
@@ -142,7 +110,7 @@ llvm::Expected<Checkpoint> mlir::tfm::openLoraAdapter(llvm::StringRef dir,
                               "adapter was made for another model)"
                             : ""));
     const TensorView *view = adapter->find(name);
-    const ExpectedTensor &t = *it->second;
+    const LoraTensor &t = *it->second;
     if (view->shape == t.shape)
       continue;
     std::string pairName = name;
@@ -163,7 +131,7 @@ llvm::Expected<Checkpoint> mlir::tfm::openLoraAdapter(llvm::StringRef dir,
                      " (r and the module's sizes of adapter_config.json "
                      "and the base model)");
   }
-  for (const ExpectedTensor &t : expected)
+  for (const LoraTensor &t : expected)
     if (!adapter->find(t.name))
       return makeError(file + ": tensor '" + t.name +
                        "' is missing (adapter_config.json targets its "
@@ -172,11 +140,10 @@ llvm::Expected<Checkpoint> mlir::tfm::openLoraAdapter(llvm::StringRef dir,
 }
 
 llvm::Error mlir::tfm::addLoraAdapter(Checkpoint &checkpoint,
-                                      func::FuncOp forward, llvm::StringRef dir,
-                                      uint64_t seed) {
-  llvm::Expected<Checkpoint> adapter = dir.empty()
-                                           ? initLoraAdapter(forward, seed)
-                                           : openLoraAdapter(dir, forward);
+                                      const LoraSummary &lora,
+                                      llvm::StringRef dir, uint64_t seed) {
+  llvm::Expected<Checkpoint> adapter =
+      dir.empty() ? initLoraAdapter(lora, seed) : openLoraAdapter(dir, lora);
   if (!adapter)
     return adapter.takeError();
   return checkpoint.add(std::move(*adapter));

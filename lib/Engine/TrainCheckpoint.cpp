@@ -314,25 +314,30 @@ llvm::Error mlir::tfm::saveMergedModel(llvm::StringRef dir,
   const LoraSummary *lora = step.getLoraSummary();
   if (!lora)
     return makeError("--merge-lora: the run trained no LoRA adapter");
-  // Merged in tfm's layout (as PEFT's merge, in f32 from an f32 model);
-  // the weight map then writes each tensor as the checkpoint stores it
-  // (stacked, or one tensor per expert).
-  unsigned n = step.getNumArguments();
+  // Merged in the HF-literal model's layout (as PEFT's merge, in f32 from
+  // an f32 model), whatever tfm-fuse packed; its weight map then writes
+  // each tensor as the checkpoint stores it (stacked, or per expert).
+  llvm::Expected<TrainingStep::LiteralParameters> literal =
+      step.literalParameters();
+  if (!literal)
+    return literal.takeError();
+  auto forward = literal->model->lookupSymbol<func::FuncOp>("forward");
+  unsigned n = forward.getNumArguments();
   std::vector<ParamAttr> params(n);
   std::vector<std::vector<int64_t>> shapes(n);
-  std::vector<std::vector<float>> values(n);
+  std::vector<std::vector<float>> &values = literal->values;
   // By name template and first HF layer: a weight split over scans is one
   // argument per scan under the same template.
   std::map<std::pair<std::string, int64_t>, unsigned> argOf;
   for (unsigned i = 0; i < n; ++i) {
-    params[i] = step.getParam(i);
+    params[i] = forward.getArgAttrOfType<ParamAttr>(i, kParamAttrName);
     if (!params[i])
       continue;
-    shapes[i] = step.getArgumentShape(i).vec();
+    shapes[i] = cast<RankedTensorType>(forward.getArgument(i).getType())
+                    .getShape()
+                    .vec();
     argOf[{params[i].getName().str(),
            params[i].getStacked() ? params[i].hfLayer(0) : -1}] = i;
-    if (params[i].getKind() != kLoraAKind && params[i].getKind() != kLoraBKind)
-      values[i] = step.getParameter(i).vec();
   }
   for (const LoraTarget &t : lora->targets) {
     auto w = argOf.find({t.weight, t.firstLayer}),
@@ -341,12 +346,13 @@ llvm::Error mlir::tfm::saveMergedModel(llvm::StringRef dir,
     if (w == argOf.end() || a == argOf.end() || b == argOf.end())
       return makeError("--merge-lora: no parameters for the adapter of '" +
                        t.weight + "'");
-    addLoraDelta(values[w->second], shapes[w->second],
-                 step.getParameter(a->second), step.getParameter(b->second), t);
+    addLoraDelta(values[w->second], shapes[w->second], values[a->second],
+                 values[b->second], t);
   }
   std::vector<const float *> byArg(n, nullptr);
   for (unsigned i = 0; i < n; ++i)
-    if (!values[i].empty())
+    if (params[i] && params[i].getKind() != kLoraAKind &&
+        params[i].getKind() != kLoraBKind)
       byArg[i] = values[i].data();
   llvm::Expected<std::vector<NamedGradient>> merged =
       unbindGradients(params, shapes, byArg, step.getCheckpoint());

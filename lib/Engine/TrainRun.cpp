@@ -264,10 +264,8 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   if (o.lora) {
     // The adapter: the last save's, --lora-init's, or a fresh one.
     std::string from = o.resume ? latest : o.loraInit;
-    if (auto e = addLoraAdapter(
-            *checkpoint,
-            (*step)->getModel().lookupSymbol<func::FuncOp>(kForwardFuncName),
-            from, o.loraSeed))
+    if (auto e = addLoraAdapter(*checkpoint, *(*step)->getLoraSummary(), from,
+                                o.loraSeed))
       return std::move(e);
   }
   if (auto e = (*step)->bind(std::move(*checkpoint)))

@@ -563,6 +563,38 @@ const Checkpoint &TrainingStep::getCheckpoint() const {
   return state->bound->checkpoint;
 }
 
+llvm::Expected<TrainingStep::LiteralParameters>
+TrainingStep::literalParameters() const {
+  llvm::Expected<std::vector<NamedGradient>> named = namedParameters();
+  if (!named)
+    return named.takeError();
+  auto literal = buildLiteralModel(state->ctx, spec, options);
+  if (!literal)
+    return literal.takeError();
+  // The named tensors as a checkpoint the literal weight map binds.
+  auto owner = std::make_shared<std::vector<NamedGradient>>(std::move(*named));
+  std::vector<TensorView> views;
+  for (const NamedGradient &t : *owner) {
+    TensorView v;
+    v.name = t.name;
+    v.dtype = DType::F32;
+    v.shape = t.shape;
+    v.data = reinterpret_cast<const char *>(t.data.data());
+    v.numBytes = t.data.size() * sizeof(float);
+    v.file = "<bound parameters>";
+    views.push_back(std::move(v));
+  }
+  llvm::Expected<Checkpoint> tensors =
+      Checkpoint::fromTensors(std::move(views), owner);
+  if (!tensors)
+    return tensors.takeError();
+  auto values = bindParameters(
+      (*literal)->lookupSymbol<func::FuncOp>(kForwardFuncName), *tensors);
+  if (!values)
+    return values.takeError();
+  return LiteralParameters{std::move(*literal), std::move(*values)};
+}
+
 std::string mlir::tfm::describeStep(const TrainingStep &step,
                                     const TokenBatch &batch,
                                     const StepResult &result, double runMs) {

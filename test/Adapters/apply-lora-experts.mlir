@@ -31,18 +31,18 @@
 // The router's GEMM is left as it was.
 // CHECK: %[[LOGITS:.*]] = tfm.matmul %{{.*}}, %{{.*}} {transpose = #tfm.transpose<nt>} : (tensor<?x?x32xf32>, tensor<8x32xf32>) -> tensor<?x?x8xf32>
 // CHECK-NEXT: tfm.moe_router %[[LOGITS]]
-// gate_up: the base GEMM, then x·Aᵀ and ·Bᵀ per expert, scaled by 4·1.5/4.
+// gate_up: the base GEMM, then x·Aᵀ per expert, scaled by 4·1.5/4, ·Bᵀ.
 // CHECK: %[[X:.*]] = tfm.moe_dispatch
 // CHECK-NEXT: %[[Y:.*]] = tfm.moe_grouped_matmul %[[X]], %{{.*}}, %[[OFF:.*]] {transpose = #tfm.transpose<nt>} : (tensor<?x32xf32>, tensor<8x32x32xf32>, tensor<9xi64>) -> tensor<?x32xf32>
 // CHECK-NEXT: %[[XA:.*]] = tfm.moe_grouped_matmul %[[X]], %{{.*}}, %[[OFF]] {transpose = #tfm.transpose<nt>} : (tensor<?x32xf32>, tensor<8x4x32xf32>, tensor<9xi64>) -> tensor<?x4xf32>
-// CHECK-NEXT: %[[D:.*]] = tfm.moe_grouped_matmul %[[XA]], %{{.*}}, %[[OFF]] {transpose = #tfm.transpose<nt>} : (tensor<?x4xf32>, tensor<8x32x4xf32>, tensor<9xi64>) -> tensor<?x32xf32>
-// CHECK-NEXT: %[[S:.*]] = tfm.scale %[[D]] {factor = 1.500000e+00 : f64}
-// CHECK-NEXT: %[[SUM:.*]] = tfm.add %[[Y]], %[[S]]
+// CHECK-NEXT: %[[S:.*]] = tfm.scale %[[XA]] {factor = 1.500000e+00 : f64}
+// CHECK-NEXT: %[[D:.*]] = tfm.moe_grouped_matmul %[[S]], %{{.*}}, %[[OFF]] {transpose = #tfm.transpose<nt>} : (tensor<?x4xf32>, tensor<8x32x4xf32>, tensor<9xi64>) -> tensor<?x32xf32>
+// CHECK-NEXT: %[[SUM:.*]] = tfm.add %[[Y]], %[[D]]
 // CHECK-NEXT: tfm.split %[[SUM]]
 // down_proj, r = 2.
 // CHECK: tfm.moe_grouped_matmul %{{.*}}, %{{.*}}, %[[OFF]] {transpose = #tfm.transpose<nt>} : (tensor<?x16xf32>, tensor<8x2x16xf32>, tensor<9xi64>) -> tensor<?x2xf32>
-// CHECK-NEXT: tfm.moe_grouped_matmul %{{.*}}, %{{.*}}, %[[OFF]] {transpose = #tfm.transpose<nt>} : (tensor<?x2xf32>, tensor<8x32x2xf32>, tensor<9xi64>) -> tensor<?x32xf32>
 // CHECK-NEXT: tfm.scale
+// CHECK-NEXT: tfm.moe_grouped_matmul %{{.*}}, %{{.*}}, %[[OFF]] {transpose = #tfm.transpose<nt>} : (tensor<?x2xf32>, tensor<8x32x2xf32>, tensor<9xi64>) -> tensor<?x32xf32>
 // CHECK-NEXT: tfm.add
 // CHECK-NEXT: tfm.moe_combine
 

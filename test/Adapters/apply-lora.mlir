@@ -18,11 +18,12 @@
 // CHECK: tfm.repeat(%{{.*}} : tensor<?x?x8xf32>) layers(%{{.*}}, %{{.*}}, %[[A]], %[[B]] : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x4x8xf32>, tensor<2x8x4xf32>)
 // CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<?x?x8xf32>, %[[WQ:.*]]: tensor<8x8xf32>, %[[WV:.*]]: tensor<8x8xf32>, %[[AL:.*]]: tensor<4x8xf32>, %[[BL:.*]]: tensor<8x4xf32>):
 // CHECK-NEXT: %[[Q:.*]] = tfm.matmul %[[X]], %[[WQ]] {transpose = #tfm.transpose<nt>}
-// B after A, then the scale alpha/r = 1.5, then the sum (PEFT's order).
+// x·Aᵀ, the scale alpha/r = 1.5 on that r-wide product (the same as
+// PEFT's scale of the result, for r/out of the traffic), ·Bᵀ, the sum.
 // CHECK-NEXT: %[[XA:.*]] = tfm.matmul %[[X]], %[[AL]] {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
-// CHECK-NEXT: %[[D:.*]] = tfm.matmul %[[XA]], %[[BL]] {transpose = #tfm.transpose<nt>} : (tensor<?x?x4xf32>, tensor<8x4xf32>) -> tensor<?x?x8xf32>
-// CHECK-NEXT: %[[S:.*]] = tfm.scale %[[D]] {factor = 1.500000e+00 : f64}
-// CHECK-NEXT: %[[QL:.*]] = tfm.add %[[Q]], %[[S]]
+// CHECK-NEXT: %[[S:.*]] = tfm.scale %[[XA]] {factor = 1.500000e+00 : f64} : tensor<?x?x4xf32>
+// CHECK-NEXT: %[[D:.*]] = tfm.matmul %[[S]], %[[BL]] {transpose = #tfm.transpose<nt>} : (tensor<?x?x4xf32>, tensor<8x4xf32>) -> tensor<?x?x8xf32>
+// CHECK-NEXT: %[[QL:.*]] = tfm.add %[[Q]], %[[D]]
 // v_proj is not a target: left as it was.
 // CHECK-NEXT: %[[V:.*]] = tfm.matmul %[[X]], %[[WV]] {transpose = #tfm.transpose<nt>}
 // CHECK-NEXT: %[[QV:.*]] = tfm.add %[[QL]], %[[V]]

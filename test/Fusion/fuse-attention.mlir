@@ -72,3 +72,29 @@ func.func @separate(%q: tensor<?x?x64xf32>, %k: tensor<?x?x32xf32>, %v: tensor<?
   %o = tfm.attention %q4, %k4, %v4 {causal, scale = 0.25 : f64} : (tensor<?x?x4x16xf32>, tensor<?x?x2x16xf32>, tensor<?x?x2x16xf32>) -> tensor<?x?x4x16xf32>
   return %o : tensor<?x?x4x16xf32>
 }
+
+// -----
+
+// LoRA on q and v (tfm-apply-lora adds x·Aᵀ·Bᵀ branches after the packed
+// projection's split): the branches join the packed projection, zeros for
+// k, and attention still fuses.
+// CHECK-LABEL: func.func @lora_deltas
+// CHECK: %[[Z:.*]] = tfm.zeros_like %{{.*}}#1 : tensor<?x?x32xf32>
+// CHECK: %[[D:.*]] = tfm.concat %arg2, %[[Z]], %arg3 {dim = 2 : i64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> tensor<?x?x128xf32>
+// CHECK: %[[P:.*]] = tfm.add %arg0, %[[D]] : tensor<?x?x128xf32>
+// CHECK: %[[H:.*]] = tfm.reshape %[[P]] : tensor<?x?x128xf32> -> tensor<?x?x8x16xf32>
+// CHECK: %[[R:.*]] = tfm.qkv_rope %[[H]], %arg1
+// CHECK: tfm.flash_attention %[[R]]
+// CHECK-NOT: tfm.attention
+func.func @lora_deltas(%qkv: tensor<?x?x128xf32>, %pos: tensor<?x?xi64>, %dq: tensor<?x?x64xf32>, %dv: tensor<?x?x32xf32>) -> tensor<?x?x4x16xf32> {
+  %q, %k, %v = tfm.split %qkv {dim = 2 : i64} : (tensor<?x?x128xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+  %qa = tfm.add %q, %dq : tensor<?x?x64xf32>
+  %va = tfm.add %v, %dv : tensor<?x?x32xf32>
+  %q4 = tfm.reshape %qa : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
+  %k4 = tfm.reshape %k : tensor<?x?x32xf32> -> tensor<?x?x2x16xf32>
+  %v4 = tfm.reshape %va : tensor<?x?x32xf32> -> tensor<?x?x2x16xf32>
+  %qr = tfm.rope %q4, %pos {rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : (tensor<?x?x4x16xf32>, tensor<?x?xi64>) -> tensor<?x?x4x16xf32>
+  %kr = tfm.rope %k4, %pos {rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : (tensor<?x?x2x16xf32>, tensor<?x?xi64>) -> tensor<?x?x2x16xf32>
+  %o = tfm.attention %qr, %kr, %v4 {causal, scale = 0.25 : f64} : (tensor<?x?x4x16xf32>, tensor<?x?x2x16xf32>, tensor<?x?x2x16xf32>) -> tensor<?x?x4x16xf32>
+  return %o : tensor<?x?x4x16xf32>
+}

@@ -66,3 +66,30 @@ func.func @different_layers(%h0: tensor<?x?x8xf32>,
   }
   return %h : tensor<?x?x8xf32>
 }
+
+// -----
+
+// LoRA: the frozen q and v pack together (the packed weight frozen too),
+// and their trained adapters' A apart, each in one GEMM.
+// CHECK-LABEL: func.func @frozen_apart
+// CHECK-SAME: tensor<2x12x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.self_attn.{q,v}_proj.weight", kind = "attn_q+attn_v", mapping = fuse, sources = ["model.layers.{layer}.self_attn.q_proj.weight", "model.layers.{layer}.self_attn.v_proj.weight"], stacked = true, frozen = true>}
+// CHECK-SAME: tensor<2x4x8xf32> {tfm.param = #tfm.param<name = "base_model.model.model.layers.{layer}.self_attn.{q,v}_proj.lora_A.weight", kind = "lora_A+lora_A", mapping = fuse, sources = ["base_model.model.model.layers.{layer}.self_attn.q_proj.lora_A.weight", "base_model.model.model.layers.{layer}.self_attn.v_proj.lora_A.weight"], stacked = true>}
+// CHECK-COUNT-2: tfm.split
+func.func @frozen_apart(%h0: tensor<?x?x8xf32>,
+    %wq: tensor<2x8x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.self_attn.q_proj.weight", kind = "attn_q", stacked = true, frozen = true>},
+    %aq: tensor<2x2x8xf32> {tfm.param = #tfm.param<name = "base_model.model.model.layers.{layer}.self_attn.q_proj.lora_A.weight", kind = "lora_A", stacked = true>},
+    %wv: tensor<2x4x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.self_attn.v_proj.weight", kind = "attn_v", stacked = true, frozen = true>},
+    %av: tensor<2x2x8xf32> {tfm.param = #tfm.param<name = "base_model.model.model.layers.{layer}.self_attn.v_proj.lora_A.weight", kind = "lora_A", stacked = true>},
+    %wo: tensor<2x8x16xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.self_attn.o_proj.weight", kind = "attn_o", stacked = true, frozen = true>}) -> tensor<?x?x8xf32> {
+  %h = tfm.repeat(%h0 : tensor<?x?x8xf32>) layers(%wq, %aq, %wv, %av, %wo : tensor<2x8x8xf32>, tensor<2x2x8xf32>, tensor<2x4x8xf32>, tensor<2x2x8xf32>, tensor<2x8x16xf32>) {num_layers = 2 : i64} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %q: tensor<8x8xf32>, %qa: tensor<2x8xf32>, %v: tensor<4x8xf32>, %va: tensor<2x8xf32>, %o: tensor<8x16xf32>):
+    %a = tfm.matmul %x, %q {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+    %b = tfm.matmul %x, %qa {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<2x8xf32>) -> tensor<?x?x2xf32>
+    %c = tfm.matmul %x, %v {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+    %d = tfm.matmul %x, %va {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<2x8xf32>) -> tensor<?x?x2xf32>
+    %cat = tfm.concat %a, %b, %c, %d {dim = 2 : i64} : (tensor<?x?x8xf32>, tensor<?x?x2xf32>, tensor<?x?x4xf32>, tensor<?x?x2xf32>) -> tensor<?x?x16xf32>
+    %y = tfm.matmul %cat, %o {transpose = #tfm.transpose<nt>} : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+    tfm.yield %y : tensor<?x?x8xf32>
+  }
+  return %h : tensor<?x?x8xf32>
+}

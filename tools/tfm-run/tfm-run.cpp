@@ -362,10 +362,8 @@ static int runCheckpoint(StepOptions options) {
     return fail(llvm::toString(step.takeError()));
   if (!adapterDir.empty()) {
     // The adapter's tensors join the base's; the weight map binds both.
-    if (auto e = addLoraAdapter(
-            *checkpoint,
-            (*step)->getModel().lookupSymbol<func::FuncOp>(kForwardFuncName),
-            adapterDir, /*seed=*/0))
+    if (auto e = addLoraAdapter(*checkpoint, *(*step)->getLoraSummary(),
+                                adapterDir, /*seed=*/0))
       return fail(llvm::toString(std::move(e)));
     if (!quiet)
       llvm::outs() << (*step)->getLoraSummary()->describe() << "\n";

@@ -4,7 +4,8 @@
 //
 //   y = x·Wᵀ + s · (x·Aᵀ)·Bᵀ          A [r, in], B [out, r], s = alpha/r
 //
-// as PEFT's lora.Linear computes it (B after A, then the scale), and each
+// PEFT's lora.Linear product (tfm scales the r-wide x·Aᵀ, PEFT the result:
+// the same up to rounding, for r/out of the traffic), and each
 // targeted stacked expert weight (target_parameters) gets the same per
 // expert on the same routing, y_e + s·(x_e·A_eᵀ)·B_eᵀ, as grouped GEMMs.
 // A and B are new parameter arguments named as PEFT saves them
@@ -53,6 +54,15 @@ struct LoraTarget {
   double scaling = 1;
 };
 
+/// One adapter tensor as a PEFT adapter file holds it (one layer's).
+struct LoraTensor {
+  std::string name;
+  /// [r, in] / [out, r]; experts: [E·r, in] / [out, r·E].
+  std::vector<int64_t> shape;
+  bool isA;
+  bool experts;
+};
+
 /// What applyLora adapted.
 struct LoraSummary {
   /// The configuration applied.
@@ -70,6 +80,9 @@ struct LoraSummary {
   std::vector<std::string> leafNames;
   /// Every adapted weight (for merging).
   std::vector<LoraTarget> targets;
+  /// Every adapter tensor the adapter file holds, per layer, in argument
+  /// order (the weight map may pack them afterwards: tfm-fuse).
+  std::vector<LoraTensor> tensors;
 
   /// "LoRA r=16 on 112 of 112 projections (attn_q 16/16, ...)".
   std::string describe() const;

@@ -12,9 +12,10 @@ def TfmApplyLoraPass : Pass<"tfm-apply-lora", "ModuleOp"> {
     `forward`; run it before fusion), every projection `y = x·Wᵀ` whose HF
     module PEFT's rules select becomes
 
-      y = x·Wᵀ + s·(x·Aᵀ)·Bᵀ,   s = lora_alpha / r  (use-rslora: / √r)
+      y = x·Wᵀ + (s·(x·Aᵀ))·Bᵀ,   s = lora_alpha / r  (use-rslora: / √r)
 
-    with `A [r, in]` and `B [out, r]` new parameter arguments named as PEFT
+    (the scale on the r-wide `x·Aᵀ`, not on the out-wide result as PEFT
+    writes it: the same product, for r/out of the traffic) with `A [r, in]` and `B [out, r]` new parameter arguments named as PEFT
     saves them (`base_model.model.<module>.lora_A.weight`, kinds `lora_A`
     and `lora_B`), stacked over layers and passed into `tfm.repeat` beside
     the weight they adapt. Every other parameter is marked `frozen`. The

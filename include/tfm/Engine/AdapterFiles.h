@@ -18,24 +18,24 @@
 
 namespace mlir::tfm {
 
-/// Fresh adapter tensors for the adapter arguments of `forward`, as PEFT's
+/// Fresh tensors for the adapter tensors `lora` lists, as PEFT's
 /// default init makes them: A uniform in ±1/√in (kaiming_uniform_ with
 /// a=√5), B zero, so the adapted model starts equal to its base. `seed`
 /// makes A reproducible (it is not torch's generator).
-llvm::Expected<Checkpoint> initLoraAdapter(func::FuncOp forward, uint64_t seed);
+llvm::Expected<Checkpoint> initLoraAdapter(const LoraSummary &lora,
+                                           uint64_t seed);
 
-/// `dir`/adapter_model.safetensors, checked against the adapter arguments
-/// of `forward`: every tensor is one of them and has its shape (an error
+/// `dir`/adapter_model.safetensors, checked against the adapter tensors `lora`
+/// lists: every tensor is one of them and has its shape (an error
 /// names the tensor, what it expected, and an older PEFT's expert layout
 /// where that explains it).
 llvm::Expected<Checkpoint> openLoraAdapter(llvm::StringRef dir,
-                                           func::FuncOp forward);
+                                           const LoraSummary &lora);
 
-/// Adds the adapter tensors of `forward`'s adapter arguments to
-/// `checkpoint`, so that binding it binds base and adapter: `dir`'s (a
-/// PEFT adapter folder, openLoraAdapter), or fresh ones (initLoraAdapter
-/// with `seed`) when `dir` is empty.
-llvm::Error addLoraAdapter(Checkpoint &checkpoint, func::FuncOp forward,
+/// Adds the adapter tensors `lora` lists to `checkpoint`, so that binding it
+/// binds base and adapter: `dir`'s (a PEFT adapter folder, openLoraAdapter), or
+/// fresh ones (initLoraAdapter with `seed`) when `dir` is empty.
+llvm::Error addLoraAdapter(Checkpoint &checkpoint, const LoraSummary &lora,
                            llvm::StringRef dir, uint64_t seed);
 
 /// Writes `dir`/adapter_config.json (`summary.config`) and

@@ -172,6 +172,17 @@ public:
   /// The checkpoint bind() read.
   const Checkpoint &getCheckpoint() const;
 
+  /// The bound parameters as the HF-literal model holds them (before
+  /// fusion packed any; with the LoRA adapters): that model, and each
+  /// argument's value of its @forward (empty for the token inputs). For
+  /// rewriting weights per HF tensor (merging an adapter) whatever tfm-fuse
+  /// made of them. Needs bind().
+  struct LiteralParameters {
+    OwningOpRef<ModuleOp> model;
+    std::vector<std::vector<float>> values;
+  };
+  llvm::Expected<LiteralParameters> literalParameters() const;
+
   /// The same model and options for another device, sharing this step's
   /// bound parameters (a reference run costs no second copy of them).
   llvm::Expected<std::unique_ptr<TrainingStep>>

@@ -29,6 +29,7 @@ struct HeadChain {
   Value normed;      // the qk_norm result, or null
   ReshapeOp reshape; // [B, T, H*D] -> [B, T, H, D]
   OpResult part;     // the split result
+  Value delta;       // added to the part first (LoRA), or null
 };
 
 std::optional<HeadChain> trace(Value v, bool allowRotation) {
@@ -51,7 +52,22 @@ std::optional<HeadChain> trace(Value v, bool allowRotation) {
   if (!c.reshape || !v.hasOneUse())
     return std::nullopt;
   Value flat = c.reshape.getX();
-  if (!flat.hasOneUse() || !flat.getDefiningOp<SplitOp>())
+  if (!flat.hasOneUse())
+    return std::nullopt;
+  // part + delta: a LoRA branch on the projection.
+  if (auto add = flat.getDefiningOp<AddOp>()) {
+    for (auto [part, delta] : {std::pair(add.getLhs(), add.getRhs()),
+                               std::pair(add.getRhs(), add.getLhs())})
+      if (part.getDefiningOp<SplitOp>() && part.hasOneUse() &&
+          part.getType() == delta.getType()) {
+        c.delta = delta;
+        flat = part;
+        break;
+      }
+    if (!c.delta)
+      return std::nullopt;
+  }
+  if (!flat.getDefiningOp<SplitOp>())
     return std::nullopt;
   c.part = cast<OpResult>(flat);
   return c;
@@ -105,7 +121,20 @@ struct FuseAttention : OpRewritePattern<AttentionOp> {
         {packedType.getDimSize(0), packedType.getDimSize(1), hq + 2 * hkv, d},
         packedType.getElementType());
     rewriter.setInsertionPoint(attn);
-    Value qkv = ReshapeOp::create(rewriter, loc, heads, split.getX());
+    Value packed = split.getX();
+    if (q->delta || k->delta || v->delta) {
+      // The LoRA branches join the packed projection: packed + (dq | dk |
+      // dv), zeros where one has none.
+      SmallVector<Value> deltas;
+      for (const HeadChain *c : {&*q, &*k, &*v})
+        deltas.push_back(
+            c->delta ? c->delta
+                     : ZerosLikeOp::create(rewriter, loc, c->part).getResult());
+      Value joined = ConcatOp::create(rewriter, loc, packedType, deltas,
+                                      rewriter.getI64IntegerAttr(2));
+      packed = AddOp::create(rewriter, loc, packed, joined);
+    }
+    Value qkv = ReshapeOp::create(rewriter, loc, heads, packed);
     auto i64 = [&](int64_t x) { return rewriter.getI64IntegerAttr(x); };
     if (norm) {
       auto statType = [&](int64_t h) {

@@ -94,7 +94,26 @@ bool packOne(RepeatOp repeat, IRRewriter &rewriter) {
     for (MatmulOp mm : body.getOps<MatmulOp>()) {
       if (!seen.insert(mm.getX()).second)
         continue;
-      SmallVector<Projection> ps = projectionsOf(repeat, mm.getX(), body);
+      SmallVector<Projection> all = projectionsOf(repeat, mm.getX(), body);
+      // Frozen weights pack with frozen ones, trained with trained (LoRA:
+      // the base's q, k, v in one GEMM, their adapters' A in another).
+      auto frozen = [&](const Projection &p) {
+        auto arg = cast<BlockArgument>(repeat.getWeights()[p.weight]);
+        auto param =
+            repeat->getParentOfType<func::FuncOp>().getArgAttrOfType<ParamAttr>(
+                arg.getArgNumber(), kParamAttrName);
+        return param && param.getFrozen();
+      };
+      SmallVector<Projection> ps;
+      for (const Projection &p : all)
+        if (frozen(p) == frozen(all.front()))
+          ps.push_back(p);
+      if (ps.size() < 2) {
+        ps.clear();
+        for (const Projection &p : all)
+          if (frozen(p) != frozen(all.front()))
+            ps.push_back(p);
+      }
       if (ps.size() < 2)
         continue;
       SmallVector<unsigned> weights = weightsOf(ps), biases = biasesOf(ps);

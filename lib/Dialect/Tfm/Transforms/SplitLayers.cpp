@@ -64,11 +64,10 @@ std::string whyNot(func::FuncOp func, RepeatOp repeat) {
     return "a backward scan cannot be split";
   for (auto [j, w] : llvm::enumerate(repeat.getWeights())) {
     auto arg = dyn_cast<BlockArgument>(w);
-    ParamAttr param =
-        arg && arg.getOwner() == &func.front()
-            ? func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
-                                               kParamAttrName)
-            : ParamAttr();
+    ParamAttr param = arg && arg.getOwner() == &func.front()
+                          ? func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                                             kParamAttrName)
+                          : ParamAttr();
     if (!param || !param.getStacked() || !w.hasOneUse())
       return "stacked input #" + std::to_string(j) +
              " is not a stacked parameter of the function read by this "
@@ -188,8 +187,8 @@ void splitOne(func::FuncOp func, RepeatOp repeat, ArrayRef<int64_t> cuts) {
     int64_t firstLayer = first + seg.lo;
     auto part = RepeatOp::create(
         builder, repeat.getLoc(), types, carried, weights,
-        builder.getI64IntegerAttr(seg.hi - seg.lo), schedule, names,
-        UnitAttr(), kindSetsAttr(ctx, weightSets, seg.kinds.size()),
+        builder.getI64IntegerAttr(seg.hi - seg.lo), schedule, names, UnitAttr(),
+        kindSetsAttr(ctx, weightSets, seg.kinds.size()),
         kindSetsAttr(ctx, stackedSets, seg.kinds.size()),
         firstLayer ? builder.getI64IntegerAttr(firstLayer) : IntegerAttr(),
         seg.kinds.size());
@@ -207,12 +206,12 @@ void splitOne(func::FuncOp func, RepeatOp repeat, ArrayRef<int64_t> cuts) {
     repeat.getResult(i).replaceAllUsesWith(carried[i]);
   for (unsigned t = 0; t < numStacked; ++t) {
     Value whole = repeat.getStackedResults()[t];
-    Value joined = stackedParts[t].size() == 1
-                       ? stackedParts[t].front()
-                       : ConcatOp::create(builder, repeat.getLoc(),
-                                          whole.getType(), stackedParts[t],
-                                          builder.getI64IntegerAttr(0))
-                             .getResult();
+    Value joined =
+        stackedParts[t].size() == 1
+            ? stackedParts[t].front()
+            : ConcatOp::create(builder, repeat.getLoc(), whole.getType(),
+                               stackedParts[t], builder.getI64IntegerAttr(0))
+                  .getResult();
     whole.replaceAllUsesWith(joined);
   }
   llvm::BitVector erase(func.getNumArguments());
@@ -252,8 +251,7 @@ namespace mlir::tfm {
 #include "tfm/Dialect/Tfm/Transforms/Passes.h.inc"
 
 namespace {
-struct TfmSplitLayersPass
-    : impl::TfmSplitLayersPassBase<TfmSplitLayersPass> {
+struct TfmSplitLayersPass : impl::TfmSplitLayersPassBase<TfmSplitLayersPass> {
   using TfmSplitLayersPassBase::TfmSplitLayersPassBase;
 
   void runOnOperation() override {

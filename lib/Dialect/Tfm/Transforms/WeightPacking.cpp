@@ -54,7 +54,7 @@ bool mlir::tfm::canPackStackedWeights(RepeatOp repeat,
     auto [arg, param] = paramOf(repeat, w);
     if (!param || !arg.hasOneUse() || !param.getStacked() ||
         param.getMapping() != ParamMapping::direct || param.getSources() ||
-        param.getTied() || !param.isTrainable())
+        param.getTied() || param.getBuffer())
       return false;
     auto type = cast<RankedTensorType>(arg.getType());
     if (type.getRank() < 2)
@@ -64,8 +64,11 @@ bool mlir::tfm::canPackStackedWeights(RepeatOp repeat,
       firstParam = param;
       continue;
     }
+    // Frozen and trained weights are packed apart (LoRA's frozen base and
+    // its trained A of the same input), so the packed one is either.
     if (type.getElementType() != first.getElementType() ||
         type.getRank() != first.getRank() ||
+        param.getFrozen() != firstParam.getFrozen() ||
         param.getLayers() != firstParam.getLayers() ||
         repeat.getWeightKindSet(w) != repeat.getWeightKindSet(weights[0]))
       return false;
@@ -136,7 +139,7 @@ void mlir::tfm::packStackedWeights(
     auto param = ParamAttr::get(
         ctx, fusedName(names), g.kind, ParamMapping::fuse,
         b.getArrayAttr(sources), /*dim=*/0, /*offset=*/0, /*stacked=*/true,
-        ArrayAttr(), /*frozen=*/false, param0.getLayers(), /*buffer=*/false);
+        ArrayAttr(), param0.getFrozen(), param0.getLayers(), /*buffer=*/false);
     unsigned index = func.getNumArguments();
     (void)func.insertArgument(
         index, type, b.getDictionaryAttr(b.getNamedAttr(kParamAttrName, param)),

@@ -85,6 +85,9 @@ def TfmPackProjectionsPass : Pass<"tfm-pack-projections", "func::FuncOp"> {
     of its result (q, k and v projections; DeltaNet's four). The weight map
     is rewritten as by `tfm-fuse-glu` (sources in the order of the matmuls).
     Every layer kind that reads the weights is rewritten, or none is.
+    Frozen weights pack only with frozen ones and trained with trained
+    (LoRA: the frozen base's q, k, v in one GEMM, their adapters' `A` in
+    another), so a packed weight is wholly one or the other.
   }];
   let dependentDialects = ["::mlir::tfm::TfmDialect"];
 }
@@ -100,7 +103,11 @@ def TfmFuseAttentionPass : Pass<"tfm-fuse-attention", "func::FuncOp"> {
     `tfm.flash_attention` (sinks, window, softcap and scale kept, `lse`
     saved for the backward). Left alone: interleaved RoPE, RoPE on one side
     only, different RoPE attributes, whole-projection q/k norms, value head
-    sizes that differ, a q, k or v used elsewhere.
+    sizes that differ, a q, k or v used elsewhere. A q, k or v with a LoRA
+    branch added to its slice (`tfm.add` of the split result and a delta,
+    from `tfm-apply-lora`) still fuses: the deltas join the packed
+    projection first (`packed + concat(dq | dk | dv)`, zeros where one has
+    none).
   }];
   let dependentDialects = ["::mlir::tfm::TfmDialect"];
 }
