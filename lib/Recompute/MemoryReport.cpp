@@ -406,6 +406,22 @@ struct TfmMemoryReportPass
                    << llvm::format("  peak activation bytes: %.0f (%.1f MiB)\n",
                                    timeline.peak,
                                    timeline.peak / (1024.0 * 1024.0));
+      // What trains: only trained parameters have gradients and optimizer
+      // state (f32 AdamW moments, 8 B each); frozen ones (--freeze, LoRA's
+      // base) have neither.
+      int64_t trained = 0, frozen = 0;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        auto param = func.getArgAttrOfType<ParamAttr>(i, kParamAttrName);
+        auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+        if (!param || param.getBuffer() || !type || !type.hasStaticShape())
+          continue;
+        (param.isTrainable() ? trained : frozen) += type.getNumElements();
+      }
+      llvm::outs() << llvm::format(
+          "  parameters: %lld trained, %lld frozen; AdamW state of the "
+          "trained %.1f MiB\n",
+          (long long)trained, (long long)frozen,
+          trained * 8.0 / (1024.0 * 1024.0));
       llvm::json::Array outsideNames;
       for (const std::string &n : outside.names)
         outsideNames.push_back(n);
@@ -416,7 +432,9 @@ struct TfmMemoryReportPass
           {"outside_layers",
            llvm::json::Object{{"saved_bytes_per_token", outside.bytesPerToken},
                               {"saved", std::move(outsideNames)}}},
-          {"peak_activation_bytes", timeline.peak}});
+          {"peak_activation_bytes", timeline.peak},
+          {"trained_parameters", trained},
+          {"frozen_parameters", frozen}});
       if (shownName.empty()) {
         shown = std::move(timeline);
         shownName = func.getName().str();

@@ -65,14 +65,17 @@ def TfmMemoryReportPass : Pass<"tfm-memory-report", "ModuleOp"> {
     the backward reads; and the peak activation bytes for `batch` x `seq`,
     simulated op by op over the forward and backward (values whose size
     depends on batch or sequence, live from definition to last use; saved
-    slices freed after their layer's backward). `json=PATH` writes an object
+    slices freed after their layer's backward); and how many parameters
+    train (gradients and AdamW state exist for those alone) and how many
+    are frozen. `json=PATH` writes an object
     with `batch`, `seq` and `functions`, one per function: `name`, `budget`,
     `layer_kinds` (each with `name`, `layers`, `save_all_bytes_per_token`,
     `saved_bytes_per_token`, `offloaded_bytes_per_token`,
     `recompute_flops_per_token`, `recompute_traffic_bytes_per_token`,
     `step_flops_per_token`, the value lists
     `saved`, `recomputed`, `offloaded` and `frontier`), `outside_layers` and
-    `peak_activation_bytes`; `svg=PATH` draws the activation memory over the
+    `peak_activation_bytes`, `trained_parameters` and `frozen_parameters`;
+    `svg=PATH` draws the activation memory over the
     step and each kind's frontier (saved bytes vs recompute FLOPs) with the
     chosen plan marked. The module is unchanged.
   }];
