@@ -132,3 +132,38 @@ func.func @half_read_twice(%gu: tensor<?x32xf32>) -> (tensor<?x16xf32>, tensor<?
   %m = tfm.mul %s, %u : tensor<?x16xf32>
   return %m, %u : tensor<?x16xf32>, tensor<?x16xf32>
 }
+
+// -----
+
+// LoRA on the gate only (tfm-apply-lora's `matmul + delta`, the base
+// frozen): the frozen gate and up still pack, and the delta joins the
+// packed projection before the GLU (zeros for the up half).
+// CHECK-LABEL: func.func @lora_gate
+// CHECK-SAME: tensor<2x32x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.{up,gate}_proj.weight", kind = "mlp_gate_up", mapping = fuse, sources = ["model.layers.{layer}.mlp.up_proj.weight", "model.layers.{layer}.mlp.gate_proj.weight"], stacked = true, frozen = true>}
+// CHECK: %[[P:.*]] = tfm.matmul %{{.*}}, %{{.*}} {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<32x8xf32>) -> tensor<?x?x32xf32>
+// CHECK: %[[DG:.*]] = tfm.matmul %{{.*}}, %{{.*}} {transpose = #tfm.transpose<nt>} : (tensor<?x?x2xf32>, tensor<16x2xf32>) -> tensor<?x?x16xf32>
+// CHECK-NEXT: %[[Z:.*]] = tfm.zeros_like %[[DG]] : tensor<?x?x16xf32>
+// CHECK-NEXT: %[[J:.*]] = tfm.concat %[[Z]], %[[DG]] {dim = 2 : i64} : (tensor<?x?x16xf32>, tensor<?x?x16xf32>) -> tensor<?x?x32xf32>
+// CHECK-NEXT: %[[A:.*]] = tfm.add %[[P]], %[[J]] : tensor<?x?x32xf32>
+// CHECK-NEXT: tfm.swiglu %[[A]] : (tensor<?x?x32xf32>) -> tensor<?x?x16xf32>
+func.func @lora_gate(%h0: tensor<?x?x8xf32>,
+    %wg: tensor<2x16x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.gate_proj.weight", kind = "mlp_gate", stacked = true, frozen = true>},
+    %wu: tensor<2x16x8xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.up_proj.weight", kind = "mlp_up", stacked = true, frozen = true>},
+    %wd: tensor<2x8x16xf32> {tfm.param = #tfm.param<name = "model.layers.{layer}.mlp.down_proj.weight", kind = "mlp_down", stacked = true, frozen = true>},
+    %ag: tensor<2x2x8xf32> {tfm.param = #tfm.param<name = "base_model.model.model.layers.{layer}.mlp.gate_proj.lora_A.weight", kind = "lora_A", stacked = true>},
+    %bg: tensor<2x16x2xf32> {tfm.param = #tfm.param<name = "base_model.model.model.layers.{layer}.mlp.gate_proj.lora_B.weight", kind = "lora_B", stacked = true>}) -> tensor<?x?x8xf32> {
+  %h = tfm.repeat(%h0 : tensor<?x?x8xf32>) layers(%wg, %wu, %wd, %ag, %bg : tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x8x16xf32>, tensor<2x2x8xf32>, tensor<2x16x2xf32>) {num_layers = 2 : i64} -> tensor<?x?x8xf32> {
+  ^bb0(%x: tensor<?x?x8xf32>, %g: tensor<16x8xf32>, %u: tensor<16x8xf32>, %d: tensor<8x16xf32>, %la: tensor<2x8xf32>, %lb: tensor<16x2xf32>):
+    %a = tfm.matmul %x, %g {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+    %xa = tfm.matmul %x, %la {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<2x8xf32>) -> tensor<?x?x2xf32>
+    %xs = tfm.scale %xa {factor = 1.5 : f64} : tensor<?x?x2xf32>
+    %dg = tfm.matmul %xs, %lb {transpose = #tfm.transpose<nt>} : (tensor<?x?x2xf32>, tensor<16x2xf32>) -> tensor<?x?x16xf32>
+    %ga = tfm.add %a, %dg : tensor<?x?x16xf32>
+    %b = tfm.matmul %x, %u {transpose = #tfm.transpose<nt>} : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+    %s = tfm.silu %ga : tensor<?x?x16xf32>
+    %m = tfm.mul %s, %b : tensor<?x?x16xf32>
+    %o = tfm.matmul %m, %d {transpose = #tfm.transpose<nt>} : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+    tfm.yield %o : tensor<?x?x8xf32>
+  }
+  return %h : tensor<?x?x8xf32>
+}

@@ -57,12 +57,35 @@ struct FusePackedGlu : OpRewritePattern<MulOp> {
   }
 };
 
-/// mul(act(matmul(x, Wg)), matmul(x, Wu)) in one layer body.
+/// mul(act(matmul(x, Wg)), matmul(x, Wu)) in one layer body; either
+/// projection may have a LoRA branch added (tfm-apply-lora's `mm + delta`).
 struct GluMatch {
   MulOp mul;
   Operation *act;
   MatmulOp gate, up;
+  AddOp gateAdd, upAdd; // null without a branch
 };
+
+/// The projection behind `v`: a matmul, or a matmul plus a delta.
+std::pair<MatmulOp, AddOp> projectionBehind(Value v) {
+  if (auto mm = v.getDefiningOp<MatmulOp>())
+    return {mm, AddOp()};
+  auto add = v.getDefiningOp<AddOp>();
+  if (!add || !v.hasOneUse())
+    return {};
+  for (Value side : {add.getLhs(), add.getRhs()})
+    if (auto mm = side.getDefiningOp<MatmulOp>();
+        mm && side.getType() == add.getType())
+      return {mm, add};
+  return {};
+}
+
+/// The delta a GLU half adds (null without one).
+Value deltaOf(AddOp add, MatmulOp mm) {
+  if (!add)
+    return Value();
+  return add.getLhs() == mm.getResult() ? add.getRhs() : add.getLhs();
+}
 
 std::optional<GluMatch> matchGlu(MulOp mul) {
   for (auto [a, b] : {std::pair(mul.getLhs(), mul.getRhs()),
@@ -70,15 +93,15 @@ std::optional<GluMatch> matchGlu(MulOp mul) {
     Operation *act = a.getDefiningOp();
     if (!act || !isa<SiluOp, GeluTanhOp>(act) || !a.hasOneUse())
       continue;
-    auto gate = act->getOperand(0).getDefiningOp<MatmulOp>();
-    auto up = b.getDefiningOp<MatmulOp>();
+    auto [gate, gateAdd] = projectionBehind(act->getOperand(0));
+    auto [up, upAdd] = projectionBehind(b);
     if (!gate || !up || gate == up || !gate->hasOneUse() || !up->hasOneUse() ||
         gate.getX() != up.getX() || gate.getTranspose() != Transpose::nt ||
         up.getTranspose() != Transpose::nt ||
         bool(gate.getBias()) != bool(up.getBias()) ||
         gate.getType() != up.getType())
       continue;
-    return GluMatch{mul, act, gate, up};
+    return GluMatch{mul, act, gate, up, gateAdd, upAdd};
   }
   return std::nullopt;
 }
@@ -109,7 +132,10 @@ std::optional<GluMatch> gluReading(RepeatOp repeat, unsigned weight,
   MatmulOp mm = soleMatmulOf(blockArgOf(repeat, weight, kind));
   if (!mm || !mm->hasOneUse())
     return std::nullopt;
-  auto mul = dyn_cast<MulOp>(*mm->getUsers().begin());
+  Operation *user = *mm->getUsers().begin();
+  if (isa<AddOp>(user) && user->hasOneUse())
+    user = *user->getUsers().begin(); // through a LoRA branch
+  auto mul = dyn_cast<MulOp>(user);
   if (!mul)
     return std::nullopt;
   std::optional<GluMatch> m = matchGlu(mul);
@@ -159,9 +185,27 @@ bool packOneGlu(RepeatOp repeat, IRRewriter &rewriter) {
                 rewriter, g.up.getX(), packed[0],
                 packed.size() > 1 ? packed[1] : Value(), {g.up, g.gate});
             rewriter.setInsertionPoint(g.mul);
+            Value du = deltaOf(g.upAdd, g.up), dg = deltaOf(g.gateAdd, g.gate);
+            if (du || dg) {
+              // The LoRA branches join the packed projection (up | gate),
+              // zeros for a half without one (both halves share a type).
+              Location loc = g.mul.getLoc();
+              if (!du)
+                du = ZerosLikeOp::create(rewriter, loc, dg);
+              if (!dg)
+                dg = ZerosLikeOp::create(rewriter, loc, du);
+              auto type = cast<RankedTensorType>(mm.getType());
+              Value joined = ConcatOp::create(
+                  rewriter, loc, type, ValueRange{du, dg},
+                  rewriter.getI64IntegerAttr(type.getRank() - 1));
+              mm = AddOp::create(rewriter, loc, mm, joined);
+            }
             Value glu = buildGlu(rewriter, g.mul, silu, mm, false);
             rewriter.replaceOp(g.mul, glu);
             rewriter.eraseOp(g.act);
+            for (AddOp add : {g.gateAdd, g.upAdd})
+              if (add)
+                rewriter.eraseOp(add);
             rewriter.eraseOp(g.gate);
             rewriter.eraseOp(g.up);
           });

@@ -67,6 +67,9 @@ def TfmFuseGluPass : Pass<"tfm-fuse-glu", "func::FuncOp"> {
     and gradients unbind unchanged. Left alone: a weight with older names,
     a different layer set, a bias on one side only, an activation or
     projection used elsewhere, a scale between matmul and activation (muP).
+    A LoRA branch added to either projection (`matmul + delta`, from
+    `tfm-apply-lora`) still packs: the deltas join the packed projection
+    (`packed + concat(du | dg)`, zeros for a half without one).
 
     Already packed projections (Phi-3's `gate_up_proj`, the grouped expert
     GEMMs of MoE layers): `mul(act(a), b)` with `a`, `b` the two halves of
