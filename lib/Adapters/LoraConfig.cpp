@@ -194,10 +194,12 @@ layerIndexOf(llvm::StringRef module, const std::vector<std::string> &patterns) {
   std::smatch m;
   std::string name = module.str();
   auto index = [&](const std::string &re) -> std::optional<int64_t> {
+    int64_t layer;
     if (!std::regex_search(name, m, std::regex(re),
-                           std::regex_constants::match_continuous))
+                           std::regex_constants::match_continuous) ||
+        llvm::StringRef(m[1].str()).getAsInteger(10, layer))
       return std::nullopt;
-    return std::stoll(m[1].str());
+    return layer;
   };
   if (patterns.empty())
     return index(R"(.*?\.[^.]*\.(\d+)\.)");
