@@ -229,9 +229,10 @@ llvm::Error mlir::tfm::splitRepeatLayers(func::FuncOp func,
   SmallVector<std::pair<RepeatOp, SmallVector<int64_t>>> work;
   for (RepeatOp repeat : func.front().getOps<RepeatOp>()) {
     int64_t first = repeat.getFirstLayer().value_or(0);
+    int64_t numLayers = repeat.getNumLayers();
     std::set<int64_t> cuts;
     for (int64_t b : boundaries)
-      if (b > first && b < first + repeat.getNumLayers())
+      if (b > first && b < first + numLayers)
         cuts.insert(b - first);
     if (cuts.empty())
       continue;
