@@ -54,7 +54,7 @@ enum class Form {
 struct Candidate {
   BlockArgument arg;
   ParamAttr param;
-  Form form;
+  Form form = Form::Dense;
   /// Experts: the weight is [E, in, out] (x·W, gpt-oss).
   bool transposed = false;
   /// Per layer slice: the HF tensor name and its HF module.
@@ -237,7 +237,10 @@ void collect(func::FuncOp forward, llvm::StringRef modelType,
     int64_t slices = param.getStacked() ? type.getDimSize(0) : 1;
     std::vector<std::string> keys = layerNames(param, param.getName(), slices);
     bool plain = param.getMapping() == ParamMapping::direct;
-    Candidate c{arg, param, Form::Dense};
+    Candidate c;
+    c.arg = arg;
+    c.param = param;
+    c.form = Form::Dense;
     c.keys = keys;
     if (plain && sliceRank == 2 && param.getName().ends_with(".weight") &&
         param.getKind() != "embedding" && onlyUsedAs(arg, isProjectionUse)) {
