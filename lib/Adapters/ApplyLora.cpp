@@ -146,11 +146,6 @@ std::string moduleOf(llvm::StringRef key) {
   return key.rsplit('.').first.str();
 }
 
-std::string leafOf(llvm::StringRef name) {
-  size_t dot = name.rfind('.');
-  return (dot == llvm::StringRef::npos ? name : name.substr(dot + 1)).str();
-}
-
 /// PEFT refuses these modules of Mamba-based models
 /// (_check_lora_target_modules_mamba).
 bool isMambaModel(llvm::StringRef modelType) {
@@ -159,7 +154,7 @@ bool isMambaModel(llvm::StringRef modelType) {
       modelType);
 }
 bool isMambaRefused(llvm::StringRef module) {
-  std::string leaf = leafOf(module);
+  std::string leaf = leafName(module);
   return leaf == "out_proj" || leaf == "conv1d";
 }
 
@@ -547,7 +542,7 @@ llvm::Expected<LoraSummary> mlir::tfm::applyLora(func::FuncOp forward,
     summary.adapted += c.keys.size();
     summary.modulesByRank[t.rank] += c.keys.size();
     if (!t.byParameter)
-      leaves.insert(leafOf(templ));
+      leaves.insert(leafName(templ));
     summary.targets.push_back(
         {stacked ? c.param.hfLayer(0) : -1, c.param.getName().str(),
          peftAdapterName(templ, "lora_A"), peftAdapterName(templ, "lora_B"),

@@ -60,12 +60,6 @@ const Pattern *patternOf(llvm::StringRef modelType) {
       .Default(nullptr);
 }
 
-/// The last component of a dotted name.
-std::string leafOf(llvm::StringRef name) {
-  size_t dot = name.rfind('.');
-  return (dot == llvm::StringRef::npos ? name : name.substr(dot + 1)).str();
-}
-
 /// PEFT's _resolve_string_target_modules: the leaf names a regular
 /// expression or all-linear selects, with the v4 names recovered.
 std::set<std::string> resolveStringTargets(const LoraConfig &config,
@@ -74,7 +68,7 @@ std::set<std::string> resolveStringTargets(const LoraConfig &config,
   std::set<std::string> matched;
   if (config.allLinear) {
     for (const std::string &m : names.linearModules)
-      matched.insert(leafOf(m));
+      matched.insert(leafName(m));
     for (const Rename &r : pattern.renames)
       matched.insert(r.v4);
     return matched;
@@ -82,7 +76,7 @@ std::set<std::string> resolveStringTargets(const LoraConfig &config,
   for (const auto *list : {&names.modules, &names.parameters})
     for (const std::string &key : *list)
       if (config.targets(key))
-        matched.insert(leafOf(key));
+        matched.insert(leafName(key));
   // A v4 name lives inside a stacked parameter: probe it beside that
   // parameter (model.layers.0.mlp.experts.gate_proj).
   for (const Rename &r : pattern.renames) {

@@ -183,6 +183,11 @@ bool LoraConfig::excludes(llvm::StringRef module) const {
   return matchesList(excludeModules, module);
 }
 
+std::string mlir::tfm::leafName(llvm::StringRef name) {
+  size_t dot = name.rfind('.');
+  return (dot == llvm::StringRef::npos ? name : name.substr(dot + 1)).str();
+}
+
 bool LoraConfig::targetsParameter(llvm::StringRef key) const {
   return matchesList(targetParameters, key);
 }

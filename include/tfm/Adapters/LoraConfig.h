@@ -75,6 +75,9 @@ struct LoraConfig {
   }
 };
 
+/// The last dotted component of a module or parameter name ("q_proj").
+std::string leafName(llvm::StringRef name);
+
 /// PEFT's rule for a target_modules (or exclude_modules) list entry: the
 /// module is `name` or ends with "." + `name`.
 bool moduleMatchesName(llvm::StringRef module, llvm::StringRef name);
