@@ -138,6 +138,22 @@ tfmTensors tfmStepParameters(tfmStep step, char **error);
 tfmResult tfmStepRun(tfmStep step, int64_t batch, int64_t seq,
                      const int64_t *inputIds, const int64_t *labels,
                      char **error);
+/// One batch with HF's optional fields, each [batch, seq] or NULL.
+typedef struct {
+  int64_t batch, seq;
+  const int64_t *inputIds;
+  /// -100 is not counted.
+  const int64_t *labels;
+  /// Positions restarting at 0 mark packed documents (HF's flattened-batch
+  /// convention); NULL: 0..seq-1 in every row.
+  const int64_t *positionIds;
+  /// 0/1; 0 marks right padding (its labels are not counted); padding
+  /// before a token is an error.
+  const int64_t *attentionMask;
+} tfmTokenBatch;
+/// tfmStepRun with position ids and an attention mask.
+tfmResult tfmStepRunBatch(tfmStep step, const tfmTokenBatch *tokens,
+                          char **error);
 
 //===----------------------------------------------------------------------===//
 // Results

@@ -114,6 +114,13 @@ OpCost cost(QkvQkNormRopeOp op, const DimResolver &d) {
 OpCost cost(QkvRopeOp op, const DimResolver &d) {
   return packedQkRope(op, d, 0);
 }
+/// One compare and select per token.
+OpCost cost(DocumentStartsOp op, const DimResolver &d) {
+  return streaming(op, d, d.elements(op.getPositions()));
+}
+// With `doc_start`, the attention costs below are those of one document per
+// row: the upper bound (packed documents see fewer keys, a number only the
+// data knows).
 OpCost cost(AttentionOp op, const DimResolver &d) {
   return streaming(op, d,
                    attentionFlops(d, op.getQ(), op.getK(), op.getV(),

@@ -206,30 +206,19 @@ LogicalResult adjoint(QkvRopeOp op, AdjointBuilder &ab) {
   return success();
 }
 
-AttentionBackwardOp attentionBackward(AdjointBuilder &ab, Value dout, Value q,
-                                      Value k, Value v, Value sinks,
-                                      FloatAttr scale, UnitAttr causal,
-                                      IntegerAttr window, FloatAttr softcap) {
-  Type dsinksType = sinks ? sinks.getType() : Type();
-  SmallVector<Type> types = {q.getType(), k.getType(), v.getType()};
-  if (sinks)
-    types.push_back(dsinksType);
-  SmallVector<Value> operands = {dout, q, k, v};
-  if (sinks)
-    operands.push_back(sinks);
-  OperationState state(ab.getLoc(), AttentionBackwardOp::getOperationName());
-  AttentionBackwardOp::build(ab.builder, state, q.getType(), k.getType(),
-                             v.getType(), dsinksType, dout, q, k, v, sinks,
-                             scale, causal, window, softcap);
-  return cast<AttentionBackwardOp>(ab.builder.create(state));
+/// The primal of an optional operand, or null when it is absent.
+Value primalOrNull(AdjointBuilder &ab, Value operand) {
+  return operand ? ab.primal(operand) : Value();
 }
 
 LogicalResult adjoint(AttentionOp op, AdjointBuilder &ab) {
-  Value sinks = op.getSinks() ? ab.operand(3) : Value();
-  auto bw = attentionBackward(ab, ab.resultGrad(0), ab.operand(0),
-                              ab.operand(1), ab.operand(2), sinks,
-                              op.getScaleAttr(), op.getCausalAttr(),
-                              op.getSlidingWindowAttr(), op.getSoftcapAttr());
+  Value sinks = primalOrNull(ab, op.getSinks());
+  auto bw = AttentionBackwardOp::create(
+      ab.builder, ab.getLoc(), op.getQ().getType(), op.getK().getType(),
+      op.getV().getType(), sinks ? sinks.getType() : Type(), ab.resultGrad(0),
+      ab.operand(0), ab.operand(1), ab.operand(2), sinks,
+      primalOrNull(ab, op.getDocStart()), op.getScaleAttr(), op.getCausalAttr(),
+      op.getSlidingWindowAttr(), op.getSoftcapAttr());
   ab.addGrad(0, bw.getDq());
   ab.addGrad(1, bw.getDk());
   ab.addGrad(2, bw.getDv());
@@ -241,12 +230,13 @@ LogicalResult adjoint(AttentionOp op, AdjointBuilder &ab) {
 LogicalResult adjoint(FlashAttentionOp op, AdjointBuilder &ab) {
   if (failed(noGradThrough(ab, 1, "lse")))
     return failure();
-  Value sinks = op.getSinks() ? ab.operand(1) : Value();
+  Value sinks = primalOrNull(ab, op.getSinks());
   auto bw = FlashAttentionBackwardOp::create(
       ab.builder, ab.getLoc(), op.getQkv().getType(),
       sinks ? sinks.getType() : Type(), ab.resultGrad(0), ab.operand(0), sinks,
-      op.getNumQHeadsAttr(), op.getNumKvHeadsAttr(), op.getScaleAttr(),
-      op.getCausalAttr(), op.getSlidingWindowAttr(), op.getSoftcapAttr());
+      primalOrNull(ab, op.getDocStart()), op.getNumQHeadsAttr(),
+      op.getNumKvHeadsAttr(), op.getScaleAttr(), op.getCausalAttr(),
+      op.getSlidingWindowAttr(), op.getSoftcapAttr());
   ab.addGrad(0, bw.getDqkv());
   if (sinks)
     ab.addGrad(1, bw.getDsinks());
@@ -461,7 +451,8 @@ LogicalResult adjoint(MambaConv1dOp op, AdjointBuilder &ab) {
                                   op.getWeight().getType().getElementType());
   auto bw = MambaConv1dBackwardOp::create(
       ab.builder, ab.getLoc(), op.getX().getType(), op.getWeight().getType(),
-      dbiasType, ab.resultGrad(0), ab.operand(0), ab.operand(1), bias);
+      dbiasType, ab.resultGrad(0), ab.operand(0), ab.operand(1), bias,
+      primalOrNull(ab, op.getDocStart()));
   ab.addGrad(0, bw.getDx());
   ab.addGrad(1, bw.getDweight());
   if (op.getBias())
@@ -487,7 +478,7 @@ LogicalResult chunkedScanAdjoint(ScanOp op, AdjointBuilder &ab, StringRef what,
   auto bw = BackwardOp::create(
       ab.builder, ab.getLoc(), types, dy, ab.operand(0), ab.operand(1),
       ab.operand(2), ab.operand(3), ab.operand(4), ab.operand(5), ab.operand(6),
-      ab.primal(op.getStates()), attrs...);
+      ab.primal(op.getStates()), primalOrNull(ab, op.getDocStart()), attrs...);
   for (unsigned i = 0; i < 7; ++i)
     ab.addGrad(i, bw->getResult(i));
   return success();

@@ -320,10 +320,16 @@ const float *tfmTensorsData(tfmTensors tensors, int64_t index, int64_t *rank,
 tfmResult tfmStepRun(tfmStep step, int64_t batch, int64_t seq,
                      const int64_t *inputIds, const int64_t *labels,
                      char **error) {
+  tfmTokenBatch tokens{batch, seq, inputIds, labels, nullptr, nullptr};
+  return tfmStepRunBatch(step, &tokens, error);
+}
+
+tfmResult tfmStepRunBatch(tfmStep step, const tfmTokenBatch *in, char **error) {
   return guarded<tfmResult>(
       error, {nullptr}, [&]() -> llvm::Expected<tfmResult> {
-        if (!step.ptr || !inputIds)
+        if (!step.ptr || !in || !in->inputIds)
           return llvm::createStringError("tfmStepRun: step or ids is NULL");
+        int64_t batch = in->batch, seq = in->seq;
         if (batch < 1 || seq < 1 || batch > (int64_t(1) << 40) / seq)
           return llvm::createStringError(
               "tfmStepRun: batch and seq must be >= 1 (got " +
@@ -331,9 +337,18 @@ tfmResult tfmStepRun(tfmStep step, int64_t batch, int64_t seq,
         TokenBatch tokens;
         tokens.batch = batch;
         tokens.seq = seq;
-        tokens.inputIds.assign(inputIds, inputIds + batch * seq);
-        if (labels)
-          tokens.labels.assign(labels, labels + batch * seq);
+        auto copy = [&](const int64_t *from, std::vector<int64_t> &to) {
+          if (from)
+            to.assign(from, from + batch * seq);
+        };
+        copy(in->inputIds, tokens.inputIds);
+        copy(in->labels, tokens.labels);
+        copy(in->positionIds, tokens.positionIds);
+        if (in->attentionMask)
+          if (llvm::Error e = applyAttentionMask(
+                  tokens, llvm::ArrayRef(in->attentionMask, batch * seq),
+                  "attention_mask"))
+            return std::move(e);
         auto result = unwrap(step)->step->run(tokens);
         if (!result)
           return result.takeError();

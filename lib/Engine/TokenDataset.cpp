@@ -193,16 +193,8 @@ TokenBatch TokenDataset::next() {
   if (fixed) {
     if (microBatches == 1)
       return *fixed;
-    int64_t rows = fixed->batch / microBatches,
-            first = ((position - 1) % microBatches) * rows * fixed->seq;
-    TokenBatch b;
-    b.batch = rows;
-    b.seq = fixed->seq;
-    b.inputIds.assign(fixed->inputIds.begin() + first,
-                      fixed->inputIds.begin() + first + rows * fixed->seq);
-    b.labels.assign(fixed->labels.begin() + first,
-                    fixed->labels.begin() + first + rows * fixed->seq);
-    return b;
+    int64_t rows = fixed->batch / microBatches;
+    return sliceRows(*fixed, ((position - 1) % microBatches) * rows, rows);
   }
   TokenBatch b;
   b.batch = batch;

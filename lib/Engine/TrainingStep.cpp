@@ -367,19 +367,30 @@ llvm::Error TrainingStep::prepareArguments(const TokenBatch &batch,
     return makeError("field 'labels': a loss-only step (no logits) computes "
                      "only the loss, which needs labels");
   int64_t B = batch.batch, T = batch.seq;
+  bool hasPositions = !batch.positionIds.empty();
   if (B <= 0 || T <= 0 || int64_t(batch.inputIds.size()) != B * T ||
-      (hasLabels && int64_t(batch.labels.size()) != B * T))
+      (hasLabels && int64_t(batch.labels.size()) != B * T) ||
+      (hasPositions && int64_t(batch.positionIds.size()) != B * T))
     return makeError("token batch: expected " + llvm::Twine(B) + "x" +
-                     llvm::Twine(T) + " input ids (and labels)");
+                     llvm::Twine(T) + " input ids (and labels, positions)");
+  for (int64_t p : batch.positionIds)
+    if (p < 0)
+      return makeError("token batch: field 'position_ids': position " +
+                       llvm::Twine(p) + " is negative");
   if (llvm::Error e = checkTokens(batch, spec.vocabSize))
     return e;
   if (llvm::Error e = compile())
     return e;
 
-  out.positions.resize(B * T);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < T; ++t)
-      out.positions[b * T + t] = t;
+  // Without position ids every row is one document: 0..T-1.
+  if (hasPositions) {
+    out.positions = batch.positionIds;
+  } else {
+    out.positions.resize(B * T);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < T; ++t)
+        out.positions[b * T + t] = t;
+  }
   // Without labels every position is ignored (the loss is then not read).
   if (!hasLabels)
     out.noLabels.assign(B * T, -100);

@@ -193,7 +193,7 @@ private:
         b, loc, act({c}), x,
         ReshapeOp::create(
             b, loc, RankedTensorType::get({c, k}, wt.getElementType()), weight),
-        bias);
+        bias, docStart);
   }
   /// The token mixer of a decoder layer: attention or gated DeltaNet.
   Value mixer(Value x, ValueRange w, Value positions, const LayerSpec &layer) {
@@ -210,6 +210,8 @@ private:
   MLIRContext &ctx;
   const ModelSpec &spec;
   const HfNames &names = spec.names;
+  /// The first token of each token's document ([B, T], tfm.document_starts).
+  Value docStart;
   Type elem;
   bool withLogits;
   OpBuilder b;
@@ -591,7 +593,7 @@ Value ModelBuilder::mlaAttention(Value x, ValueRange w, Value positions,
     window = b.getI64IntegerAttr(*layer.slidingWindow);
   Value a = AttentionOp::create(
       b, loc, act({heads, dv}), qFull, kFull, kvSplit.getResult(1), Value(),
-      b.getF64FloatAttr(spec.attentionScale),
+      docStart, b.getF64FloatAttr(spec.attentionScale),
       /*causal=*/b.getUnitAttr(), window, FloatAttr());
   return matmul(reshape(a, {heads * dv}), param(w, "o"), param(w, "o_bias"));
 }
@@ -657,7 +659,7 @@ Value ModelBuilder::attention(Value x, ValueRange w, Value positions,
     softcap = b.getF64FloatAttr(*spec.attnSoftcap);
   Value a =
       AttentionOp::create(b, loc, act({hq, d}), q, k, v, param(w, "sinks"),
-                          b.getF64FloatAttr(spec.attentionScale),
+                          docStart, b.getF64FloatAttr(spec.attentionScale),
                           /*causal=*/b.getUnitAttr(), window, softcap);
   if (outputGate)
     a = MulOp::create(b, loc, a, SigmoidOp::create(b, loc, outputGate));
@@ -803,7 +805,7 @@ Value ModelBuilder::mambaMixer(Value x, ValueRange w, const MambaSpec &m) {
       b, loc, stat({kDyn, kDyn, heads, m.headDim}),
       stat({kDyn, kDyn, heads, m.headDim, m.stateSize}), xHeads, dt,
       param(w, "ssm_a_log"), bGroups, cGroups, param(w, "ssm_d"),
-      param(w, "ssm_dt_bias"), b.getI64IntegerAttr(m.chunkSize),
+      param(w, "ssm_dt_bias"), docStart, b.getI64IntegerAttr(m.chunkSize),
       b.getF64FloatAttr(m.dtMin), b.getF64FloatAttr(m.dtMax));
   Value y = ReshapeOp::create(b, loc, stat({kDyn, kDyn, inner}), scan.getY());
   Value gated;
@@ -874,7 +876,7 @@ Value ModelBuilder::deltaNetMixer(Value x, ValueRange w,
   auto rule = GatedDeltaRuleOp::create(
       b, loc, act({hv, dv}), stat({kDyn, kDyn, hv, dk, dv}), qHeads, kHeads,
       vHeads, aGate, bGate, param(w, "lin_a_log"), param(w, "lin_dt_bias"),
-      b.getI64IntegerAttr(n.chunkSize));
+      docStart, b.getI64IntegerAttr(n.chunkSize));
   Value normed =
       GatedRmsNormOp::create(b, loc, act({vw}), stat({kDyn, kDyn, hv}),
                              reshape(rule.getY(), {vw}), z,
@@ -1097,6 +1099,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
         positions = entry->getArgument(kPositionsArgument),
         labels = entry->getArgument(kLabelsArgument);
 
+  // Packed documents (positions restarting at 0) attend and scan only
+  // within themselves.
+  docStart = DocumentStartsOp::create(b, loc, positions);
   Value hidden = EmbeddingOp::create(b, loc, act({h}), inputIds,
                                      entry->getArgument(embedArg));
   if (spec.embeddingScale)

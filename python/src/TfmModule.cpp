@@ -226,20 +226,28 @@ public:
     return new Tensors(t);
   }
 
-  Result *run(Ids inputIds, std::optional<Ids> labels) {
-    if (labels && (labels->shape(0) != inputIds.shape(0) ||
-                   labels->shape(1) != inputIds.shape(1)))
-      throw TfmError("labels: shape [" + std::to_string(labels->shape(0)) +
-                     ", " + std::to_string(labels->shape(1)) +
-                     "] differs from input_ids' [" +
-                     std::to_string(inputIds.shape(0)) + ", " +
-                     std::to_string(inputIds.shape(1)) + "]");
+  Result *run(Ids inputIds, std::optional<Ids> labels,
+              std::optional<Ids> positionIds,
+              std::optional<Ids> attentionMask) {
+    auto check = [&](const char *name, const std::optional<Ids> &field) {
+      if (field && (field->shape(0) != inputIds.shape(0) ||
+                    field->shape(1) != inputIds.shape(1)))
+        throw TfmError(
+            std::string(name) + ": shape [" + std::to_string(field->shape(0)) +
+            ", " + std::to_string(field->shape(1)) +
+            "] differs from input_ids' [" + std::to_string(inputIds.shape(0)) +
+            ", " + std::to_string(inputIds.shape(1)) + "]");
+      return field ? field->data() : nullptr;
+    };
+    tfmTokenBatch tokens{int64_t(inputIds.shape(0)),
+                         int64_t(inputIds.shape(1)),
+                         inputIds.data(),
+                         check("labels", labels),
+                         check("position_ids", positionIds),
+                         check("attention_mask", attentionMask)};
     ErrorSlot error;
-    tfmResult r = exclusive([&] {
-      return tfmStepRun(step, inputIds.shape(0), inputIds.shape(1),
-                        inputIds.data(), labels ? labels->data() : nullptr,
-                        &error);
-    });
+    tfmResult r =
+        exclusive([&] { return tfmStepRunBatch(step, &tokens, &error); });
     error.check(tfmResultIsNull(r));
     return new Result(r);
   }
@@ -523,7 +531,8 @@ NB_MODULE(_tfm, m) {
       .def("bind", &Step::bind, "checkpoint"_a)
       .def("bind_tensors", &Step::bindTensors, "tensors"_a)
       .def("parameters", &Step::parameters)
-      .def("run", &Step::run, "input_ids"_a, "labels"_a = nb::none());
+      .def("run", &Step::run, "input_ids"_a, "labels"_a = nb::none(),
+           "position_ids"_a = nb::none(), "attention_mask"_a = nb::none());
 
   m.def("train", &train, "checkpoint"_a, "tokens"_a, "output_dir"_a,
         "options"_a, "progress"_a, "on_line"_a = nb::none(),

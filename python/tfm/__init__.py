@@ -200,16 +200,27 @@ class Step:
         return dict(self._native.parameters().items())
 
     def run(self, checkpoint: Optional[PathLike], input_ids: Any,
-            labels: Any = None) -> Output:
+            labels: Any = None, position_ids: Any = None,
+            attention_mask: Any = None) -> Output:
         """Runs ``input_ids`` ([batch, seq]) and ``labels`` (same shape,
         -100 not counted; HF's shift is inside) on the weights of
-        ``checkpoint`` (bound on first use; None: those bound last)."""
+        ``checkpoint`` (bound on first use; None: those bound last).
+
+        ``position_ids`` that restart at 0 mark packed documents (HF's
+        flattened-batch convention, ``DataCollatorWithFlattening``): each
+        attends and scans only within itself. ``attention_mask`` 0 marks
+        right padding (its labels are not counted); padding before a token
+        is an error."""
         if checkpoint is not None and \
                 os.path.abspath(_path("checkpoint", checkpoint)) != self._bound:
             self.bind(checkpoint)
         ids = _ids("input_ids", input_ids)
-        lab = None if labels is None else _ids("labels", labels)
-        return Output(self._native.run(ids, lab))
+
+        def optional(name: str, value: Any) -> Optional[np.ndarray]:
+            return None if value is None else _ids(name, value)
+        return Output(self._native.run(ids, optional("labels", labels),
+                                       optional("position_ids", position_ids),
+                                       optional("attention_mask", attention_mask)))
 
 
 def _lora_json(lora: Any) -> str:

@@ -22,18 +22,21 @@ func.func @qk_norm_rope(%qkv: tensor<?x?x128xf32>, %wq: tensor<16xf32>, %wk: ten
 
 // -----
 
-// Llama: RoPE only; gpt-oss sinks and Gemma-2 softcaps are kept.
+// Llama: RoPE only; gpt-oss sinks, Gemma-2 softcaps and packed documents
+// (doc_start) are kept.
 // CHECK-LABEL: func.func @rope_sinks
+// CHECK: %[[D:.*]] = tfm.document_starts %arg2
 // CHECK: %[[R:.*]] = tfm.qkv_rope %{{.*}}, %arg2 {num_kv_heads = 2 : i64, num_q_heads = 4 : i64, rotary_dim = 8 : i64, theta = 1.000000e+04 : f64}
-// CHECK: tfm.flash_attention %[[R]], %arg1 {causal, num_kv_heads = 2 : i64, num_q_heads = 4 : i64, scale = 2.500000e-01 : f64, softcap = 5.000000e+01 : f64}
+// CHECK: tfm.flash_attention %[[R]] sinks(%arg1) doc_start(%[[D]]) {causal, num_kv_heads = 2 : i64, num_q_heads = 4 : i64, scale = 2.500000e-01 : f64, softcap = 5.000000e+01 : f64}
 func.func @rope_sinks(%qkv: tensor<?x?x128xbf16>, %sinks: tensor<4xbf16>, %pos: tensor<?x?xi64>) -> tensor<?x?x4x16xbf16> {
+  %d = tfm.document_starts %pos : (tensor<?x?xi64>) -> tensor<?x?xi64>
   %q, %k, %v = tfm.split %qkv {dim = 2 : i64} : (tensor<?x?x128xbf16>) -> (tensor<?x?x64xbf16>, tensor<?x?x32xbf16>, tensor<?x?x32xbf16>)
   %q4 = tfm.reshape %q : tensor<?x?x64xbf16> -> tensor<?x?x4x16xbf16>
   %k4 = tfm.reshape %k : tensor<?x?x32xbf16> -> tensor<?x?x2x16xbf16>
   %v4 = tfm.reshape %v : tensor<?x?x32xbf16> -> tensor<?x?x2x16xbf16>
   %qr = tfm.rope %q4, %pos {rotary_dim = 8 : i64, theta = 1.0e+04 : f64} : (tensor<?x?x4x16xbf16>, tensor<?x?xi64>) -> tensor<?x?x4x16xbf16>
   %kr = tfm.rope %k4, %pos {rotary_dim = 8 : i64, theta = 1.0e+04 : f64} : (tensor<?x?x2x16xbf16>, tensor<?x?xi64>) -> tensor<?x?x2x16xbf16>
-  %o = tfm.attention %qr, %kr, %v4, %sinks {causal, scale = 0.25 : f64, softcap = 50.0 : f64} : (tensor<?x?x4x16xbf16>, tensor<?x?x2x16xbf16>, tensor<?x?x2x16xbf16>, tensor<4xbf16>) -> tensor<?x?x4x16xbf16>
+  %o = tfm.attention %qr, %kr, %v4 sinks(%sinks) doc_start(%d) {causal, scale = 0.25 : f64, softcap = 50.0 : f64} : (tensor<?x?x4x16xbf16>, tensor<?x?x2x16xbf16>, tensor<?x?x2x16xbf16>, tensor<4xbf16>, tensor<?x?xi64>) -> tensor<?x?x4x16xbf16>
   return %o : tensor<?x?x4x16xbf16>
 }
 

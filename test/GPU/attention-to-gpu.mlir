@@ -34,6 +34,36 @@ func.func @forward(%q: tensor<?x?x4x64xf32>, %k: tensor<?x?x2x64xf32>, %v: tenso
 
 // -----
 
+// Packed documents: query i's first key is max(causal start, doc_start[b, i])
+// (one load per row, no mask in the loop); in the backward, the queries that
+// see key j end where doc_start passes j, found by a binary search
+// (scf.while) before the loop over queries.
+// CHECK-LABEL: func.func @documents
+// CHECK:         gpu.launch
+// CHECK:           %[[START:.*]] = memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xi64, strided<[?, ?], offset: ?>>
+// CHECK:           %[[FIRST:.*]] = arith.index_cast %[[START]] : i64 to index
+// CHECK:           %[[LO:.*]] = arith.maxsi %{{.*}}, %[[FIRST]]
+// CHECK:           scf.for %{{.*}} = %[[LO]] to
+// CHECK:         gpu.launch
+// CHECK:           arith.maxsi
+// CHECK:         gpu.launch
+// CHECK:           scf.while
+// CHECK:             memref.load %{{.*}} : memref<?x?xi64, strided<[?, ?], offset: ?>>
+// CHECK:           scf.for
+// CHECK-NOT:     tfm.attention
+func.func @documents(%do: tensor<?x?x4x32xf32>, %q: tensor<?x?x4x32xf32>, %k: tensor<?x?x2x32xf32>,
+                     %v: tensor<?x?x2x32xf32>, %d: tensor<?x?xi64>)
+    -> (tensor<?x?x4x32xf32>, tensor<?x?x4x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32>) {
+  %o = tfm.attention %q, %k, %v doc_start(%d) {causal, scale = 0.25 : f64}
+      : (tensor<?x?x4x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?xi64>) -> tensor<?x?x4x32xf32>
+  %dq, %dk, %dv = tfm.attention_backward %do, %q, %k, %v doc_start(%d) {causal, scale = 0.25 : f64}
+      : (tensor<?x?x4x32xf32>, tensor<?x?x4x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?xi64>)
+      -> (tensor<?x?x4x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32>)
+  return %o, %dq, %dk, %dv : tensor<?x?x4x32xf32>, tensor<?x?x4x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32>
+}
+
+// -----
+
 // Backward with sinks: per query row (dq and the row statistics in
 // O(B·Hq·T) scratch), per key row (dk, dv over the group's query heads),
 // per head (dsinks).
@@ -49,7 +79,7 @@ func.func @forward(%q: tensor<?x?x4x64xf32>, %k: tensor<?x?x2x64xf32>, %v: tenso
 func.func @backward(%do: tensor<?x?x4x32xf32>, %q: tensor<?x?x4x32xf32>, %k: tensor<?x?x2x32xf32>,
                     %v: tensor<?x?x2x32xf32>, %s: tensor<4xf32>)
     -> (tensor<?x?x4x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32>, tensor<4xf32>) {
-  %dq, %dk, %dv, %ds = tfm.attention_backward %do, %q, %k, %v, %s {causal, scale = 0.25 : f64}
+  %dq, %dk, %dv, %ds = tfm.attention_backward %do, %q, %k, %v sinks(%s) {causal, scale = 0.25 : f64}
       : (tensor<?x?x4x32xf32>, tensor<?x?x4x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32>, tensor<4xf32>)
       -> (tensor<?x?x4x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32>, tensor<4xf32>)
   return %dq, %dk, %dv, %ds : tensor<?x?x4x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32>, tensor<4xf32>

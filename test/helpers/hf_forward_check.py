@@ -431,6 +431,41 @@ def tokens(vocab, seed, length=9):
     return ids, labels
 
 
+# --packed: three documents in one row, as HF's DataCollatorWithFlattening
+# lays them out (position_ids restart at 0, the label of each document's
+# first token is -100). Longer than every window, so windows and document
+# starts both cut.
+PACKED_DOCS = (6, 3, 7)
+
+
+def packed_reference(model, vocab, seed, grads, kw):
+    """HF on each document alone; the packed row's logits are theirs side by
+    side, its loss theirs combined by target count (len - 1 per document),
+    its gradients those of that combination. Returns (row, logits, loss)."""
+    import torch
+    g = torch.Generator().manual_seed(seed + 1)
+    docs = [torch.randint(0, vocab, (1, n), generator=g) for n in PACKED_DOCS]
+    counts = [n - 1 for n in PACKED_DOCS]
+    logits, losses = [], []
+    for d in docs:
+        out = model(input_ids=d, labels=d, **kw)
+        logits.append(out.logits)
+        losses.append(out.loss)
+    loss = sum(c * l for c, l in zip(counts, losses)) / sum(counts)
+    if grads:
+        loss.backward()
+    ids = torch.cat(docs, 1)
+    labels = ids.clone()
+    row = {"input_ids": ids.tolist(),
+           "position_ids": [sum((list(range(n)) for n in PACKED_DOCS), [])]}
+    start = 0
+    for n in PACKED_DOCS:
+        labels[0, start] = -100
+        start += n
+    row["labels"] = labels.tolist()
+    return row, torch.cat(logits, 1), loss
+
+
 def save_checkpoint(model, ckpt, storage):
     """`model` saved as `storage` says (STORAGE)."""
     import torch
@@ -468,20 +503,28 @@ def write_reference(args, out):
     from safetensors.torch import save_file
     model = build_model(args.family, args.variant, args.seed)
     save_checkpoint(model, os.path.join(out, "ckpt"), args.storage)
-    ids, labels = tokens(model.config.vocab_size, args.seed,
-                         VARIANTS[args.family][args.variant].get("_seq", 9))
-    with open(os.path.join(out, "tokens.json"), "w") as f:
-        json.dump({"input_ids": ids.tolist(), "labels": labels.tolist()}, f)
     kw = {}
     if args.moe_aux_loss in ("on", "off"):
         kw["output_router_logits"] = args.moe_aux_loss == "on"
-    if args.grads:
-        ref = model(input_ids=ids, labels=labels, **kw)
-        ref.loss.backward()
+    if args.packed:
+        with torch.set_grad_enabled(args.grads):
+            row, ref_logits, ref_loss = packed_reference(
+                model, model.config.vocab_size, args.seed, args.grads, kw)
+        with open(os.path.join(out, "tokens.json"), "w") as f:
+            json.dump(row, f)
+        arrays = {"logits": ref_logits, "loss": ref_loss.reshape(1)}
     else:
-        with torch.no_grad():
+        ids, labels = tokens(model.config.vocab_size, args.seed,
+                             VARIANTS[args.family][args.variant].get("_seq", 9))
+        with open(os.path.join(out, "tokens.json"), "w") as f:
+            json.dump({"input_ids": ids.tolist(), "labels": labels.tolist()}, f)
+        if args.grads:
             ref = model(input_ids=ids, labels=labels, **kw)
-    arrays = {"logits": ref.logits, "loss": ref.loss.reshape(1)}
+            ref.loss.backward()
+        else:
+            with torch.no_grad():
+                ref = model(input_ids=ids, labels=labels, **kw)
+        arrays = {"logits": ref.logits, "loss": ref.loss.reshape(1)}
     if args.grads:
         grads = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
         arrays.update({"grad/" + n: g for n, g in stored_names(model, grads, args.storage).items()})
@@ -551,6 +594,9 @@ def main():
     ap.add_argument("--recompute", action="append",
                     help="tfm-run --recompute=BUDGET (repeatable: every plan is "
                          "checked against HF and must match the first bit for bit)")
+    ap.add_argument("--packed", action="store_true",
+                    help="one row of three packed documents (position_ids restart "
+                         "at 0) against HF on each document alone")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     if args.list:
@@ -559,6 +605,9 @@ def main():
                 print(f, v)
         return 0
 
+    if args.packed and (args.dtype == "bf16" or args.moe_aux_loss == "on"):
+        sys.exit("--packed compares f32 without the load-balancing loss "
+                 "(HF computes it over each call's tokens)")
     if args.dtype == "bf16":
         if args.no_logits:
             sys.exit("--dtype bf16 compares logits; it takes no --no-logits")
@@ -570,7 +619,7 @@ def main():
     # Everything HF's side depends on; the rest only changes the tfm-run
     # command line.
     fields = {k: getattr(args, k) for k in ("family", "variant", "storage", "dtype", "seed",
-                                            "grads", "moe_aux_loss")}
+                                            "grads", "moe_aux_loss", "packed")}
     refdir = reference_dir("hf_forward_check", fields,
                            lambda out: write_reference(args, out), args.workdir)
     ckpt = os.path.join(args.workdir, "ckpt")

@@ -37,6 +37,15 @@ def r(*shape, scale=1.0):
     return (torch.randn(*shape, dtype=torch.float64) * scale)
 
 
+# The packed-document cases draw from their own stream, so the other cases'
+# inputs stay as they were.
+_DOC_GEN = torch.Generator().manual_seed(11)
+
+
+def dr(*shape, scale=1.0):
+    return torch.randn(*shape, dtype=torch.float64, generator=_DOC_GEN) * scale
+
+
 def unary_fn(op, shape, body_attrs=""):
     t = ty(shape)
     return f"""
@@ -134,13 +143,22 @@ for name, attrs, sinks in [
         ("full", "scale = 0.5 : f64", False),
         ("window_softcap", "causal, scale = 0.5 : f64, sliding_window = 2 : i64, softcap = 1.5 : f64", False),
         ("sinks", "causal, scale = 0.5 : f64", True)]:
-    sa, su, st = (", %s: tensor<4xf64>", ", %s", ", tensor<4xf64>") if sinks else ("", "", "")
+    sa, su, st = (", %s: tensor<4xf64>", " sinks(%s)", ", tensor<4xf64>") if sinks else ("", "", "")
     ins = [r(1, 3, 4, 3), r(1, 3, 2, 3), r(1, 3, 2, 3)] + ([r(4)] if sinks else [])
     case("attention", name, f"""
 func.func @main(%q: {ty(AQ)}, %k: {ty(AK)}, %v: {ty(AK)}{sa}) -> {ty(AQ)} {{
   %o = tfm.attention %q, %k, %v{su} {{{attrs}}} : ({ty(AQ)}, {ty(AK)}, {ty(AK)}{st}) -> {ty(AQ)}
   return %o : {ty(AQ)}
 }}""", *ins)
+# Packed documents (positions restart at 0: two documents of 2 and 3 tokens),
+# with sinks and a window: finite differences of the masked attention.
+doc_pos = torch.tensor([[0, 1, 0, 1, 2]])
+case("attention", "documents", f"""
+func.func @main(%q: {ty(AQ)}, %k: {ty(AK)}, %v: {ty(AK)}, %s: tensor<4xf64>, %p: {P}) -> {ty(AQ)} {{
+  %d = tfm.document_starts %p : ({P}) -> {P}
+  %o = tfm.attention %q, %k, %v sinks(%s) doc_start(%d) {{causal, scale = 0.5 : f64, sliding_window = 2 : i64}} : ({ty(AQ)}, {ty(AK)}, {ty(AK)}, tensor<4xf64>, {P}) -> {ty(AQ)}
+  return %o : {ty(AQ)}
+}}""", dr(1, 5, 4, 3), dr(1, 5, 2, 3), dr(1, 5, 2, 3), dr(4), doc_pos)
 # MLA: the value head dim (2) differs from the query/key head dim (3).
 AV, AO = [None, None, 4, 2], [None, None, 4, 2]
 case("attention", "value_head_dim", f"""
@@ -393,6 +411,24 @@ func.func @main(%x: {SX}, %dt: {SD}, %al: tensor<4xf64>, %b: {SB}, %c: {SB}, %d:
       : ({SX}, {SD}, tensor<4xf64>, {SB}, {SB}, tensor<4xf64>, tensor<4xf64>) -> ({SX}, {ty([None, None, 4, 2, 3])})
   return %y : {SX}
 }}""", r(1, 7, 4, 2), r(1, 7, 4), r(4, scale=0.5), r(1, 7, 2, 3), r(1, 7, 2, 3), r(4), r(4, scale=0.5))
+# Packed documents (restarts at tokens 2 and 5 of 7: one inside the first
+# chunk of 3, one inside the second): the conv's taps and the scan's state
+# stop at each document start.
+scan_docs = torch.tensor([[0, 1, 0, 1, 2, 0, 1]])
+case("mamba", "conv1d_documents", f"""
+func.func @main(%x: {ty([None, None, 5])}, %w: tensor<5x3xf64>, %b: tensor<5xf64>, %p: {P}) -> {ty([None, None, 5])} {{
+  %d = tfm.document_starts %p : ({P}) -> {P}
+  %y = tfm.mamba_conv1d %x, %w, %b doc_start(%d) : ({ty([None, None, 5])}, tensor<5x3xf64>, tensor<5xf64>, {P}) -> {ty([None, None, 5])}
+  return %y : {ty([None, None, 5])}
+}}""", dr(1, 7, 5), dr(5, 3), dr(5), scan_docs)
+case("mamba", "scan_documents", f"""
+func.func @main(%x: {SX}, %dt: {SD}, %al: tensor<4xf64>, %b: {SB}, %c: {SB}, %d: tensor<4xf64>, %db: tensor<4xf64>, %p: {P}) -> {SX} {{
+  %docs = tfm.document_starts %p : ({P}) -> {P}
+  %y, %s = tfm.mamba_ssd_scan %x, %dt, %al, %b, %c, %d, %db doc_start(%docs) {{chunk_size = 3 : i64, dt_min = 0.0 : f64, dt_max = 0x7FF0000000000000 : f64}}
+      : ({SX}, {SD}, tensor<4xf64>, {SB}, {SB}, tensor<4xf64>, tensor<4xf64>, {P}) -> ({SX}, {ty([None, None, 4, 2, 3])})
+  return %y : {SX}
+}}""", dr(1, 7, 4, 2), dr(1, 7, 4), dr(4, scale=0.5), dr(1, 7, 2, 3), dr(1, 7, 2, 3), dr(4), dr(4, scale=0.5),
+     scan_docs)
 GX = ty([None, None, 6])
 for attr in ("", ", norm_before_gate"):
     case("mamba", "gated_rmsnorm" + attr.replace(", ", "_"), f"""
@@ -421,6 +457,15 @@ func.func @main(%q: {DQ}, %k: {DQ}, %v: {DV}, %a: {DG}, %b: {DG}, %al: {DP}, %db
   return %y : {DV}
 }}""", r(1, 7, hk, 3), r(1, 7, hk, 3), r(1, 7, hv, 2), r(1, 7, hv), r(1, 7, hv),
          r(hv, scale=0.5), r(hv, scale=0.5))
+DQ, DV, DG = ty([None, None, 1, 3]), ty([None, None, 2, 2]), ty([None, None, 2])
+case("deltanet", "rule_documents", f"""
+func.func @main(%q: {DQ}, %k: {DQ}, %v: {DV}, %a: {DG}, %b: {DG}, %al: tensor<2xf64>, %db: tensor<2xf64>, %p: {P}) -> {DV} {{
+  %docs = tfm.document_starts %p : ({P}) -> {P}
+  %y, %s = tfm.gated_delta_rule %q, %k, %v, %a, %b, %al, %db doc_start(%docs) {{chunk_size = 3 : i64}}
+      : ({DQ}, {DQ}, {DV}, {DG}, {DG}, tensor<2xf64>, tensor<2xf64>, {P}) -> ({DV}, {ty([None, None, 2, 3, 2])})
+  return %y : {DV}
+}}""", dr(1, 7, 1, 3), dr(1, 7, 1, 3), dr(1, 7, 2, 2), dr(1, 7, 2), dr(1, 7, 2),
+     dr(2, scale=0.5), dr(2, scale=0.5), scan_docs)
 case("deltanet", "gated_rmsnorm_shared_weight", f"""
 func.func @main(%x: {GX}, %z: {GX}, %w: tensor<3xf64>) -> {GX} {{
   %y, %rs = tfm.gated_rmsnorm %x, %z, %w {{groups = 2 : i64, eps = 1.0e-06 : f64, norm_before_gate}} : ({GX}, {GX}, tensor<3xf64>) -> ({GX}, {ty([None, None, 2])})

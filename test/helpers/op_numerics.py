@@ -38,6 +38,15 @@ def randn(*shape, scale=1.0):
     return torch.randn(*shape) * scale
 
 
+# The packed-document cases draw from their own stream, so the other cases'
+# inputs stay as they were.
+_DOC_GEN = torch.Generator().manual_seed(11)
+
+
+def drandn(*shape, scale=1.0):
+    return torch.randn(*shape, generator=_DOC_GEN) * scale
+
+
 def ty(shape, elem="f32"):
     return "tensor<" + "x".join("?" if d is None else str(d) for d in shape) + f"x{elem}>"
 
@@ -262,7 +271,19 @@ func.func @main(%qkv: {ty([None, None, 8, 16])}, %p: {ty([None, None], 'i64')}) 
 }}""", [qkv, positions()], qkv_rope_ref)
 
 # ---------------------------------------------------------------- attention
-def attn_ref(q, k, v, scale, causal=True, window=None, softcap=None, sinks=None):
+def doc_starts(pos):
+    """Where each token's document begins: the last position-0 at or before it."""
+    starts = torch.zeros_like(pos)
+    for b in range(pos.shape[0]):
+        cur = 0
+        for t in range(pos.shape[1]):
+            if pos[b, t] == 0:
+                cur = t
+            starts[b, t] = cur
+    return starts
+
+
+def attn_ref(q, k, v, scale, causal=True, window=None, softcap=None, sinks=None, docs=None):
     g = q.shape[2] // k.shape[2]
     k = k.repeat_interleave(g, 2)
     v = v.repeat_interleave(g, 2)
@@ -276,6 +297,8 @@ def attn_ref(q, k, v, scale, causal=True, window=None, softcap=None, sinks=None)
         mask |= j > i
     if window:
         mask |= (i - j) >= window
+    if docs is not None:  # [B, T]: keys before the query's document
+        mask = mask[None, None] | (j[None, None] < docs[:, None, :, None])
     s = s.masked_fill(mask, float("-inf"))
     if sinks is not None:
         s = torch.cat([s, sinks[None, :, None, None].expand(s.shape[0], -1, s.shape[2], 1)], -1)
@@ -296,7 +319,7 @@ for name, attrs, kw, with_sinks in [
         ("sinks", "causal, scale = 0.35355339059327379 : f64", dict(), True)]:
     scale = 0.25 if "window" in name else 8 ** -0.5
     sink_arg = f", %s: tensor<4xf32>" if with_sinks else ""
-    sink_use = ", %s" if with_sinks else ""
+    sink_use = " sinks(%s)" if with_sinks else ""
     sink_ty = ", tensor<4xf32>" if with_sinks else ""
     ins = [qa, ka, va] + ([sinks] if with_sinks else [])
     case("attention", name, f"""
@@ -319,7 +342,7 @@ for name, attrs, kw, with_sinks in [
         ("backward_full", "scale = 0.25 : f64", dict(causal=False), False),
         ("backward_sinks", "causal, scale = 0.25 : f64", dict(), True)]:
     sink_arg = ", %s: tensor<4xf32>" if with_sinks else ""
-    sink_use = ", %s" if with_sinks else ""
+    sink_use = " sinks(%s)" if with_sinks else ""
     sink_ty = ", tensor<4xf32>" if with_sinks else ""
     res_ty = f"{QT}, {KT}, {KT}" + (", tensor<4xf32>" if with_sinks else "")
     res = "%dq, %dk, %dv" + (", %ds" if with_sinks else "")
@@ -336,13 +359,13 @@ q32, k32, v32, do32 = randn(B, T, 4, 32), randn(B, T, 2, 32), randn(B, T, 2, 32)
 Q32, K32 = ty([None, None, 4, 32]), ty([None, None, 2, 32])
 case("attention", "d32_window_softcap_sinks", f"""
 func.func @main(%q: {Q32}, %k: {K32}, %v: {K32}, %s: tensor<4xf32>) -> {Q32} {{
-  %o = tfm.attention %q, %k, %v, %s {{causal, scale = 0.17677669529663687 : f64, sliding_window = 3 : i64, softcap = 2.0 : f64}} : ({Q32}, {K32}, {K32}, tensor<4xf32>) -> {Q32}
+  %o = tfm.attention %q, %k, %v sinks(%s) {{causal, scale = 0.17677669529663687 : f64, sliding_window = 3 : i64, softcap = 2.0 : f64}} : ({Q32}, {K32}, {K32}, tensor<4xf32>) -> {Q32}
   return %o : {Q32}
 }}""", [q32, k32, v32, sinks],
      lambda q, k, v, s: [attn_ref(q, k, v, 32 ** -0.5, window=3, softcap=2.0, sinks=s)[0]])
 case("attention", "d32_backward_window_softcap_sinks", f"""
 func.func @main(%do: {Q32}, %q: {Q32}, %k: {K32}, %v: {K32}, %s: tensor<4xf32>) -> ({Q32}, {K32}, {K32}, tensor<4xf32>) {{
-  %dq, %dk, %dv, %ds = tfm.attention_backward %do, %q, %k, %v, %s {{causal, scale = 0.17677669529663687 : f64, sliding_window = 3 : i64, softcap = 2.0 : f64}} : ({Q32}, {Q32}, {K32}, {K32}, tensor<4xf32>) -> ({Q32}, {K32}, {K32}, tensor<4xf32>)
+  %dq, %dk, %dv, %ds = tfm.attention_backward %do, %q, %k, %v sinks(%s) {{causal, scale = 0.17677669529663687 : f64, sliding_window = 3 : i64, softcap = 2.0 : f64}} : ({Q32}, {Q32}, {K32}, {K32}, tensor<4xf32>) -> ({Q32}, {K32}, {K32}, tensor<4xf32>)
   return %dq, %dk, %dv, %ds : {Q32}, {K32}, {K32}, tensor<4xf32>
 }}""", [do32, q32, k32, v32, sinks],
      lambda do, q, k, v, s: attn_grads(q, k, v, do, 32 ** -0.5, sinks=s, window=3, softcap=2.0))
@@ -359,7 +382,7 @@ func.func @main(%qkv: {ty([None, None, 8, 8])}) -> ({QT}, {ty([None, 4, None])})
 long_qkv = randn(1, 150, 4, 4)
 case("attention", "flash_attention_tiles", f"""
 func.func @main(%qkv: {ty([None, None, 4, 4])}, %s: tensor<2xf32>) -> ({ty([None, None, 2, 4])}, {ty([None, 2, None])}) {{
-  %o, %l = tfm.flash_attention %qkv, %s {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, causal, scale = 0.5 : f64, sliding_window = 70 : i64, softcap = 3.0 : f64}} : ({ty([None, None, 4, 4])}, tensor<2xf32>) -> ({ty([None, None, 2, 4])}, {ty([None, 2, None])})
+  %o, %l = tfm.flash_attention %qkv sinks(%s) {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, causal, scale = 0.5 : f64, sliding_window = 70 : i64, softcap = 3.0 : f64}} : ({ty([None, None, 4, 4])}, tensor<2xf32>) -> ({ty([None, None, 2, 4])}, {ty([None, 2, None])})
   return %o, %l : {ty([None, None, 2, 4])}, {ty([None, 2, None])}
 }}""", [long_qkv, randn(2)],
      lambda t, s: list(attn_ref(t[:, :, :2], t[:, :, 2:3], t[:, :, 3:], 0.5, window=70, softcap=3.0,
@@ -381,9 +404,70 @@ for name, attrs, kw in [
         ("flash_attention_backward_tiles_full", "scale = 0.5 : f64", dict(causal=False))]:
     case("attention", name, f"""
 func.func @main(%do: {ty([None, None, 2, 4])}, %qkv: {ty([None, None, 4, 4])}, %s: tensor<2xf32>) -> ({ty([None, None, 4, 4])}, tensor<2xf32>) {{
-  %d, %ds = tfm.flash_attention_backward %do, %qkv, %s {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, {attrs}}} : ({ty([None, None, 2, 4])}, {ty([None, None, 4, 4])}, tensor<2xf32>) -> ({ty([None, None, 4, 4])}, tensor<2xf32>)
+  %d, %ds = tfm.flash_attention_backward %do, %qkv sinks(%s) {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, {attrs}}} : ({ty([None, None, 2, 4])}, {ty([None, None, 4, 4])}, tensor<2xf32>) -> ({ty([None, None, 4, 4])}, tensor<2xf32>)
   return %d, %ds : {ty([None, None, 4, 4])}, tensor<2xf32>
 }}""", [long_dout, long_qkv, randn(2)], lambda do, t, s, kw=kw: flash_grads(do, t, s, **kw))
+
+# Packed documents: positions restart at 0 at each document (HF's
+# flattened-batch convention); tfm.document_starts turns them into the
+# doc_start operand, and no query sees another document's keys. Row 0 holds
+# three documents (3, 2, 2 tokens), row 1 one document that began before
+# the row (positions not from 0) and a second.
+doc_pos = torch.tensor([[0, 1, 2, 0, 1, 0, 1], [5, 6, 7, 8, 0, 1, 2]])
+DT = ty([None, None], 'i64')
+for name, attrs, kw in [
+        ("documents", "causal, scale = 0.35355339059327379 : f64", dict()),
+        ("documents_window_softcap",
+         "causal, scale = 0.35355339059327379 : f64, sliding_window = 2 : i64, softcap = 2.0 : f64",
+         dict(window=2, softcap=2.0))]:
+    case("attention", name, f"""
+func.func @main(%q: {QT}, %k: {KT}, %v: {KT}, %s: tensor<4xf32>, %p: {DT}) -> {QT} {{
+  %d = tfm.document_starts %p : ({DT}) -> {DT}
+  %o = tfm.attention %q, %k, %v sinks(%s) doc_start(%d) {{{attrs}}} : ({QT}, {KT}, {KT}, tensor<4xf32>, {DT}) -> {QT}
+  return %o : {QT}
+}}""", [qa, ka, va, sinks, doc_pos],
+         lambda q, k, v, s, p, kw=kw: [attn_ref(q, k, v, 8 ** -0.5, sinks=s, docs=doc_starts(p), **kw)[0]])
+    case("attention", "backward_" + name, f"""
+func.func @main(%do: {QT}, %q: {QT}, %k: {KT}, %v: {KT}, %s: tensor<4xf32>, %p: {DT}) -> ({QT}, {KT}, {KT}, tensor<4xf32>) {{
+  %d = tfm.document_starts %p : ({DT}) -> {DT}
+  %dq, %dk, %dv, %ds = tfm.attention_backward %do, %q, %k, %v sinks(%s) doc_start(%d) {{{attrs}}} : ({QT}, {QT}, {KT}, {KT}, tensor<4xf32>, {DT}) -> ({QT}, {KT}, {KT}, tensor<4xf32>)
+  return %dq, %dk, %dv, %ds : {QT}, {KT}, {KT}, tensor<4xf32>
+}}""", [dout, qa, ka, va, sinks, doc_pos],
+         lambda do, q, k, v, s, p, kw=kw: attn_grads(q, k, v, do, 8 ** -0.5, sinks=s, docs=doc_starts(p), **kw))
+# Head dim 32 (the GPU kernels' path) with documents.
+case("attention", "d32_backward_documents", f"""
+func.func @main(%do: {Q32}, %q: {Q32}, %k: {K32}, %v: {K32}, %p: {DT}) -> ({Q32}, {K32}, {K32}) {{
+  %d = tfm.document_starts %p : ({DT}) -> {DT}
+  %dq, %dk, %dv = tfm.attention_backward %do, %q, %k, %v doc_start(%d) {{causal, scale = 0.17677669529663687 : f64, sliding_window = 3 : i64}} : ({Q32}, {Q32}, {K32}, {K32}, {DT}) -> ({Q32}, {K32}, {K32})
+  return %dq, %dk, %dv : {Q32}, {K32}, {K32}
+}}""", [do32, q32, k32, v32, doc_pos],
+     lambda do, q, k, v, p: attn_grads(q, k, v, do, 32 ** -0.5, docs=doc_starts(p), window=3))
+case("attention", "d32_documents", f"""
+func.func @main(%q: {Q32}, %k: {K32}, %v: {K32}, %p: {DT}) -> {Q32} {{
+  %d = tfm.document_starts %p : ({DT}) -> {DT}
+  %o = tfm.attention %q, %k, %v doc_start(%d) {{causal, scale = 0.17677669529663687 : f64}} : ({Q32}, {K32}, {K32}, {DT}) -> {Q32}
+  return %o : {Q32}
+}}""", [q32, k32, v32, doc_pos],
+     lambda q, k, v, p: [attn_ref(q, k, v, 32 ** -0.5, docs=doc_starts(p))[0]])
+
+# The flash lowering's query tiles (64 rows) with documents of 40, 70 and 40
+# tokens: boundaries inside tiles and a document across a tile boundary.
+long_pos = torch.cat([torch.arange(40), torch.arange(70), torch.arange(40)])[None]
+case("attention", "flash_attention_tiles_documents", f"""
+func.func @main(%qkv: {ty([None, None, 4, 4])}, %s: tensor<2xf32>, %p: {DT}) -> ({ty([None, None, 2, 4])}, {ty([None, 2, None])}) {{
+  %d = tfm.document_starts %p : ({DT}) -> {DT}
+  %o, %l = tfm.flash_attention %qkv sinks(%s) doc_start(%d) {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, causal, scale = 0.5 : f64, softcap = 3.0 : f64}} : ({ty([None, None, 4, 4])}, tensor<2xf32>, {DT}) -> ({ty([None, None, 2, 4])}, {ty([None, 2, None])})
+  return %o, %l : {ty([None, None, 2, 4])}, {ty([None, 2, None])}
+}}""", [long_qkv, drandn(2), long_pos],
+     lambda t, s, p: list(attn_ref(t[:, :, :2], t[:, :, 2:3], t[:, :, 3:], 0.5, softcap=3.0,
+                                   sinks=s, docs=doc_starts(p))))
+case("attention", "flash_attention_backward_tiles_documents", f"""
+func.func @main(%do: {ty([None, None, 2, 4])}, %qkv: {ty([None, None, 4, 4])}, %s: tensor<2xf32>, %p: {DT}) -> ({ty([None, None, 4, 4])}, tensor<2xf32>) {{
+  %docs = tfm.document_starts %p : ({DT}) -> {DT}
+  %d, %ds = tfm.flash_attention_backward %do, %qkv sinks(%s) doc_start(%docs) {{num_q_heads = 2 : i64, num_kv_heads = 1 : i64, causal, scale = 0.5 : f64, sliding_window = 50 : i64}} : ({ty([None, None, 2, 4])}, {ty([None, None, 4, 4])}, tensor<2xf32>, {DT}) -> ({ty([None, None, 4, 4])}, tensor<2xf32>)
+  return %d, %ds : {ty([None, None, 4, 4])}, tensor<2xf32>
+}}""", [long_dout, long_qkv, drandn(2), long_pos],
+     lambda do, t, s, p: flash_grads(do, t, s, window=50, docs=doc_starts(p)))
 
 # ---------------------------------------------------------------- losses
 V = 40
@@ -601,8 +685,39 @@ func.func @main(%x: {MX}, %w: {MW}{ba}) -> {MX} {{
                                                   groups=MC)[..., :T].transpose(1, 2))])
 
 
-def ref_scan(x, dt, a_log, bm, cm, d, dt_bias, chunk, lo=0.0, hi=float("inf")):
-    """s[t] = exp(δA) s[t-1] + δ x ⊗ b; y = s·c + d x; states before each chunk."""
+def ref_conv_documents(x, w, b, pos):
+    """The conv on each document alone (HF's conv1d per document)."""
+    starts = doc_starts(pos)
+    out = torch.empty_like(x)
+    for r in range(x.shape[0]):
+        bounds = sorted(set(starts[r].tolist())) + [x.shape[1]]
+        for lo, hi in zip(bounds, bounds[1:]):
+            seg = x[r:r + 1, lo:hi].transpose(1, 2)
+            y = F.conv1d(seg, w.unsqueeze(1), b, padding=MK - 1, groups=MC)[..., :hi - lo]
+            out[r, lo:hi] = F.silu(y.transpose(1, 2))[0]
+    return out
+
+
+case("mamba", "conv1d_documents", f"""
+func.func @main(%x: {MX}, %w: {MW}, %b: tensor<{MC}xf32>, %p: {DT}) -> {MX} {{
+  %d = tfm.document_starts %p : ({DT}) -> {DT}
+  %y = tfm.mamba_conv1d %x, %w, %b doc_start(%d) : ({MX}, {MW}, tensor<{MC}xf32>, {DT}) -> {MX}
+  return %y : {MX}
+}}""", [drandn(B, T, MC), drandn(MC, MK, scale=0.5), drandn(MC), doc_pos],
+     lambda x, w, b, p: [ref_conv_documents(x, w, b, p)])
+
+
+def reset_at(s, i, starts):
+    """The state zeroed in the rows where a document starts at token i."""
+    if starts is None:
+        return s
+    keep = (starts[:, i] != i).to(s.dtype)
+    return s * keep.reshape(-1, *([1] * (s.dim() - 1)))
+
+
+def ref_scan(x, dt, a_log, bm, cm, d, dt_bias, chunk, lo=0.0, hi=float("inf"), starts=None):
+    """s[t] = exp(δA) s[t-1] + δ x ⊗ b; y = s·c + d x; states before each chunk
+    (with `starts`, s[t-1] = 0 where a document starts at t)."""
     bsz, t, h, p = x.shape
     g, n = bm.shape[2], bm.shape[3]
     delta = torch.clamp(F.softplus(dt + dt_bias), lo, hi)
@@ -614,6 +729,7 @@ def ref_scan(x, dt, a_log, bm, cm, d, dt_bias, chunk, lo=0.0, hi=float("inf")):
     for i in range(t):
         if i % chunk == 0:
             states.append(s.clone())
+        s = reset_at(s, i, starts)
         da = torch.exp(delta[:, i] * a)
         s = s * da[..., None, None] + (delta[:, i, :, None, None] * x[:, i, :, :, None]
                                        * bh[:, i, :, None, :])
@@ -636,6 +752,19 @@ func.func @main(%x: {SX}, %dt: {SD}, %al: {SV}, %b: {SB}, %c: {SB}, %d: {SV}, %d
 }}""", [randn(B, T, SH, SP), randn(B, T, SH), torch.log(torch.arange(1, SH + 1).float()),
         randn(B, T, SG, SN), randn(B, T, SG, SN), randn(SH), randn(SH, scale=0.5)],
          lambda *a, chunk=chunk, lo=lo, hi=hi: ref_scan(*a, chunk, lo, hi))
+
+# Documents: row 0 restarts at tokens 3 (a chunk start) and 5 (inside a
+# chunk), row 1 at token 4 (inside a chunk) after a document that began
+# before the row.
+case("mamba", "scan_documents", f"""
+func.func @main(%x: {SX}, %dt: {SD}, %al: {SV}, %b: {SB}, %c: {SB}, %d: {SV}, %db: {SV}, %p: {DT}) -> ({SX}, {SS}) {{
+  %docs = tfm.document_starts %p : ({DT}) -> {DT}
+  %y, %s = tfm.mamba_ssd_scan %x, %dt, %al, %b, %c, %d, %db doc_start(%docs) {{chunk_size = 3 : i64, dt_min = 0.0 : f64, dt_max = 0x7FF0000000000000 : f64}}
+      : ({SX}, {SD}, {SV}, {SB}, {SB}, {SV}, {SV}, {DT}) -> ({SX}, {SS})
+  return %y, %s : {SX}, {SS}
+}}""", [drandn(B, T, SH, SP), drandn(B, T, SH), torch.log(torch.arange(1, SH + 1).float()),
+        drandn(B, T, SG, SN), drandn(B, T, SG, SN), drandn(SH), drandn(SH, scale=0.5), doc_pos],
+     lambda *a: ref_scan(*a[:7], 3, starts=doc_starts(a[7])))
 
 GI, GG = 8, 2
 GX = ty([None, None, GI])
@@ -676,7 +805,23 @@ def delta_gates(a, b, a_log, dt_bias):
     return -a_log.float().exp() * F.softplus(a.float() + dt_bias), b.sigmoid()
 
 
-def ref_delta_rule(q, k, v, a, b, a_log, dt_bias, chunk, use_chunked=False):
+def ref_delta_rule_documents(q, k, v, a, b, a_log, dt_bias, pos, chunk):
+    """HF's recurrent rule on each document alone; the states before each
+    chunk from the recurrence with resets."""
+    starts = doc_starts(pos)
+    g, beta = delta_gates(a, b, a_log, dt_bias)
+    y = torch.empty_like(v)
+    for r in range(v.shape[0]):
+        bounds = sorted(set(starts[r].tolist())) + [v.shape[1]]
+        for lo, hi in zip(bounds, bounds[1:]):
+            part, _ = torch_recurrent_gated_delta_rule(
+                q[r:r + 1, lo:hi], k[r:r + 1, lo:hi], v[r:r + 1, lo:hi], g=g[r:r + 1, lo:hi],
+                beta=beta[r:r + 1, lo:hi], use_qk_l2norm_in_kernel=True)
+            y[r, lo:hi] = part[0]
+    return [y, ref_delta_rule(q, k, v, a, b, a_log, dt_bias, chunk, starts=starts)[1]]
+
+
+def ref_delta_rule(q, k, v, a, b, a_log, dt_bias, chunk, use_chunked=False, starts=None):
     g, beta = delta_gates(a, b, a_log, dt_bias)
     fn = torch_chunk_gated_delta_rule if use_chunked else torch_recurrent_gated_delta_rule
     kw = {"chunk_size": chunk} if use_chunked else {}
@@ -691,6 +836,7 @@ def ref_delta_rule(q, k, v, a, b, a_log, dt_bias, chunk, use_chunked=False):
     for t in range(v.shape[1]):
         if t % chunk == 0:
             states.append(s.clone())
+        s = reset_at(s, t, starts)
         s = s * g[:, t].exp()[..., None, None]
         kt = kn[:, t]
         delta = (v[:, t] - (s * kt[..., None]).sum(-2)) * beta[:, t, :, None]
@@ -713,6 +859,18 @@ func.func @main(%q: {DQ}, %k: {DQ}, %v: {DV}, %a: {DG}, %b: {DG}, %al: {DP}, %db
 }}""", [randn(B, t, hk, dk), randn(B, t, hk, dk), randn(B, t, hv, dv), randn(B, t, hv),
         randn(B, t, hv), torch.log(torch.linspace(0.05, 2.0, hv)), randn(hv, scale=0.5)],
          lambda *x, chunk=chunk, chunked=chunked: ref_delta_rule(*x, chunk, chunked))
+
+DQ, DV = ty([None, None, 2, 4]), ty([None, None, 4, 3])
+DG, DP, DS = ty([None, None, 4]), "tensor<4xf32>", ty([None, None, 4, 4, 3])
+case("deltanet", "rule_documents", f"""
+func.func @main(%q: {DQ}, %k: {DQ}, %v: {DV}, %a: {DG}, %b: {DG}, %al: {DP}, %db: {DP}, %p: {DT}) -> ({DV}, {DS}) {{
+  %docs = tfm.document_starts %p : ({DT}) -> {DT}
+  %y, %s = tfm.gated_delta_rule %q, %k, %v, %a, %b, %al, %db doc_start(%docs) {{chunk_size = 3 : i64}}
+      : ({DQ}, {DQ}, {DV}, {DG}, {DG}, {DP}, {DP}, {DT}) -> ({DV}, {DS})
+  return %y, %s : {DV}, {DS}
+}}""", [drandn(B, T, 2, 4), drandn(B, T, 2, 4), drandn(B, T, 4, 3), drandn(B, T, 4), drandn(B, T, 4),
+        torch.log(torch.linspace(0.05, 2.0, 4)), drandn(4, scale=0.5), doc_pos],
+     lambda *x: ref_delta_rule_documents(*x, chunk=3))
 
 QH, QD = 3, 4
 QX = ty([None, None, QH * QD])

@@ -31,6 +31,9 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
     Value dout = readBuffer(b, loc, doutT), q = readBuffer(b, loc, qT),
           k = readBuffer(b, loc, kT), v = readBuffer(b, loc, vT);
     Value sinks = sinksT ? readBuffer(b, loc, sinksT) : Value();
+    Value docStart = adaptor.getDocStart()
+                         ? readBuffer(b, loc, adaptor.getDocStart())
+                         : Value();
     Value batch = tensor::DimOp::create(b, loc, qT, 0);
     Value queries = tensor::DimOp::create(b, loc, qT, 1);
     Value keys = tensor::DimOp::create(b, loc, kT, 1);
@@ -69,9 +72,11 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
           std::tie(bi, h, i) = decodeRow(kb, row, queries, p.hq);
           Value kvh = arith::DivUIOp::create(kbb, loc, h, kb.idx(group));
           SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p.d / lanes);
-          SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p.dv / lanes);
-          RowState st = forwardPass(kb, qs, k, v, bi, i, kvh, keys, p,
+          auto [lo, hi] = kb.keyRange(i, keys, p, docStart, bi);
+          RowState st = forwardPass(kb, qs, k, v, bi, kvh, lo, hi, p,
                                     /*withOutput=*/true);
+          // dout's slice after the first loop, not live across it.
+          SmallVector<Value> dos = kb.loadSlice(dout, bi, i, h, p.dv / lanes);
           Value sinkE = sinks ? foldSink(kb, st, sinks, h) : Value();
           // delta = dout . out, out = acc / l.
           Value partial = kb.f32(0);
@@ -79,7 +84,6 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
             partial =
                 math::FmaOp::create(kbb, loc, kb.div(a, st.l), g, partial);
           Value delta = kb.laneSum(partial);
-          auto [lo, hi] = kb.keyRange(i, keys, p);
           SmallVector<Value> init(p.d / lanes, kb.f32(0));
           auto loop = scf::ForOp::create(kbb, loc, lo, hi, kb.idx(1), init);
           {
@@ -129,7 +133,7 @@ struct ConvertAttentionBackward : KernelPattern<AttentionBackwardOp> {
           std::tie(bi, kvh, j) = decodeRow(kb, row, keys, p.hkv);
           SmallVector<Value> ks = kb.loadSlice(k, bi, j, kvh, p.d / lanes);
           SmallVector<Value> vs = kb.loadSlice(v, bi, j, kvh, p.dv / lanes);
-          auto [lo, hi] = kb.queryRange(j, queries, p);
+          auto [lo, hi] = kb.queryRange(j, queries, p, docStart, bi);
           SmallVector<Value> init(p.d / lanes + p.dv / lanes, kb.f32(0));
           // One loop over (query head of the group, query) pairs: with a
           // constant group size, nested loops would be fully unrolled and
@@ -273,8 +277,8 @@ struct DecomposeFlashAttentionBackward
       types.push_back(sinks.getType());
     auto bw = AttentionBackwardOp::create(
         rewriter, loc, types, adaptor.getDout(), parts[0], parts[1], parts[2],
-        adaptor.getSinks(), op.getScaleAttr(), op.getCausalAttr(),
-        op.getSlidingWindowAttr(), op.getSoftcapAttr());
+        adaptor.getSinks(), adaptor.getDocStart(), op.getScaleAttr(),
+        op.getCausalAttr(), op.getSlidingWindowAttr(), op.getSoftcapAttr());
     Value out = tensor::EmptyOp::create(
         rewriter, loc, tensor::getMixedSizes(rewriter, loc, qkv),
         type.getElementType());

@@ -24,7 +24,8 @@ struct ConvertAttention : KernelPattern<AttentionOp> {
                            const AttentionParams &p,
                            ConversionPatternRewriter &rewriter) const override {
     return buildForward(rewriter, op.getLoc(), adaptor.getQ(), adaptor.getK(),
-                        adaptor.getV(), adaptor.getSinks(), p, lanes,
+                        adaptor.getV(), adaptor.getSinks(),
+                        adaptor.getDocStart(), p, lanes,
                         cast<RankedTensorType>(op.getType()),
                         /*lseType=*/nullptr);
   }
@@ -55,7 +56,8 @@ struct ConvertFlashAttention : KernelPattern<FlashAttentionOp> {
     Value q = slice(heads.query());
     Value k = slice(heads.key());
     Value v = slice(heads.value());
-    return buildForward(rewriter, loc, q, k, v, adaptor.getSinks(), p, lanes,
+    return buildForward(rewriter, loc, q, k, v, adaptor.getSinks(),
+                        adaptor.getDocStart(), p, lanes,
                         cast<RankedTensorType>(op.getResult().getType()),
                         cast<RankedTensorType>(op.getLse().getType()));
   }

@@ -43,11 +43,10 @@ attention::decodeRow(KernelBuilder &k, Value row, Value len, int64_t heads) {
 }
 
 RowState attention::forwardPass(KernelBuilder &k, ArrayRef<Value> q, Value kMem,
-                                Value vMem, Value bi, Value i, Value kvh,
-                                Value keys, const AttentionParams &p,
+                                Value vMem, Value bi, Value kvh, Value lo,
+                                Value hi, const AttentionParams &p,
                                 bool withOutput) {
   OpBuilder &b = k.b;
-  auto [lo, hi] = k.keyRange(i, keys, p);
   SmallVector<Value> init = {k.f32(-std::numeric_limits<double>::infinity()),
                              k.f32(0)};
   int64_t nv = withOutput ? p.dv / k.lanes : 0;
@@ -77,6 +76,48 @@ RowState attention::forwardPass(KernelBuilder &k, ArrayRef<Value> q, Value kMem,
   for (int64_t c = 0; c < nv; ++c)
     st.acc.push_back(loop.getResult(2 + c));
   return st;
+}
+
+/// The first i in [lo, hi) with docMem[bi, i] > bound (hi if none), for
+/// document starts that do not decrease along i.
+static Value firstStartAbove(KernelBuilder &k, Value docMem, Value bi, Value lo,
+                             Value hi, Value bound) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  Type index = b.getIndexType();
+  auto search =
+      scf::WhileOp::create(b, loc, TypeRange{index, index}, ValueRange{lo, hi});
+  {
+    OpBuilder::InsertionGuard g(b);
+    Block *before =
+        b.createBlock(&search.getBefore(), {}, {index, index}, {loc, loc});
+    Value open =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                              before->getArgument(0), before->getArgument(1));
+    scf::ConditionOp::create(b, loc, open, before->getArguments());
+    Block *after =
+        b.createBlock(&search.getAfter(), {}, {index, index}, {loc, loc});
+    Value l = after->getArgument(0), h = after->getArgument(1);
+    Value sum = k.iadd(l, h);
+    Value mid = arith::ShRUIOp::create(b, loc, sum, k.idx(1));
+    Value above =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                              k.documentStart(docMem, bi, mid), bound);
+    Value nextLo =
+        arith::SelectOp::create(b, loc, above, l, k.iadd(mid, k.idx(1)));
+    Value nextHi = arith::SelectOp::create(b, loc, above, mid, h);
+    scf::YieldOp::create(b, loc, ValueRange{nextLo, nextHi});
+  }
+  return search.getResult(0);
+}
+
+std::pair<Value, Value> KernelBuilder::queryRange(Value j, Value queries,
+                                                  const AttentionParams &p,
+                                                  Value docMem, Value bi) {
+  auto [lo, hi] = queryRange(j, queries, p);
+  if (!docMem) // doc_start implies causal: lo = j
+    return {lo, hi};
+  return {lo, firstStartAbove(*this, docMem, bi, lo, hi, j)};
 }
 
 /// Folds the sink logit into (m, l, acc); returns the sink's probability
@@ -203,15 +244,15 @@ attention::getKernelParams(AttentionBackwardOp op, int64_t lanes) {
 
 /// The forward kernel on tensors q, k, v (, sinks); `lseType` non-null also
 /// produces lse [B, Hq, T] = m + ln l.
-SmallVector<Value> attention::buildForward(OpBuilder &b, Location loc, Value qT,
-                                           Value kT, Value vT, Value sinksT,
-                                           const AttentionParams &p,
-                                           int64_t lanes,
-                                           RankedTensorType outType,
-                                           RankedTensorType lseType) {
+SmallVector<Value>
+attention::buildForward(OpBuilder &b, Location loc, Value qT, Value kT,
+                        Value vT, Value sinksT, Value docStartT,
+                        const AttentionParams &p, int64_t lanes,
+                        RankedTensorType outType, RankedTensorType lseType) {
   Value q = readBuffer(b, loc, qT), k = readBuffer(b, loc, kT),
         v = readBuffer(b, loc, vT);
   Value sinks = sinksT ? readBuffer(b, loc, sinksT) : Value();
+  Value docStart = docStartT ? readBuffer(b, loc, docStartT) : Value();
   Value batch = tensor::DimOp::create(b, loc, qT, 0);
   Value queries = tensor::DimOp::create(b, loc, qT, 1);
   Value keys = tensor::DimOp::create(b, loc, kT, 1);
@@ -233,26 +274,27 @@ SmallVector<Value> attention::buildForward(OpBuilder &b, Location loc, Value qT,
                             arith::ConstantIndexOp::create(b, loc, p.hq)),
       queries);
   int64_t group = p.hq / p.hkv;
-  launchRows(
-      b, loc, rows, lanes, [&](KernelBuilder &kb, Value row, Value active) {
-        Value bi, h, i; // captured below: not a structured binding
-        std::tie(bi, h, i) = decodeRow(kb, row, queries, p.hq);
-        Value kvh = arith::DivUIOp::create(kb.b, loc, h, kb.idx(group));
-        SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p.d / lanes);
-        RowState st =
-            forwardPass(kb, qs, k, v, bi, i, kvh, keys, p, /*withOutput=*/true);
-        if (sinks)
-          foldSink(kb, st, sinks, h);
-        SmallVector<Value> o;
-        for (Value a : st.acc)
-          o.push_back(kb.div(a, st.l));
-        ifActive(kb.b, loc, active, [&] {
-          kb.storeSlice(o, out, bi, i, h);
-          if (lse)
-            kb.store(kb.add(st.m, math::LogOp::create(kb.b, loc, st.l)), lse,
-                     ValueRange{bi, h, i});
-        });
-      });
+  launchRows(b, loc, rows, lanes,
+             [&](KernelBuilder &kb, Value row, Value active) {
+               Value bi, h, i; // captured below: not a structured binding
+               std::tie(bi, h, i) = decodeRow(kb, row, queries, p.hq);
+               Value kvh = arith::DivUIOp::create(kb.b, loc, h, kb.idx(group));
+               SmallVector<Value> qs = kb.loadSlice(q, bi, i, h, p.d / lanes);
+               auto [lo, hi] = kb.keyRange(i, keys, p, docStart, bi);
+               RowState st = forwardPass(kb, qs, k, v, bi, kvh, lo, hi, p,
+                                         /*withOutput=*/true);
+               if (sinks)
+                 foldSink(kb, st, sinks, h);
+               SmallVector<Value> o;
+               for (Value a : st.acc)
+                 o.push_back(kb.div(a, st.l));
+               ifActive(kb.b, loc, active, [&] {
+                 kb.storeSlice(o, out, bi, i, h);
+                 if (lse)
+                   kb.store(kb.add(st.m, math::LogOp::create(kb.b, loc, st.l)),
+                            lse, ValueRange{bi, h, i});
+               });
+             });
   SmallVector<Value> results = {asTensor(b, loc, outType, out)};
   if (lse)
     results.push_back(asTensor(b, loc, lseType, lse));

@@ -134,6 +134,23 @@ struct KernelBuilder {
     return {lo, hi};
   }
 
+  /// The first key of query i's document: docMem[bi, i] as an index.
+  Value documentStart(Value docMem, Value bi, Value i) {
+    Value start = memref::LoadOp::create(b, loc, docMem, ValueRange{bi, i});
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), start);
+  }
+
+  /// Keys visible from query i, [lo, hi), within its document when
+  /// `docMem` (doc_start's buffer) is given.
+  std::pair<Value, Value> keyRange(Value i, Value keys,
+                                   const AttentionParams &p, Value docMem,
+                                   Value bi) {
+    auto [lo, hi] = keyRange(i, keys, p);
+    if (docMem)
+      lo = imax(lo, documentStart(docMem, bi, i));
+    return {lo, hi};
+  }
+
   /// Queries that see key j: [lo, hi).
   std::pair<Value, Value> queryRange(Value j, Value queries,
                                      const AttentionParams &p) {
@@ -145,6 +162,15 @@ struct KernelBuilder {
       hi = imin(queries, iadd(j, idx(*p.window)));
     return {lo, hi};
   }
+
+  /// As above, within key j's document when `docMem` is given: the queries
+  /// i in [lo, hi) with docMem[bi, i] <= j. Document starts do not decrease
+  /// along a row, so those queries are a prefix of [lo, hi) (its end found
+  /// by binary search: log T loads per key, nothing in the loop over
+  /// queries). doc_start is causal only (verified).
+  std::pair<Value, Value> queryRange(Value j, Value queries,
+                                     const AttentionParams &p, Value docMem,
+                                     Value bi);
 };
 
 /// The kernel parameters of an attention op, or none when it is left to the
@@ -179,8 +205,9 @@ struct RowState {
   Value m, l;
   SmallVector<Value> acc;
 };
+/// Over the keys [lo, hi) (KernelBuilder::keyRange).
 RowState forwardPass(KernelBuilder &k, ArrayRef<Value> q, Value kMem,
-                     Value vMem, Value bi, Value i, Value kvh, Value keys,
+                     Value vMem, Value bi, Value kvh, Value lo, Value hi,
                      const AttentionParams &p, bool withOutput);
 
 /// Folds the sink logit into (m, l, acc); returns the sink's probability
@@ -197,7 +224,7 @@ Value asTensor(OpBuilder &b, Location loc, RankedTensorType type, Value buffer);
 /// The forward kernel on tensors q, k, v (, sinks); `lseType` non-null also
 /// produces lse [B, Hq, T] = m + ln l.
 SmallVector<Value> buildForward(OpBuilder &b, Location loc, Value qT, Value kT,
-                                Value vT, Value sinksT,
+                                Value vT, Value sinksT, Value docStartT,
                                 const AttentionParams &p, int64_t lanes,
                                 RankedTensorType outType,
                                 RankedTensorType lseType);

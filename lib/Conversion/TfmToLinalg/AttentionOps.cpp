@@ -127,9 +127,12 @@ Value tilePosition(OpBuilder &b, Location loc, unsigned dim, Value offset) {
   return offset ? arith::AddIOp::create(b, loc, i, offset) : i;
 }
 
+/// `docStart` ([B, T] of the queries passed, or null) masks the keys
+/// before each query's document.
 AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
-                                   Value sinks, const AttentionConfig &cfg,
-                                   Type st, TileOffsets offsets = {}) {
+                                   Value sinks, Value docStart,
+                                   const AttentionConfig &cfg, Type st,
+                                   TileOffsets offsets = {}) {
   MLIRContext *ctx = b.getContext();
   auto qt = cast<RankedTensorType>(q.getType());
   int64_t hq = qt.getDimSize(2);
@@ -184,8 +187,14 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                         return scale(nb, l, a[0]);
                       });
+  SmallVector<Value> maskInputs = {scaled ? scaled : dots};
+  SmallVector<AffineMap> maskMaps = {identityMap(ctx, 4)};
+  if (docStart) {
+    maskInputs.push_back(docStart);
+    maskMaps.push_back(AffineMap::get(4, 0, {d(0), d(2)}, ctx));
+  }
   Value scores = buildMap(
-      b, loc, scoreSizes, st, ValueRange{scaled ? scaled : dots}, {},
+      b, loc, scoreSizes, st, maskInputs, maskMaps,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value s = a[0];
         if (cfg.softcap) {
@@ -197,19 +206,30 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
         } else {
           s = scale(nb, l, s);
         }
-        if (!cfg.causal)
+        if (!cfg.causal && !docStart)
           return s;
-        Value ti = tilePosition(nb, l, 2, offsets.query),
-              si = tilePosition(nb, l, 3, offsets.key);
-        Value masked =
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, si, ti);
-        if (cfg.window) {
-          // A token sees itself and the window - 1 tokens before it.
-          Value dist = arith::SubIOp::create(nb, l, ti, si);
-          Value far = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::sge, dist,
-              arith::ConstantIndexOp::create(nb, l, *cfg.window));
-          masked = arith::OrIOp::create(nb, l, masked, far);
+        Value si = tilePosition(nb, l, 3, offsets.key);
+        Value masked;
+        auto orMask = [&](Value m) {
+          masked = masked ? arith::OrIOp::create(nb, l, masked, m) : m;
+        };
+        if (cfg.causal) {
+          Value ti = tilePosition(nb, l, 2, offsets.query);
+          orMask(
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, si, ti));
+          if (cfg.window) {
+            // A token sees itself and the window - 1 tokens before it.
+            Value dist = arith::SubIOp::create(nb, l, ti, si);
+            orMask(arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::sge, dist,
+                arith::ConstantIndexOp::create(nb, l, *cfg.window)));
+          }
+        }
+        if (docStart) {
+          // Keys before the query's document belong to another document.
+          Value key = arith::IndexCastOp::create(nb, l, a[1].getType(), si);
+          orMask(arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, key,
+                                       a[1]));
         }
         return arith::SelectOp::create(nb, l, masked,
                                        constFloat(nb, l, st, negInf), s);
@@ -266,6 +286,7 @@ AttentionProbs buildAttentionProbs(OpBuilder &b, Location loc, Value q, Value k,
 /// Returns {out [B, T, Hq, Dv] (elem), lse [B, Hq, T] (f32)}.
 std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
                                        Value k, Value v, Value sinks,
+                                       Value docStart,
                                        const AttentionConfig &cfg, Type st,
                                        TileOffsets offsets = {}) {
   MLIRContext *ctx = b.getContext();
@@ -275,7 +296,8 @@ std::pair<Value, Value> buildAttention(OpBuilder &b, Location loc, Value q,
   int64_t hq = qt.getDimSize(2);
   int64_t group = hq / cast<RankedTensorType>(k.getType()).getDimSize(2);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st, offsets);
+  AttentionProbs p =
+      buildAttentionProbs(b, loc, q, k, sinks, docStart, cfg, st, offsets);
   // HF rounds the probabilities to the activation type before P·V.
   Value probs = p.probs;
   if (elem != st)
@@ -350,7 +372,7 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, unsigned headDim,
 /// before rounding.
 SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
                                           Value dout, Value q, Value k, Value v,
-                                          Value sinks,
+                                          Value sinks, Value docStart,
                                           const AttentionConfig &cfg, Type st,
                                           TileOffsets offsets = {}) {
   MLIRContext *ctx = b.getContext();
@@ -364,7 +386,8 @@ SmallVector<Value> buildAttentionBackward(OpBuilder &b, Location loc,
     return castFloat(nb, l, x, st);
   };
   auto round = [&](Value x) { return roundTensor(b, loc, x, elem); };
-  AttentionProbs p = buildAttentionProbs(b, loc, q, k, sinks, cfg, st, offsets);
+  AttentionProbs p =
+      buildAttentionProbs(b, loc, q, k, sinks, docStart, cfg, st, offsets);
   SmallVector<OpFoldResult> scoreSizes = sizesOf(b, loc, p.probs);
   bool batched = useBatchedGemm(q, st);
   OpFoldResult B = tensor::getMixedSize(b, loc, q, 0);
@@ -571,7 +594,7 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
     Type st = computeType(op.getType().getElementType());
     auto [out, lse] =
         buildAttention(rewriter, op.getLoc(), op.getQ(), op.getK(), op.getV(),
-                       op.getSinks(), cfg, st);
+                       op.getSinks(), op.getDocStart(), cfg, st);
     rewriter.replaceOp(op, out);
     return success();
   }
@@ -619,6 +642,12 @@ std::pair<Value, Value> visibleKeys(OpBuilder &b, Location loc,
   return {lo, arith::SubIOp::create(b, loc, hi, lo)};
 }
 
+/// The document starts of queries [t0, t0 + rows) (null without documents).
+Value sliceDocStart(OpBuilder &b, Location loc, Value docStart, Value t0,
+                    Value rows) {
+  return docStart ? sliceAlong(b, loc, docStart, 1, t0, rows) : Value();
+}
+
 struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FlashAttentionOp op,
@@ -656,8 +685,10 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
           // evaluation, hence of the IR, would depend on the compiler).
           Value kKeys = sliceAlong(b, l, k, 1, kLo, kSize);
           Value vKeys = sliceAlong(b, l, v, 1, kLo, kSize);
-          auto [o, lse] = buildAttention(b, l, qTile, kKeys, vKeys,
-                                         op.getSinks(), cfg, st, {t0, kLo});
+          Value docTile = sliceDocStart(b, l, op.getDocStart(), t0, rows);
+          auto [o, lse] =
+              buildAttention(b, l, qTile, kKeys, vKeys, op.getSinks(), docTile,
+                             cfg, st, {t0, kLo});
           Value out = insertAlong(b, l, o, acc[0], 1, t0);
           Value lseAcc = insertAlong(b, l, lse, acc[1], 2, t0);
           scf::YieldOp::create(b, l, ValueRange{out, lseAcc});
@@ -675,9 +706,9 @@ struct AttentionBackwardLowering : OpRewritePattern<AttentionBackwardOp> {
                         op.getSlidingWindow(), optionalDouble(op.getSoftcap())};
     Type elem = op.getQ().getType().getElementType();
     Type st = computeType(elem);
-    SmallVector<Value> grads =
-        buildAttentionBackward(rewriter, op.getLoc(), op.getDout(), op.getQ(),
-                               op.getK(), op.getV(), op.getSinks(), cfg, st);
+    SmallVector<Value> grads = buildAttentionBackward(
+        rewriter, op.getLoc(), op.getDout(), op.getQ(), op.getK(), op.getV(),
+        op.getSinks(), op.getDocStart(), cfg, st);
     for (Value &g : MutableArrayRef<Value>(grads).drop_front())
       g = roundTensor(rewriter, op.getLoc(), g, elem);
     rewriter.replaceOp(op, grads);
@@ -737,8 +768,10 @@ struct FlashAttentionBackwardLowering
           Value qTile = sliceAlong(b, l, q, 1, t0, rows);
           Value kKeys = sliceAlong(b, l, k, 1, kLo, kSize);
           Value vKeys = sliceAlong(b, l, v, 1, kLo, kSize);
-          SmallVector<Value> part = buildAttentionBackward(
-              b, l, doutTile, qTile, kKeys, vKeys, sinks, cfg, st, {t0, kLo});
+          Value docTile = sliceDocStart(b, l, op.getDocStart(), t0, rows);
+          SmallVector<Value> part =
+              buildAttentionBackward(b, l, doutTile, qTile, kKeys, vKeys, sinks,
+                                     docTile, cfg, st, {t0, kLo});
           SmallVector<Value> acc(iterArgs);
           // `p` into positions [lo, lo + p's size) of gradient g (0: q,
           // 1: k, 2: v): written, or added to what earlier tiles summed.

@@ -44,6 +44,7 @@ struct RuleSetup {
   Value seqLen, numChunks, chunkSize;
   OpFoldResult batch;
   Value zeroState; // [B, G, R, Dk, Dv] zeros
+  Value docStart;  // [B, T] or null: packed documents
 };
 
 /// x · rsqrt(Σx² + eps) (times `scale`) and the rsqrt, per key head.
@@ -77,6 +78,7 @@ std::pair<Value, Value> l2Normalise(OpBuilder &b, Location loc, Value x,
 template <typename RuleOp> RuleSetup setUpRule(OpBuilder &b, RuleOp op) {
   Location loc = op.getLoc();
   RuleSetup s;
+  s.docStart = op.getDocStart();
   auto qt = cast<RankedTensorType>(op.getQ().getType());
   auto vt = cast<RankedTensorType>(op.getV().getType());
   s.st = computeType(vt.getElementType());
@@ -139,12 +141,18 @@ template <typename RuleOp> RuleSetup setUpRule(OpBuilder &b, RuleOp op) {
 /// One chunk: its inputs and everything that does not depend on the state.
 struct Chunk {
   Value start, len;
-  Value q, k;   // normalised [B, l, G, Dk]
-  Value v;      // [B, l, G, R, Dv] as stored
-  Value beta;   // [B, l, G, R]
-  Value gam;    // inclusive cumulative sum of the gate [B, l, G, R]
-  Value total;  // the chunk's whole decay, gam's last entry [B, G, R]
-  Value decay;  // exp(gam_l − gam_s) for s <= l, else 0 [B, l, s, G, R]
+  Value q, k;  // normalised [B, l, G, Dk]
+  Value v;     // [B, l, G, R, Dv] as stored
+  Value beta;  // [B, l, G, R]
+  Value gam;   // inclusive cumulative sum of the gate [B, l, G, R]
+  Value total; // the chunk's whole decay, gam's last entry [B, G, R]
+  Value decay; // exp(gam_l − gam_s) for s <= l in l's document, else 0
+               //   [B, l, s, G, R]
+  // The decays from the chunk's start and to its end, 0 across a document
+  // start (packed documents: ChunkDocuments):
+  Value egam;   // exp(gam_l): the state carried in, at l [B, l, G, R]
+  Value etotal; // exp(total): the state carried in, at the end [B, G, R]
+  Value esurv;  // exp(total − gam_s): token s, at the end [B, s, G, R]
   Value kk, qk; // k_l·k_s and q_l·k_s per key head [B, l, s, G]
   Value attn;   // the within-chunk read qk ⊙ decay [B, l, s, G, R]
   Value sys;    // A = β_l (k_l·k_s) decay for s < l, else 0
@@ -187,6 +195,15 @@ Value unitLowerInverse(OpBuilder &b, Location loc, Value sys, Type st,
   return product;
 }
 
+/// x − y, element-wise on one spec.
+Value difference(OpBuilder &b, Location loc, StringRef spec, Value x, Value y,
+                 Type st) {
+  return einsum(b, loc, spec, ValueRange{x, y}, st,
+                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                  return scalar(nb, l, st).sub(a[0], a[1]);
+                });
+}
+
 Chunk loadChunk(OpBuilder &b, Location loc, const RuleSetup &s, Value c) {
   Chunk k;
   Type st = s.st;
@@ -198,13 +215,28 @@ Chunk loadChunk(OpBuilder &b, Location loc, const RuleSetup &s, Value c) {
   Value g = sliceSeq(b, loc, s.gate, k.start, k.len);
   k.gam = chunkCumsum(b, loc, g, k.len, st);
   k.total = contract(b, loc, "blgr->bgr", ValueRange{g}, st);
-  k.decay =
-      einsum(b, loc, "blgr,bsgr->blsgr", ValueRange{k.gam, k.gam}, st,
-             [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
-               Scalar sc = scalar(nb, l, st);
-               Value visible = sc.atOrBefore(idx, 's', 'l');
-               return sc.where(visible, sc.exp(sc.sub(v[0], v[1])));
-             });
+  ChunkDocuments docs = ChunkDocuments::of(b, loc, s.docStart, k.start, k.len);
+  SmallVector<Value> decayInputs = {k.gam, k.gam};
+  if (docs)
+    decayInputs.push_back(docs.docs);
+  k.decay = einsum(
+      b, loc, docs ? "blgr,bsgr,bl->blsgr" : "blgr,bsgr->blsgr", decayInputs,
+      st, [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
+        Scalar sc = scalar(nb, l, st);
+        Value visible = sc.atOrBefore(idx, 's', 'l');
+        if (docs)
+          visible = arith::AndIOp::create(
+              nb, l, visible, docs.inDocument(nb, l, idx, 's', v[2]));
+        return sc.where(visible, sc.exp(sc.sub(v[0], v[1])));
+      });
+  Value toEnd = difference(b, loc, "bgr,bsgr->bsgr", k.total, k.gam, st);
+  k.egam = maskedExpOf(b, loc, "blgr", "bl", k.gam,
+                       docs ? docs.carriedMask(b, loc, st) : Value(), st);
+  k.etotal = maskedExpOf(b, loc, "bgr", "b", k.total,
+                         docs ? docs.keptMask(b, loc, st) : Value(), st);
+  k.esurv =
+      maskedExpOf(b, loc, "bsgr", "bs", toEnd,
+                  docs ? docs.survivingMask(b, loc, st, k.len) : Value(), st);
   k.kk = gemm(b, loc, "blgk,bsgk->blsg", k.k, k.k, st);
   k.qk = gemm(b, loc, "blgk,bsgk->blsg", k.q, k.k, st);
   k.attn = contract(b, loc, "blsg,blsgr->blsgr", ValueRange{k.qk, k.decay}, st);
@@ -217,23 +249,15 @@ Chunk loadChunk(OpBuilder &b, Location loc, const RuleSetup &s, Value c) {
                  });
   k.inv = unitLowerInverse(b, loc, k.sys, st, s.chunk);
   k.vb = contract(b, loc, "blgr,blgrv->blgrv", ValueRange{k.beta, k.v}, st);
-  k.xk = einsum(b, loc, "blgr,blgr,blgk->blgrk", ValueRange{k.beta, k.gam, k.k},
-                st, [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
-                  Scalar sc = scalar(nb, l, st);
-                  return sc.mul(sc.mul(v[0], sc.exp(v[1])), v[2]);
-                });
+  k.xk =
+      einsum(b, loc, "blgr,blgr,blgk->blgrk", ValueRange{k.beta, k.egam, k.k},
+             st, [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+               Scalar sc = scalar(nb, l, st);
+               return sc.mul(sc.mul(v[0], v[1]), v[2]);
+             });
   k.u = gemm(b, loc, "blsgr,bsgrv->blgrv", k.inv, k.vb, st);
   k.w = gemm(b, loc, "blsgr,bsgrk->blgrk", k.inv, k.xk, st);
   return k;
-}
-
-/// x − y, element-wise on one spec.
-Value difference(OpBuilder &b, Location loc, StringRef spec, Value x, Value y,
-                 Type st) {
-  return einsum(b, loc, spec, ValueRange{x, y}, st,
-                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
-                  return scalar(nb, l, st).sub(a[0], a[1]);
-                });
 }
 
 /// The new values v_new = u − w·S (what the state does not yet predict).
@@ -246,22 +270,13 @@ Value newValues(OpBuilder &b, Location loc, const Chunk &k, Value state,
 /// exp(total − gam_s) k_s [B, s, G, R, Dk]: the keys decayed to the chunk's
 /// end, which write the state.
 Value decayedKeys(OpBuilder &b, Location loc, const Chunk &k, Type st) {
-  return einsum(b, loc, "bgr,bsgr,bsgk->bsgrk", ValueRange{k.total, k.gam, k.k},
-                st, [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
-                  Scalar sc = scalar(nb, l, st);
-                  return sc.mul(sc.exp(sc.sub(v[0], v[1])), v[2]);
-                });
+  return contract(b, loc, "bsgr,bsgk->bsgrk", ValueRange{k.esurv, k.k}, st);
 }
 
-/// exp(e) · x for e indexed by a prefix of x's letters.
-Value scaledByExp(OpBuilder &b, Location loc, StringRef spec, Value e, Value x,
-                  Type st) {
-  return einsum(b, loc, spec, ValueRange{e, x}, st,
-                [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
-                  Scalar sc = scalar(nb, l, st);
-                  Value decay = sc.exp(v[0]);
-                  return sc.mul(decay, sc.f(v[1]));
-                });
+/// decay · x for a decay indexed by a prefix of x's letters.
+Value scaled(OpBuilder &b, Location loc, StringRef spec, Value decay, Value x,
+             Type st) {
+  return contract(b, loc, spec, ValueRange{decay, x}, st);
 }
 
 struct GatedDeltaRuleLowering : OpRewritePattern<GatedDeltaRuleOp> {
@@ -289,11 +304,10 @@ struct GatedDeltaRuleLowering : OpRewritePattern<GatedDeltaRuleOp> {
           Value vNew = newValues(b, l, k, state, st);
           // y = e^{gam_l} q_l·S + Σ_{s<=l} attn[l, s] v_new[s].
           Value qs = gemm(b, l, "blgk,bgrkv->blgrv", k.q, state, st);
-          Value carried = scaledByExp(b, l, "blgr,blgrv->blgrv", k.gam, qs, st);
+          Value carried = scaled(b, l, "blgr,blgrv->blgrv", k.egam, qs, st);
           Value y = gemm(b, l, "blsgr,bsgrv->blgrv", k.attn, vNew, st, carried);
           // S' = e^{total} S + Σ_s e^{total − gam_s} k_s ⊗ v_new[s].
-          Value kept =
-              scaledByExp(b, l, "bgr,bgrkv->bgrkv", k.total, state, st);
+          Value kept = scaled(b, l, "bgr,bgrkv->bgrkv", k.etotal, state, st);
           Value next = gemm(b, l, "bsgrk,bsgrv->bgrkv",
                             decayedKeys(b, l, k, st), vNew, st, kept);
           return {next, insertSeq(b, l, y, acc[1], k.start), states};
@@ -339,7 +353,7 @@ struct GatedDeltaRuleBackwardLowering
           Value dy = sliceSeq(b, l, dy5, k.start, k.len);
           Value vNew = newValues(b, l, k, s0, st);
           Value kd = decayedKeys(b, l, k, st);
-          Value dyE = scaledByExp(b, l, "blgr,blgrv->blgrv", k.gam, dy, st);
+          Value dyE = scaled(b, l, "blgr,blgrv->blgrv", k.egam, dy, st);
           // d v_new[s] = Σ_l attn[l, s] dy_l + kd_s · dS'.
           Value kdS = gemm(b, l, "bsgrk,bgrkv->bsgrv", kd, dS, st);
           Value dvNew = gemm(b, l, "blsgr,blgrv->bsgrv", k.attn, dy, st, kdS);
@@ -354,8 +368,7 @@ struct GatedDeltaRuleBackwardLowering
           Value dkAttn = gemm(b, l, "blsg,blgk->bsgk", dQk, k.q, st);
           // The state's gradient: e^{total} dS' + Σ_l e^{gam_l} q_l ⊗ dy_l
           // − wᵀ d v_new.
-          Value keptGrad =
-              scaledByExp(b, l, "bgr,bgrkv->bgrkv", k.total, dS, st);
+          Value keptGrad = scaled(b, l, "bgr,bgrkv->bgrkv", k.etotal, dS, st);
           Value qDy = gemm(b, l, "blgk,blgrv->bgrkv", k.q, dyE, st, keptGrad);
           Value wDv = gemm(b, l, "blgrk,blgrv->bgrkv", k.w, dvNew, st);
           Value dPrev = difference(b, l, "bgrkv,bgrkv->bgrkv", qDy, wDv, st);
@@ -363,12 +376,8 @@ struct GatedDeltaRuleBackwardLowering
           Value dKd = gemm(b, l, "bsgrv,bgrkv->bsgrk", vNew, dS, st);
           Value nu =
               contract(b, l, "bsgrk,bsgrk->bsgr", ValueRange{kd, dKd}, st);
-          Value dkWrite = einsum(
-              b, l, "bgr,bsgr,bsgrk->bsgk", ValueRange{k.total, k.gam, dKd}, st,
-              [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex) {
-                Scalar sc = scalar(nb, ll, st);
-                return sc.add(a[3], sc.mul(sc.exp(sc.sub(a[0], a[1])), a[2]));
-              });
+          Value dkWrite =
+              contract(b, l, "bsgr,bsgrk->bsgk", ValueRange{k.esurv, dKd}, st);
           // v_new = u − w·S with u = T vb and w = T xk.
           Value dwNeg = gemm(b, l, "bsgrv,bgrkv->bsgrk", dvNew, s0, st);
           Value dvb = gemm(b, l, "blsgr,blgrv->bsgrv", k.inv, dvNew, st);
@@ -412,10 +421,10 @@ struct GatedDeltaRuleBackwardLowering
           Value dxkK = contract(b, l, "blgrk,blgk->blgr",
                                 ValueRange{dxkNeg, k.k}, st); // negated
           Value dkX = einsum(
-              b, l, "blgr,blgr,blgrk->blgk", ValueRange{k.beta, k.gam, dxkNeg},
+              b, l, "blgr,blgr,blgrk->blgk", ValueRange{k.beta, k.egam, dxkNeg},
               st, [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex) {
                 Scalar sc = scalar(nb, ll, st);
-                return sc.sub(a[3], sc.mul(sc.mul(a[0], sc.exp(a[1])), a[2]));
+                return sc.sub(a[3], sc.mul(sc.mul(a[0], a[1]), a[2]));
               });
           // vb = β v.
           Value dv =
@@ -428,29 +437,24 @@ struct GatedDeltaRuleBackwardLowering
               contract(b, l, "blgrv,blgrv->blgr", ValueRange{dyE, qs}, st);
           Value dBeta = einsum(
               b, l, "blgr,blgr,blgr,blgr->blgr",
-              ValueRange{dBetaSys, dBetaV, dxkK, k.gam}, st,
+              ValueRange{dBetaSys, dBetaV, dxkK, k.egam}, st,
               [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex) {
                 Scalar sc = scalar(nb, ll, st);
                 Value sum = sc.add(a[0], a[1]);
-                return sc.sub(sum, sc.mul(sc.exp(a[3]), a[2]));
+                return sc.sub(sum, sc.mul(a[3], a[2]));
               });
           Value dGam = einsum(
               b, l, "blgr,blgr,blgr,blgr,blgr,blgr,blgr->blgr",
-              ValueRange{rowE, colE, dGamRead, nu, dxkK, k.beta, k.gam}, st,
+              ValueRange{rowE, colE, dGamRead, nu, dxkK, k.beta, k.egam}, st,
               [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex) {
                 Scalar sc = scalar(nb, ll, st);
-                Value x = sc.mul(sc.mul(a[5], sc.exp(a[6])), a[4]);
+                Value x = sc.mul(sc.mul(a[5], a[6]), a[4]);
                 return sc.sub(sc.sub(sc.add(sc.sub(a[0], a[1]), a[2]), a[3]),
                               x);
               });
           // d total = e^{total} <dS', S> + Σ_s ν_s.
-          Value keptDot = einsum(
-              b, l, "bgr,bgrkv,bgrkv->bgr", ValueRange{k.total, dS, s0}, st,
-              [&](OpBuilder &nb, Location ll, ValueRange a, LetterIndex) {
-                Scalar sc = scalar(nb, ll, st);
-                Value decay = sc.exp(a[0]);
-                return sc.add(a[3], sc.mul(decay, sc.mul(a[1], a[2])));
-              });
+          Value keptDot = contract(b, l, "bgr,bgrkv,bgrkv->bgr",
+                                   ValueRange{k.etotal, dS, s0}, st);
           Value dTotal =
               contract(b, l, "bsgr->bgr", ValueRange{nu}, st, keptDot);
           // d gate_i = d total + Σ_{l >= i} d gam_l.

@@ -40,25 +40,74 @@ Value padSeq(OpBuilder &b, Location loc, Value x, int64_t before,
                    arith::ConstantIndexOp::create(b, loc, before));
 }
 
+/// `ids` [B, T] (integers) followed by `after` zeros along T.
+Value padIdsAfter(OpBuilder &b, Location loc, Value ids, int64_t after) {
+  auto t = cast<RankedTensorType>(ids.getType());
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, ids);
+  Value len = getValueOrCreateConstantIndexOp(b, loc, sizes[1]);
+  sizes[1] = arith::AddIOp::create(
+                 b, loc, len, arith::ConstantIndexOp::create(b, loc, after))
+                 .getResult();
+  Value zero = arith::ConstantOp::create(
+      b, loc, t.getElementType(), b.getIntegerAttr(t.getElementType(), 0));
+  Value zeros = linalg::FillOp::create(
+                    b, loc, ValueRange{zero},
+                    ValueRange{emptyTensor(b, loc, sizes, t.getElementType())})
+                    .getResult(0);
+  return insertSeq(b, loc, ids, zeros,
+                   arith::ConstantIndexOp::create(b, loc, 0));
+}
+
+/// Whether the tap at token `tap` (an index, possibly negative) reaches
+/// into the document that starts at `start` (doc_start's integer): taps
+/// before it read another document and count as zeros.
+Value tapInDocument(OpBuilder &b, Location loc, Value tap, Value start) {
+  Value pos = arith::IndexCastOp::create(b, loc, start.getType(), tap);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, pos, start);
+}
+
+/// x · y added to `acc` in `st`, or `acc` alone where `keep` is false.
+Value maskedMulAdd(OpBuilder &b, Location loc, Type st, Value x, Value y,
+                   Value acc, Value keep) {
+  Scalar s = scalar(b, loc, st);
+  Value xs = s.f(x);
+  Value ys = s.f(y);
+  Value sum = s.add(acc, s.mul(xs, ys));
+  return keep ? arith::SelectOp::create(b, loc, keep, sum, acc).getResult()
+              : sum;
+}
+
 /// pre[b, t, c] = bias[c] + Σ_k w[c, k] · xpad[b, t + k, c] in `st`, rounded
-/// to the element type (PyTorch's conv1d rounds its output).
+/// to the element type (PyTorch's conv1d rounds its output); with
+/// `docStart`, only the taps t + k − K + 1 >= docStart[b, t].
 Value conv1dPre(OpBuilder &b, Location loc, Value x, Value w, Value bias,
-                Type st) {
+                Value docStart, Type st) {
   MLIRContext *ctx = b.getContext();
   int64_t k = cast<RankedTensorType>(w.getType()).getShape()[1];
   Value xpad = padSeq(b, loc, x, k - 1, 0);
   AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
              d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+  SmallVector<Value> inputs = {xpad, w};
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d0, d1 + d3, d2}, ctx),
+                                 AffineMap::get(4, 0, {d2, d3}, ctx)};
+  if (docStart) {
+    inputs.push_back(docStart);
+    maps.push_back(AffineMap::get(4, 0, {d0, d1}, ctx));
+  }
   Value acc = buildReduction(
-      b, loc, sizesOf(b, loc, x), st, 0.0, ValueRange{xpad, w},
-      {AffineMap::get(4, 0, {d0, d1 + d3, d2}, ctx),
-       AffineMap::get(4, 0, {d2, d3}, ctx)},
+      b, loc, sizesOf(b, loc, x), st, 0.0, inputs, maps,
       AffineMap::get(4, 0, {d0, d1, d2}, ctx), {false, false, false, true},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Scalar s = scalar(nb, l, st);
-        Value x = s.f(a[0]);
-        Value w = s.f(a[1]);
-        return s.add(a[2], s.mul(x, w));
+        Value keep;
+        if (docStart) {
+          Value t = linalg::IndexOp::create(nb, l, 1),
+                tap = linalg::IndexOp::create(nb, l, 3);
+          Value sum = arith::AddIOp::create(nb, l, t, tap);
+          Value back = arith::ConstantIndexOp::create(nb, l, k - 1);
+          Value at = arith::SubIOp::create(nb, l, sum, back);
+          keep = tapInDocument(nb, l, at, a[2]);
+        }
+        return maskedMulAdd(nb, l, st, a[0], a[1], a.back(), keep);
       });
   Type elem = elementType(x);
   if (!bias)
@@ -79,8 +128,8 @@ struct MambaConv1dLowering : OpRewritePattern<MambaConv1dOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type elem = elementType(op.getX()), st = computeType(elem);
-    Value pre =
-        conv1dPre(rewriter, loc, op.getX(), op.getWeight(), op.getBias(), st);
+    Value pre = conv1dPre(rewriter, loc, op.getX(), op.getWeight(),
+                          op.getBias(), op.getDocStart(), st);
     rewriter.replaceOp(
         op, buildMap(rewriter, loc, sizesOf(rewriter, loc, pre), elem,
                      ValueRange{pre}, {},
@@ -101,7 +150,8 @@ struct MambaConv1dBackwardLowering : OpRewritePattern<MambaConv1dBackwardOp> {
     Value x = op.getX(), w = op.getWeight();
     Type elem = elementType(x), st = computeType(elem);
     int64_t k = cast<RankedTensorType>(w.getType()).getShape()[1];
-    Value pre = conv1dPre(rewriter, loc, x, w, op.getBias(), st);
+    Value docStart = op.getDocStart();
+    Value pre = conv1dPre(rewriter, loc, x, w, op.getBias(), docStart, st);
     // g = dy · silu'(pre), the gradient of the pre-activation.
     Value g =
         einsum(rewriter, loc, "btc,btc->btc", ValueRange{op.getDy(), pre}, st,
@@ -112,27 +162,56 @@ struct MambaConv1dBackwardLowering : OpRewritePattern<MambaConv1dBackwardOp> {
                });
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
                d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
-    auto macc = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-      Scalar s = scalar(nb, l, st);
-      Value x = s.f(a[0]);
-      Value y = s.f(a[1]);
-      return s.add(a[2], s.mul(x, y));
+    auto index = [](OpBuilder &nb, Location l, unsigned dim) -> Value {
+      return linalg::IndexOp::create(nb, l, dim);
     };
-    // dx[b, t, c] = Σ_k w[c, k] · gpad[b, t + K − 1 − k, c].
+    // dx[b, t, c] = Σ_k w[c, k] · gpad[b, t + K − 1 − k, c]: output
+    // u = t + K − 1 − k reads input t.
     Value gpad = padSeq(rewriter, loc, g, 0, k - 1);
+    SmallVector<Value> dxInputs = {gpad, w};
+    SmallVector<AffineMap> dxMaps = {
+        AffineMap::get(4, 0, {d0, d1 + (k - 1) - d3, d2}, ctx),
+        AffineMap::get(4, 0, {d2, d3}, ctx)};
+    if (docStart) {
+      // docStart of u, read past the end as 0 (g is 0 there anyway).
+      dxInputs.push_back(padIdsAfter(rewriter, loc, docStart, k - 1));
+      dxMaps.push_back(AffineMap::get(4, 0, {d0, d1 + (k - 1) - d3}, ctx));
+    }
     Value dx = buildReduction(
-        rewriter, loc, sizesOf(rewriter, loc, x), st, 0.0, ValueRange{gpad, w},
-        {AffineMap::get(4, 0, {d0, d1 + (k - 1) - d3, d2}, ctx),
-         AffineMap::get(4, 0, {d2, d3}, ctx)},
+        rewriter, loc, sizesOf(rewriter, loc, x), st, 0.0, dxInputs, dxMaps,
         AffineMap::get(4, 0, {d0, d1, d2}, ctx), {false, false, false, true},
-        macc);
-    // dw[c, k] = Σ_{b, t} g[b, t, c] · xpad[b, t + k, c]; loops (c, k, b, t).
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value keep;
+          if (docStart) // input t, u's document start
+            keep = tapInDocument(nb, l, index(nb, l, 1), a[2]);
+          return maskedMulAdd(nb, l, st, a[0], a[1], a.back(), keep);
+        });
+    // dw[c, k] = Σ_{b, t} g[b, t, c] · xpad[b, t + k, c]; loops (c, k, b, t):
+    // output t reads input t + k − K + 1.
     Value xpad = padSeq(rewriter, loc, x, k - 1, 0);
+    SmallVector<Value> dwInputs = {g, xpad};
+    SmallVector<AffineMap> dwMaps = {
+        AffineMap::get(4, 0, {d2, d3, d0}, ctx),
+        AffineMap::get(4, 0, {d2, d3 + d1, d0}, ctx)};
+    if (docStart) {
+      dwInputs.push_back(docStart);
+      dwMaps.push_back(AffineMap::get(4, 0, {d2, d3}, ctx));
+    }
     Value dw = buildReduction(
-        rewriter, loc, sizesOf(rewriter, loc, w), st, 0.0, ValueRange{g, xpad},
-        {AffineMap::get(4, 0, {d2, d3, d0}, ctx),
-         AffineMap::get(4, 0, {d2, d3 + d1, d0}, ctx)},
-        AffineMap::get(4, 0, {d0, d1}, ctx), {false, false, true, true}, macc);
+        rewriter, loc, sizesOf(rewriter, loc, w), st, 0.0, dwInputs, dwMaps,
+        AffineMap::get(4, 0, {d0, d1}, ctx), {false, false, true, true},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value keep;
+          if (docStart) { // input t + k − K + 1, t's document start
+            Value t = index(nb, l, 3);
+            Value tap = index(nb, l, 1);
+            Value sum = arith::AddIOp::create(nb, l, t, tap);
+            Value back = arith::ConstantIndexOp::create(nb, l, k - 1);
+            Value at = arith::SubIOp::create(nb, l, sum, back);
+            keep = tapInDocument(nb, l, at, a[2]);
+          }
+          return maskedMulAdd(nb, l, st, a[0], a[1], a.back(), keep);
+        });
     Value db =
         einsum(rewriter, loc, "btc->c", ValueRange{g}, st,
                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
@@ -420,6 +499,7 @@ struct ScanSetup {
   OpFoldResult batch;
   Value zeroState; // [B, G, R, P, N] zeros
   double dtMin, dtMax;
+  Value docStart; // [B, T] or null: packed documents
 };
 
 /// Set-up shared by the scan and its gradient (the same operands).
@@ -431,6 +511,7 @@ template <typename ScanOp> ScanSetup setUpScan(OpBuilder &b, ScanOp op) {
   double dtMin = op.getDtMin().convertToDouble(),
          dtMax = op.getDtMax().convertToDouble();
   ScanSetup s;
+  s.docStart = op.getDocStart();
   s.st = computeType(elementType(x));
   auto xt = cast<RankedTensorType>(x.getType());
   auto bt = cast<RankedTensorType>(bm.getType());
@@ -496,6 +577,7 @@ struct Chunk {
   Value lam;        // inclusive cumulative sum of δ·A [B, l, G, R]
   Value total;      // its last entry, the chunk's whole decay [B, G, R]
   Value cb;         // c[l]·b[s] per group [B, l, s, G]
+  ChunkDocuments docs;
 };
 
 Chunk loadChunk(OpBuilder &b, Location loc, const ScanSetup &s, Value c) {
@@ -517,27 +599,56 @@ Chunk loadChunk(OpBuilder &b, Location loc, const ScanSetup &s, Value c) {
                      return scalar(nb, l, st).add(v[0], v[1]);
                    });
   k.cb = gemm(b, loc, "blgn,bsgn->blsg", k.cm, k.bm, st);
+  k.docs = ChunkDocuments::of(b, loc, s.docStart, k.start, k.len);
   return k;
 }
 
-/// exp(lam[l] − lam[s]) for s <= l, else 0: the chunk's decay matrix.
+/// exp(lam[l] − lam[s]) for s <= l in l's document, else 0: the chunk's
+/// decay matrix.
 Value decayMatrix(OpBuilder &b, Location loc, const Chunk &k, Type st) {
-  return einsum(b, loc, "blgr,bsgr->blsgr", ValueRange{k.lam, k.lam}, st,
-                [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
-                  Scalar c = scalar(nb, l, st);
-                  Value visible = c.atOrBefore(idx, 's', 'l');
-                  return c.where(visible, c.exp(c.sub(v[0], v[1])));
-                });
+  SmallVector<Value> inputs = {k.lam, k.lam};
+  if (k.docs)
+    inputs.push_back(k.docs.docs);
+  return einsum(
+      b, loc, k.docs ? "blgr,bsgr,bl->blsgr" : "blgr,bsgr->blsgr", inputs, st,
+      [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex idx) {
+        Scalar c = scalar(nb, l, st);
+        Value visible = c.atOrBefore(idx, 's', 'l');
+        if (k.docs)
+          visible = arith::AndIOp::create(
+              nb, l, visible, k.docs.inDocument(nb, l, idx, 's', v[2]));
+        return c.where(visible, c.exp(c.sub(v[0], v[1])));
+      });
 }
 
 /// exp(total − lam[s]) [B, s, G, R]: how much of position s survives to the
-/// end of the chunk.
+/// end of the chunk (nothing before the chunk's last document start).
 Value survival(OpBuilder &b, Location loc, const Chunk &k, Type st) {
-  return einsum(b, loc, "bgr,bsgr->bsgr", ValueRange{k.total, k.lam}, st,
-                [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
-                  Scalar c = scalar(nb, l, st);
-                  return c.exp(c.sub(v[0], v[1]));
-                });
+  auto body = [&](OpBuilder &nb, Location l, ValueRange v, LetterIndex) {
+    Scalar c = scalar(nb, l, st);
+    Value e = c.exp(c.sub(v[0], v[1]));
+    return k.docs ? c.mul(e, v[2]) : e;
+  };
+  if (!k.docs)
+    return einsum(b, loc, "bgr,bsgr->bsgr", ValueRange{k.total, k.lam}, st,
+                  body);
+  Value mask = k.docs.survivingMask(b, loc, st, k.len);
+  return einsum(b, loc, "bgr,bsgr,bs->bsgr", ValueRange{k.total, k.lam, mask},
+                st, body);
+}
+
+/// exp(lam[l]) [B, l, G, R]: how much of the state carried into the chunk
+/// reaches position l (nothing from a document start in the chunk on).
+Value carriedDecay(OpBuilder &b, Location loc, const Chunk &k, Type st) {
+  Value mask = k.docs ? k.docs.carriedMask(b, loc, st) : Value();
+  return maskedExpOf(b, loc, "blgr", "bl", k.lam, mask, st);
+}
+
+/// exp(total) [B, G, R]: how much of the state carried in survives the
+/// chunk (nothing when a document starts in it).
+Value keptDecay(OpBuilder &b, Location loc, const Chunk &k, Type st) {
+  Value mask = k.docs ? k.docs.keptMask(b, loc, st) : Value();
+  return maskedExpOf(b, loc, "bgr", "b", k.total, mask, st);
 }
 
 struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
@@ -569,23 +680,20 @@ struct MambaSsdScanLowering : OpRewritePattern<MambaSsdScanOp> {
           Value m = contract(b, l, "blsgr,blsg,bsgr->blsgr",
                              ValueRange{decay, k.cb, k.delta}, st);
           Value cs = gemm(b, l, "blgn,bgrpn->blgrp", k.cm, state, st);
+          Value expLam = carriedDecay(b, l, k, st);
           Value carried = einsum(
               b, l, "blgrp,blgr,gr,blgrp->blgrp",
-              ValueRange{cs, k.lam, s.d, k.x}, st,
+              ValueRange{cs, expLam, s.d, k.x}, st,
               [&](OpBuilder &nb, Location ll, ValueRange v, LetterIndex) {
                 Scalar sc = scalar(nb, ll, st);
-                Value decayed = sc.mul(v[0], sc.exp(v[1]));
+                Value decayed = sc.mul(v[0], v[1]);
                 return sc.add(decayed, sc.mul(v[2], sc.f(v[3])));
               });
           Value y = gemm(b, l, "blsgr,bsgrp->blgrp", m, k.x, st, carried);
           // state' = e^{total} state + Σ_s e^{total − lam_s} δ_s x_s ⊗ b_s.
           Value surv = survival(b, l, k, st);
-          Value kept = einsum(
-              b, l, "bgr,bgrpn->bgrpn", ValueRange{k.total, state}, st,
-              [&](OpBuilder &nb, Location ll, ValueRange v, LetterIndex) {
-                Scalar sc = scalar(nb, ll, st);
-                return sc.mul(sc.exp(v[0]), v[1]);
-              });
+          Value kept = contract(b, l, "bgr,bgrpn->bgrpn",
+                                ValueRange{keptDecay(b, l, k, st), state}, st);
           Value wx = contract(b, l, "bsgr,bsgr,bsgrp->bsgrp",
                               ValueRange{surv, k.delta, k.x}, st);
           Value next = gemm(b, l, "bsgrp,bsgn->bgrpn", wx, k.bm, st, kept);
@@ -632,8 +740,8 @@ struct MambaSsdScanBackwardLowering : OpRewritePattern<MambaSsdScanBackwardOp> {
               contract(b, l, "bsgr,bsgrp->bsgrp", ValueRange{k.delta, k.x}, st);
           Value decay = decayMatrix(b, l, k, st);
           Value surv = survival(b, l, k, st);
-          Value expLam = expOf(b, l, "blgr->blgr", k.lam, st);
-          Value expTotal = expOf(b, l, "bgr->bgr", k.total, st);
+          Value expLam = carriedDecay(b, l, k, st);
+          Value expTotal = keptDecay(b, l, k, st);
           // gyu[l, s] = dy_l · u_s; ey = decay ⊙ gyu; w = ey ⊙ (c_l·b_s).
           Value gyu = gemm(b, l, "blgrp,bsgrp->blsgr", gy, u, st);
           Value ey =

@@ -230,6 +230,18 @@ Value expOf(OpBuilder &b, Location loc, StringRef spec, Value v, Type st) {
                 });
 }
 
+Value maskedExpOf(OpBuilder &b, Location loc, StringRef in, StringRef maskSpec,
+                  Value v, Value mask, Type st) {
+  if (!mask)
+    return expOf(b, loc, (in + "->" + in).str(), v, st);
+  return einsum(b, loc, (in + "," + maskSpec + "->" + in).str(),
+                ValueRange{v, mask}, st,
+                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                  Scalar c = scalar(nb, l, st);
+                  return c.mul(c.exp(a[0]), a[1]);
+                });
+}
+
 std::pair<Value, Value> chunkBounds(OpBuilder &b, Location loc, Value c,
                                     Value chunkSize, Value seqLen) {
   Value start = arith::MulIOp::create(b, loc, c, chunkSize);
@@ -290,6 +302,64 @@ Value gradientAs(OpBuilder &b, Location loc, Value g, Value like, int64_t dim,
                  int64_t count) {
   Value merged = count > 1 ? mergeDims(b, loc, g, dim, count) : g;
   return roundTensor(b, loc, merged, elementType(like));
+}
+
+ChunkDocuments ChunkDocuments::of(OpBuilder &b, Location loc, Value docStart,
+                                  Value start, Value len) {
+  if (!docStart)
+    return {};
+  return {sliceSeq(b, loc, docStart, start, len), start};
+}
+
+Value ChunkDocuments::inDocument(OpBuilder &b, Location loc, LetterIndex ix,
+                                 char from, Value startOfTo) const {
+  Value token = arith::AddIOp::create(b, loc, start, ix(from));
+  Value pos = arith::IndexCastOp::create(b, loc, startOfTo.getType(), token);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, pos,
+                               startOfTo);
+}
+
+/// [docStart < chunk start] for one token's doc_start.
+static Value beforeChunk(OpBuilder &b, Location loc, Value docStart,
+                         Value start) {
+  Value s = arith::IndexCastOp::create(b, loc, docStart.getType(), start);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, docStart, s);
+}
+
+Value ChunkDocuments::carriedMask(OpBuilder &b, Location loc, Type st) const {
+  return einsum(b, loc, "bl->bl", ValueRange{docs}, st,
+                [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+                  Scalar c = scalar(nb, l, st);
+                  Value before = beforeChunk(nb, l, a[0], start);
+                  return c.where(before, c.c(1.0));
+                });
+}
+
+Value ChunkDocuments::keptMask(OpBuilder &b, Location loc, Type st) const {
+  EinsumOptions ones;
+  ones.init = 1.0;
+  return einsum(
+      b, loc, "bl->b", ValueRange{docs}, st,
+      [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex) {
+        return scalar(nb, l, st).where(beforeChunk(nb, l, a[0], start), a[1]);
+      },
+      ones);
+}
+
+Value ChunkDocuments::survivingMask(OpBuilder &b, Location loc, Type st,
+                                    Value len) const {
+  // Token s is in the last document when it is at or after every token's
+  // document start (they do not decrease along the chunk).
+  EinsumOptions ones;
+  ones.init = 1.0;
+  std::pair<char, OpFoldResult> size{'s', len};
+  ones.sizes = size;
+  return einsum(
+      b, loc, "bl->bs", ValueRange{docs}, st,
+      [&](OpBuilder &nb, Location l, ValueRange a, LetterIndex ix) {
+        return scalar(nb, l, st).where(inDocument(nb, l, ix, 's', a[0]), a[1]);
+      },
+      ones);
 }
 
 } // namespace mlir::tfm::lowering

@@ -149,6 +149,37 @@ Value gradientAs(OpBuilder &b, Location loc, Value g, Value like, int64_t dim,
                  int64_t count);
 /// exp of `v` (a map).
 Value expOf(OpBuilder &b, Location loc, StringRef spec, Value v, Type st);
+/// exp(v) · mask, `v` indexed by `in`, `mask` by `maskSpec` (letters of
+/// `in`), the result by `in`; exp(v) alone for a null mask.
+Value maskedExpOf(OpBuilder &b, Location loc, StringRef in, StringRef maskSpec,
+                  Value v, Value mask, Type st);
+
+/// Packed documents in one chunk (the scans' doc_start operand): a
+/// document start inside the chunk cuts every decay across it. `docs`
+/// [B, l] is doc_start of the chunk's tokens (absolute positions), `start`
+/// the chunk's first token; null `docs` when the scan has no documents.
+struct ChunkDocuments {
+  Value docs, start;
+
+  explicit operator bool() const { return bool(docs); }
+  /// The slice of doc_start (or null) for the chunk at `start`, `len` long.
+  static ChunkDocuments of(OpBuilder &b, Location loc, Value docStart,
+                           Value start, Value len);
+  /// In an einsum body: whether the chunk's token at letter `from` lies in
+  /// the document that starts at `startOfTo` (doc_start of another token,
+  /// as read from `docs`).
+  Value inDocument(OpBuilder &b, Location loc, LetterIndex ix, char from,
+                   Value startOfTo) const;
+  /// [B, l] in `st`: 1 where token l's document began before the chunk (the
+  /// state carried in reaches it), else 0.
+  Value carriedMask(OpBuilder &b, Location loc, Type st) const;
+  /// [B] in `st`: 1 where no document starts in the chunk (the state
+  /// carried in survives it), else 0.
+  Value keptMask(OpBuilder &b, Location loc, Type st) const;
+  /// [B, s] in `st`: 1 where token s lies in the chunk's last document
+  /// (it reaches the state carried out), else 0.
+  Value survivingMask(OpBuilder &b, Location loc, Type st, Value len) const;
+};
 
 } // namespace mlir::tfm::lowering
 

@@ -21,6 +21,7 @@ void mlir::tfm::populateTfmToLinalgPatterns(RewritePatternSet &patterns) {
   populateTfmMatmulToLinalgPatterns(patterns);
   populateTfmRopeToLinalgPatterns(patterns);
   populateTfmAttentionToLinalgPatterns(patterns);
+  populateTfmDocumentToLinalgPatterns(patterns);
   populateTfmLossToLinalgPatterns(patterns);
   populateTfmShapeToLinalgPatterns(patterns);
   populateTfmMoeToLinalgPatterns(patterns);

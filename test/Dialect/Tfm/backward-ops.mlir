@@ -44,8 +44,12 @@ func.func @attention(%do: tensor<?x?x4x8xf32>, %q: tensor<?x?x4x8xf32>, %k: tens
       : (tensor<?x?x4x8xf32>, tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>)
       -> (tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>)
   // CHECK: tfm.attention_backward {{.*}} -> (tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>, tensor<4xf32>)
-  %dq2, %dk2, %dv2, %ds = tfm.attention_backward %do, %q, %k, %v, %s {causal, scale = 0.35 : f64}
+  %dq2, %dk2, %dv2, %ds = tfm.attention_backward %do, %q, %k, %v sinks(%s) {causal, scale = 0.35 : f64}
       : (tensor<?x?x4x8xf32>, tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>, tensor<4xf32>)
+      -> (tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>, tensor<4xf32>)
+  // CHECK: tfm.attention_backward {{.*}} sinks(%{{.*}}) doc_start(%{{.*}}) {causal
+  %dq3, %dk3, %dv3, %ds3 = tfm.attention_backward %do, %q, %k, %v sinks(%s) doc_start(%p) {causal, scale = 0.35 : f64}
+      : (tensor<?x?x4x8xf32>, tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>, tensor<4xf32>, tensor<?x?xi64>)
       -> (tensor<?x?x4x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>, tensor<4xf32>)
   // CHECK: tfm.rope_backward {{.*}} {rotary_dim = 8 : i64, theta = 1.000000e+04 : f64}
   %dr = tfm.rope_backward %dq, %p {theta = 1.0e4 : f64, rotary_dim = 8 : i64} : (tensor<?x?x4x8xf32>, tensor<?x?xi64>) -> tensor<?x?x4x8xf32>

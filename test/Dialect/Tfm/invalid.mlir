@@ -403,7 +403,55 @@ func.func @case49(%q: tensor<?x?x8x64xf32>, %k: tensor<?x?x2x64xf32>, %v: tensor
 
 func.func @case50(%q: tensor<?x?x8x64xf32>, %k: tensor<?x?x2x64xf32>, %v: tensor<?x?x2x64xf32>, %s: tensor<2xf32>) {
   // expected-error @+1 {{sinks must have shape [8]}}
-  %o = tfm.attention %q, %k, %v, %s {causal, scale = 0.125 : f64} : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>, tensor<2xf32>) -> tensor<?x?x8x64xf32>
+  %o = tfm.attention %q, %k, %v sinks(%s) {causal, scale = 0.125 : f64} : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>, tensor<2xf32>) -> tensor<?x?x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @doc_start_not_causal(%q: tensor<?x?x8x64xf32>, %k: tensor<?x?x2x64xf32>, %v: tensor<?x?x2x64xf32>, %d: tensor<?x?xi64>) {
+  // expected-error @+1 {{doc_start requires causal attention}}
+  %o = tfm.attention %q, %k, %v doc_start(%d) {scale = 0.125 : f64} : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?xi64>) -> tensor<?x?x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @doc_start_shape(%q: tensor<2x?x8x64xf32>, %k: tensor<2x?x2x64xf32>, %v: tensor<2x?x2x64xf32>, %d: tensor<3x?xi64>) {
+  // expected-error @+1 {{doc_start must have shape [2, ?], got 'tensor<3x?xi64>'}}
+  %o = tfm.attention %q, %k, %v doc_start(%d) {causal, scale = 0.125 : f64} : (tensor<2x?x8x64xf32>, tensor<2x?x2x64xf32>, tensor<2x?x2x64xf32>, tensor<3x?xi64>) -> tensor<2x?x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @doc_start_keys(%q: tensor<?x4x8x64xf32>, %k: tensor<?x6x2x64xf32>, %v: tensor<?x6x2x64xf32>, %d: tensor<?x4xi64>) {
+  // expected-error @+1 {{doc_start needs the keys to be the queries' tokens, got 4 queries and 6 keys}}
+  %o = tfm.attention %q, %k, %v doc_start(%d) {causal, scale = 0.125 : f64} : (tensor<?x4x8x64xf32>, tensor<?x6x2x64xf32>, tensor<?x6x2x64xf32>, tensor<?x4xi64>) -> tensor<?x4x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @doc_start_float(%q: tensor<?x?x8x64xf32>, %k: tensor<?x?x2x64xf32>, %v: tensor<?x?x2x64xf32>, %d: tensor<?x?xf32>) {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %o = tfm.attention %q, %k, %v doc_start(%d) {causal, scale = 0.125 : f64} : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?xf32>) -> tensor<?x?x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @flash_doc_start_shape(%qkv: tensor<?x?x12x64xf32>, %d: tensor<?xi64>) {
+  // expected-error @+1 {{doc_start must have shape [?, ?], got 'tensor<?xi64>'}}
+  %o, %l = tfm.flash_attention %qkv doc_start(%d) {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64} : (tensor<?x?x12x64xf32>, tensor<?xi64>) -> (tensor<?x?x8x64xf32>, tensor<?x8x?xf32>)
+  return
+}
+
+// -----
+
+func.func @document_starts_rank(%p: tensor<?xi64>) {
+  // expected-error @+1 {{positions must be [batch, seq], got 'tensor<?xi64>'}}
+  %d = tfm.document_starts %p : (tensor<?xi64>) -> tensor<?xi64>
   return
 }
 
@@ -715,7 +763,7 @@ func.func @lm_head_backward_dweight(%d: tensor<f32>, %h: tensor<?x?x64xf32>, %w:
 
 func.func @flash_backward_dsinks(%d: tensor<?x?x8x64xf32>, %qkv: tensor<?x?x12x64xf32>, %s: tensor<8xf32>) {
   // expected-error @+1 {{dsinks is returned exactly when sinks are given}}
-  %dqkv = tfm.flash_attention_backward %d, %qkv, %s {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64} : (tensor<?x?x8x64xf32>, tensor<?x?x12x64xf32>, tensor<8xf32>) -> tensor<?x?x12x64xf32>
+  %dqkv = tfm.flash_attention_backward %d, %qkv sinks(%s) {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64} : (tensor<?x?x8x64xf32>, tensor<?x?x12x64xf32>, tensor<8xf32>) -> tensor<?x?x12x64xf32>
   return
 }
 

@@ -96,7 +96,7 @@ func.func @attention_ops(%q: tensor<?x?x8x64xf32>, %k: tensor<?x?x2x64xf32>,
   %a = tfm.attention %q2, %k2, %v {causal, scale = 0.125 : f64}
       : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>) -> tensor<?x?x8x64xf32>
   // CHECK: tfm.attention {{.*}} {causal, scale = 6.250000e-02 : f64, sliding_window = 4096 : i64, softcap = 5.000000e+01 : f64}
-  %b = tfm.attention %a, %k2, %v, %sinks {causal, scale = 0.0625 : f64, sliding_window = 4096 : i64, softcap = 50.0 : f64}
+  %b = tfm.attention %a, %k2, %v sinks(%sinks) {causal, scale = 0.0625 : f64, sliding_window = 4096 : i64, softcap = 50.0 : f64}
       : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>, tensor<8xf32>) -> tensor<?x?x8x64xf32>
   // CHECK: tfm.qkv_qk_norm_rope
   %p, %prq, %prk = tfm.qkv_qk_norm_rope %qkv, %wq, %wk, %pos
@@ -124,13 +124,30 @@ func.func @attention_ops(%q: tensor<?x?x8x64xf32>, %k: tensor<?x?x2x64xf32>,
   %o, %lse = tfm.flash_attention %p
       {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64}
       : (tensor<?x?x12x64xf32>) -> (tensor<?x?x8x64xf32>, tensor<?x8x?xf32>)
-  // CHECK: tfm.flash_attention {{.*}}, {{.*}} {causal, num_kv_heads = 2 : i64, num_q_heads = 8 : i64, scale = 1.250000e-01 : f64, sliding_window = 128 : i64}
-  %o2, %lse2 = tfm.flash_attention %p, %sinks
+  // CHECK: tfm.flash_attention {{.*}} sinks({{.*}}) {causal, num_kv_heads = 2 : i64, num_q_heads = 8 : i64, scale = 1.250000e-01 : f64, sliding_window = 128 : i64}
+  %o2, %lse2 = tfm.flash_attention %p sinks(%sinks)
       {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64, sliding_window = 128 : i64}
       : (tensor<?x?x12x64xf32>, tensor<8xf32>) -> (tensor<?x?x8x64xf32>, tensor<?x8x?xf32>)
+  // Packed documents: positions that restart at 0 give each token's
+  // document start, which the attention ops take as doc_start.
+  // CHECK: %[[DOCS:.*]] = tfm.document_starts %{{.*}} : (tensor<?x?xi64>) -> tensor<?x?xi64>
+  %docs = tfm.document_starts %pos : (tensor<?x?xi64>) -> tensor<?x?xi64>
+  // CHECK: tfm.attention {{.*}} doc_start(%[[DOCS]]) {causal
+  %c = tfm.attention %q2, %k2, %v doc_start(%docs) {causal, scale = 0.125 : f64}
+      : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?xi64>) -> tensor<?x?x8x64xf32>
+  // CHECK: tfm.flash_attention {{.*}} sinks({{.*}}) doc_start(%[[DOCS]]) {causal
+  %o3, %lse3 = tfm.flash_attention %p sinks(%sinks) doc_start(%docs)
+      {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64}
+      : (tensor<?x?x12x64xf32>, tensor<8xf32>, tensor<?x?xi64>) -> (tensor<?x?x8x64xf32>, tensor<?x8x?xf32>)
+  // CHECK: tfm.flash_attention_backward {{.*}} doc_start(%[[DOCS]]) {causal
+  %dqkv2 = tfm.flash_attention_backward %a, %qkv doc_start(%docs)
+      {num_q_heads = 8 : i64, num_kv_heads = 2 : i64, causal, scale = 0.125 : f64}
+      : (tensor<?x?x8x64xf32>, tensor<?x?x12x64xf32>, tensor<?x?xi64>) -> tensor<?x?x12x64xf32>
   %s = tfm.add %o, %o2 : tensor<?x?x8x64xf32>
   %t = tfm.add %s, %b : tensor<?x?x8x64xf32>
-  return %t : tensor<?x?x8x64xf32>
+  %u = tfm.add %t, %c : tensor<?x?x8x64xf32>
+  %w = tfm.add %u, %o3 : tensor<?x?x8x64xf32>
+  return %w : tensor<?x?x8x64xf32>
 }
 
 // -----

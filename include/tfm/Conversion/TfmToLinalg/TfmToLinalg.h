@@ -17,6 +17,7 @@ void populateTfmNormToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmMatmulToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmRopeToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmAttentionToLinalgPatterns(RewritePatternSet &patterns);
+void populateTfmDocumentToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmLossToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmShapeToLinalgPatterns(RewritePatternSet &patterns);
 void populateTfmMoeToLinalgPatterns(RewritePatternSet &patterns);

@@ -66,6 +66,7 @@ static FailureOr<SmallVector<int64_t>> verifyRule(Operation *op,
 LogicalResult GatedDeltaRuleOp::verify() {
   FailureOr<SmallVector<int64_t>> states = verifyRule(*this, operandsOf(*this));
   if (failed(states) ||
+      failed(checkDocStart(*this, getDocStart(), getV().getType())) ||
       failed(checkSameType(*this, "y", getY().getType(), getV().getType())))
     return failure();
   return checkStat(*this, "states", getStates().getType(),
@@ -75,6 +76,7 @@ LogicalResult GatedDeltaRuleOp::verify() {
 LogicalResult GatedDeltaRuleBackwardOp::verify() {
   FailureOr<SmallVector<int64_t>> states = verifyRule(*this, operandsOf(*this));
   if (failed(states) ||
+      failed(checkDocStart(*this, getDocStart(), getV().getType())) ||
       failed(checkSameType(*this, "dy", getDy().getType(), getV().getType())) ||
       failed(checkStat(*this, "states", getStates().getType(),
                        rankedOf(getV()).getElementType(), *states)))

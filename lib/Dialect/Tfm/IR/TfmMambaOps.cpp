@@ -36,13 +36,15 @@ static LogicalResult verifyConv1d(Operation *op, Value x, Value weight,
 }
 
 LogicalResult MambaConv1dOp::verify() {
-  if (failed(verifyConv1d(*this, getX(), getWeight(), getBias())))
+  if (failed(verifyConv1d(*this, getX(), getWeight(), getBias())) ||
+      failed(checkDocStart(*this, getDocStart(), getX().getType())))
     return failure();
   return checkSameType(*this, "result", getType(), getX().getType());
 }
 
 LogicalResult MambaConv1dBackwardOp::verify() {
   if (failed(verifyConv1d(*this, getX(), getWeight(), getBias())) ||
+      failed(checkDocStart(*this, getDocStart(), getX().getType())) ||
       failed(checkSameType(*this, "dy", getDy().getType(), getX().getType())) ||
       failed(checkSameType(*this, "dx", getDx().getType(), getX().getType())) ||
       failed(checkSameType(*this, "dweight", getDweight().getType(),
@@ -121,7 +123,8 @@ static FailureOr<SmallVector<int64_t>> verifyScan(Operation *op,
 
 LogicalResult MambaSsdScanOp::verify() {
   FailureOr<SmallVector<int64_t>> states = verifyScan(*this, operandsOf(*this));
-  if (failed(states))
+  if (failed(states) ||
+      failed(checkDocStart(*this, getDocStart(), getX().getType())))
     return failure();
   Type elem = rankedOf(getX()).getElementType();
   if (failed(checkStat(*this, "y", getY().getType(), elem,
@@ -132,7 +135,8 @@ LogicalResult MambaSsdScanOp::verify() {
 
 LogicalResult MambaSsdScanBackwardOp::verify() {
   FailureOr<SmallVector<int64_t>> states = verifyScan(*this, operandsOf(*this));
-  if (failed(states))
+  if (failed(states) ||
+      failed(checkDocStart(*this, getDocStart(), getX().getType())))
     return failure();
   Type elem = rankedOf(getX()).getElementType();
   if (failed(checkStat(*this, "dy", getDy().getType(), elem,

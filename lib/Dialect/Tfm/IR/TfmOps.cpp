@@ -263,10 +263,30 @@ static LogicalResult verifySinks(Operation *op, Value sinks, int64_t hq,
   return checkNormWeight(op, "sinks", sinks, hq, elem);
 }
 
+/// `doc_start` (if given) is [batch, seq] of the queries, and keys are the
+/// same tokens (its entries index keys).
+static LogicalResult verifyDocStart(Operation *op, Value docStart, bool causal,
+                                    int64_t batch, int64_t queries,
+                                    int64_t keys) {
+  if (!docStart)
+    return success();
+  // A query's document is [doc_start, the query] under the causal mask;
+  // without it, the document's end would be needed too.
+  if (!causal)
+    return op->emitOpError("doc_start requires causal attention");
+  if (!ShapedType::isDynamic(queries) && !ShapedType::isDynamic(keys) &&
+      queries != keys)
+    return op->emitOpError() << "doc_start needs the keys to be the queries' "
+                                "tokens, got "
+                             << queries << " queries and " << keys << " keys";
+  return checkShape(op, "doc_start", docStart.getType(), {batch, queries});
+}
+
 /// q/k/v shapes, head counts and attributes shared by tfm.attention and its
 /// backward.
 static LogicalResult verifyAttentionOperands(Operation *op, Value q, Value k,
-                                             Value v, Value sinks, double scale,
+                                             Value v, Value sinks,
+                                             Value docStart, double scale,
                                              bool causal,
                                              std::optional<int64_t> window,
                                              std::optional<APFloat> softcap) {
@@ -293,11 +313,14 @@ static LogicalResult verifyAttentionOperands(Operation *op, Value q, Value k,
     return failure();
   if (window && !causal)
     return op->emitOpError("sliding_window requires causal attention");
+  if (failed(verifyDocStart(op, docStart, causal, b, qt.getDimSize(1), s)))
+    return failure();
   return verifySinks(op, sinks, hq, elem);
 }
 
 LogicalResult AttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQ(), getK(), getV(), getSinks(),
+                                     getDocStart(),
                                      getScale().convertToDouble(), getCausal(),
                                      getSlidingWindow(), getSoftcap())))
     return failure();
@@ -337,7 +360,18 @@ template <typename OpTy> static LogicalResult verifyFlashAttention(OpTy op) {
   if (failed(verifyAttentionAttrs(op, hq, hkv, op.getScale().convertToDouble(),
                                   op.getSlidingWindow(), softcap)))
     return failure();
-  return verifyPackedQkv(op, rankedOf(op.getQkv()), hq, hkv);
+  RankedTensorType qkv = rankedOf(op.getQkv());
+  if (failed(verifyPackedQkv(op, qkv, hq, hkv)))
+    return failure();
+  return verifyDocStart(op, op.getDocStart(), op.getCausal(), qkv.getDimSize(0),
+                        qkv.getDimSize(1), qkv.getDimSize(1));
+}
+
+LogicalResult DocumentStartsOp::verify() {
+  if (rankedOf(getPositions()).getRank() != 2)
+    return emitOpError() << "positions must be [batch, seq], got "
+                         << getPositions().getType();
+  return success();
 }
 
 LogicalResult FlashAttentionOp::verify() {
@@ -1009,6 +1043,7 @@ LogicalResult RopeBackwardOp::verify() {
 
 LogicalResult AttentionBackwardOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQ(), getK(), getV(), getSinks(),
+                                     getDocStart(),
                                      getScale().convertToDouble(), getCausal(),
                                      getSlidingWindow(), getSoftcap())))
     return failure();

@@ -84,3 +84,11 @@ LogicalResult mlir::tfm::detail::checkSameType(Operation *op, StringRef what,
   return op->emitOpError() << what << " must have type " << expected << ", got "
                            << type;
 }
+
+LogicalResult mlir::tfm::detail::checkDocStart(Operation *op, Value docStart,
+                                               Type tokens) {
+  if (!docStart)
+    return success();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(tokens).getShape();
+  return checkShape(op, "doc_start", docStart.getType(), {shape[0], shape[1]});
+}

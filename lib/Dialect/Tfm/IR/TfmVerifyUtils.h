@@ -56,6 +56,10 @@ LogicalResult checkSameType(Operation *op, StringRef what, Type type,
 /// Checks that `value` is strictly positive.
 LogicalResult checkPositive(Operation *op, StringRef what, double value);
 
+/// Checks that `docStart` (if given) is [batch, seq] of `tokens`, a
+/// [batch, seq, ...] operand.
+LogicalResult checkDocStart(Operation *op, Value docStart, Type tokens);
+
 } // namespace mlir::tfm::detail
 
 #endif // TFM_LIB_DIALECT_TFM_IR_TFMVERIFYUTILS_H

@@ -162,9 +162,10 @@ struct FuseAttention : OpRewritePattern<AttentionOp> {
       lseType =
           RankedTensorType::get(lseType.getShape(), rewriter.getF64Type());
     auto flash = FlashAttentionOp::create(
-        rewriter, loc, attn.getType(), lseType, qkv, attn.getSinks(), i64(hq),
-        i64(hkv), attn.getScaleAttr(), attn.getCausalAttr(),
-        attn.getSlidingWindowAttr(), attn.getSoftcapAttr());
+        rewriter, loc, attn.getType(), lseType, qkv, attn.getSinks(),
+        attn.getDocStart(), i64(hq), i64(hkv), attn.getScaleAttr(),
+        attn.getCausalAttr(), attn.getSlidingWindowAttr(),
+        attn.getSoftcapAttr());
     rewriter.replaceOp(attn, flash.getResult());
     return success();
   }

@@ -149,10 +149,12 @@ def Tfm_ExpandBackwardOp : Tfm_BackwardOp<"expand_backward"> {
   let results = (outs Tfm_FloatTensor:$dx);
 }
 
-def Tfm_AttentionBackwardOp : Tfm_BackwardOp<"attention_backward"> {
+def Tfm_AttentionBackwardOp : Tfm_BackwardOp<"attention_backward",
+    [AttrSizedOperandSegments]> {
   let summary = "gradient of tfm.attention";
   let description = [{
-    Given `dout`, the forward operands and attributes, returns `dq`, `dk`,
+    Given `dout`, the forward operands (`doc_start` included) and
+    attributes, returns `dq`, `dk`,
     `dv` (and `dsinks` when `sinks` is given) per the `tfm.attention`
     gradient in docs/spec.md; probabilities are recomputed.
 
@@ -164,11 +166,14 @@ def Tfm_AttentionBackwardOp : Tfm_BackwardOp<"attention_backward"> {
   }];
   let arguments = (ins Tfm_FloatTensor:$dout, Tfm_FloatTensor:$q, Tfm_FloatTensor:$k,
                    Tfm_FloatTensor:$v, Optional<Tfm_FloatTensor>:$sinks,
+                   Optional<Tfm_IdTensor>:$doc_start,
                    F64Attr:$scale, UnitAttr:$causal,
                    OptionalAttr<I64Attr>:$sliding_window,
                    OptionalAttr<F64Attr>:$softcap);
   let results = (outs Tfm_FloatTensor:$dq, Tfm_FloatTensor:$dk, Tfm_FloatTensor:$dv,
                       Optional<Tfm_FloatTensor>:$dsinks);
+  let assemblyFormat =
+      Tfm_AttentionFormat<"$dout `,` $q `,` $k `,` $v">.format;
 }
 
 def Tfm_CrossEntropyBackwardOp : Tfm_BackwardOp<"cross_entropy_backward",
@@ -223,11 +228,12 @@ def Tfm_QkvQkNormRopeBackwardOp
   }];
 }
 
-def Tfm_FlashAttentionBackwardOp : Tfm_BackwardOp<"flash_attention_backward"> {
+def Tfm_FlashAttentionBackwardOp : Tfm_BackwardOp<"flash_attention_backward",
+    [AttrSizedOperandSegments]> {
   let summary = "gradient of tfm.flash_attention, packed";
   let description = [{
     `dout [B, T, Hq, D]` and the forward's packed `qkv [B, T, Hq + 2Hkv, D]`
-    (, `sinks`), with the forward's attributes → `dqkv` packed like `qkv`
+    (, `sinks`, `doc_start`), with the forward's attributes → `dqkv` packed like `qkv`
     (, `dsinks`): the gradient of `tfm.attention` on the head slices of
     `qkv`, written into one packed buffer, so no split or concat of q, k, v
     exists between the projection and the kernels.
@@ -240,11 +246,13 @@ def Tfm_FlashAttentionBackwardOp : Tfm_BackwardOp<"flash_attention_backward"> {
   }];
   let arguments = (ins Tfm_FloatTensor:$dout, Tfm_FloatTensor:$qkv,
                    Optional<Tfm_FloatTensor>:$sinks,
+                   Optional<Tfm_IdTensor>:$doc_start,
                    I64Attr:$num_q_heads, I64Attr:$num_kv_heads,
                    F64Attr:$scale, UnitAttr:$causal,
                    OptionalAttr<I64Attr>:$sliding_window,
                    OptionalAttr<F64Attr>:$softcap);
   let results = (outs Tfm_FloatTensor:$dqkv, Optional<Tfm_FloatTensor>:$dsinks);
+  let assemblyFormat = Tfm_AttentionFormat<"$dout `,` $qkv">.format;
   let extraClassDeclaration = [{
     ::mlir::tfm::PackedQkvHeads getPackedHeads() {
       return {static_cast<int64_t>(getNumQHeads()),

@@ -35,7 +35,9 @@ def Tfm_GatedDeltaRuleOp : Tfm_PureOp<"gated_delta_rule"> {
         S[t] = e^{g[t]} (I − β[t] k̂[t] k̂[t]ᵀ) S[t−1] + β[t] k̂[t] ⊗ v[t]
         y[t] = S[t]ᵀ q̂[t]                                   S[−1] = 0
 
-    per head, `S` `[Dk, Dv]`. Evaluated by chunks of `chunk_size` (HF: 64) positions:
+    per head, `S` `[Dk, Dv]`; with `doc_start` (`[B, T]`,
+    `tfm.document_starts`) `S[t − 1] = 0` where a document starts
+    (`doc_start[b, t] = t`), so packed documents each start from zero. Evaluated by chunks of `chunk_size` (HF: 64) positions:
     within a chunk the UT transform `(I + strictly_lower(β k̂ k̂ᵀ ⊙ decay))⁻¹`
     turns the updates into products. `y` has `v`'s type (HF rounds the
     rule's output to the model's type); `states` `[B, NC, H, Dk, Dv]` is f32
@@ -56,8 +58,11 @@ def Tfm_GatedDeltaRuleOp : Tfm_PureOp<"gated_delta_rule"> {
   let arguments = (ins Tfm_FloatTensor:$q, Tfm_FloatTensor:$k,
                    Tfm_FloatTensor:$v, Tfm_FloatTensor:$a,
                    Tfm_FloatTensor:$b, Tfm_FloatTensor:$a_log,
-                   Tfm_FloatTensor:$dt_bias, I64Attr:$chunk_size);
+                   Tfm_FloatTensor:$dt_bias, Optional<Tfm_IdTensor>:$doc_start,
+                   I64Attr:$chunk_size);
   let results = (outs Tfm_FloatTensor:$y, Tfm_StatTensor:$states);
+  let assemblyFormat = Tfm_DocStartFormat<
+      "$q `,` $k `,` $v `,` $a `,` $b `,` $a_log `,` $dt_bias">.format;
 }
 
 def Tfm_SigmoidOp : Tfm_UnaryOp<"sigmoid", "1 / (1 + exp(-x))",
@@ -90,7 +95,9 @@ def Tfm_GatedDeltaRuleBackwardOp
                    Tfm_FloatTensor:$k, Tfm_FloatTensor:$v, Tfm_FloatTensor:$a,
                    Tfm_FloatTensor:$b, Tfm_FloatTensor:$a_log,
                    Tfm_FloatTensor:$dt_bias, Tfm_StatTensor:$states,
-                   I64Attr:$chunk_size);
+                   Optional<Tfm_IdTensor>:$doc_start, I64Attr:$chunk_size);
+  let assemblyFormat = Tfm_DocStartFormat<
+      "$dy `,` $q `,` $k `,` $v `,` $a `,` $b `,` $a_log `,` $dt_bias `,` $states">.format;
   let results = (outs Tfm_FloatTensor:$dq, Tfm_FloatTensor:$dk,
                       Tfm_FloatTensor:$dv, Tfm_FloatTensor:$da,
                       Tfm_FloatTensor:$db, Tfm_FloatTensor:$da_log,

@@ -22,13 +22,15 @@
 #ifndef TFM_MAMBA_OPS
 #define TFM_MAMBA_OPS
 
-def Tfm_MambaConv1dOp : Tfm_PureOp<"mamba_conv1d"> {
+def Tfm_MambaConv1dOp : Tfm_PureOp<"mamba_conv1d", [AttrSizedOperandSegments]> {
   let summary = "causal depthwise conv1d with bias, then SiLU";
   let description = [{
     `x` `[B, T, C]`, `weight` `[C, K]` (HF's `conv1d.weight` `[C, 1, K]`
     without its middle dimension), optional `bias` `[C]`:
     `y[b, t, c] = silu(bias[c] + Σ_k weight[c, k] · x[b, t − K + 1 + k, c])`
-    with `x` zero before position 0. Arithmetic in f32; for bf16 the
+    with `x` zero before position 0, and with `doc_start` (`[B, T]`,
+    `tfm.document_starts`) zero before `doc_start[b, t]` too: packed
+    documents do not see each other. Arithmetic in f32; for bf16 the
     convolution is rounded before the SiLU, as PyTorch's bf16 `conv1d`.
 
     ```mlir
@@ -42,8 +44,11 @@ def Tfm_MambaConv1dOp : Tfm_PureOp<"mamba_conv1d"> {
     (`tfm.mamba_conv1d_backward`).
   }];
   let arguments = (ins Tfm_FloatTensor:$x, Tfm_FloatTensor:$weight,
-                   Optional<Tfm_FloatTensor>:$bias);
+                   Optional<Tfm_FloatTensor>:$bias,
+                   Optional<Tfm_IdTensor>:$doc_start);
   let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat =
+      Tfm_DocStartFormat<"$x `,` $weight (`,` $bias^)?">.format;
 }
 
 def Tfm_MambaSsdScanOp : Tfm_PureOp<"mamba_ssd_scan"> {
@@ -56,6 +61,10 @@ def Tfm_MambaSsdScanOp : Tfm_PureOp<"mamba_ssd_scan"> {
 
         s[t] = exp(δ[t]·A) · s[t − 1] + δ[t] · x[t] ⊗ b[t]      [P, N]
         y[t] = s[t] · c[t] + d · x[t]                           s[−1] = 0
+
+    and with `doc_start` (`[B, T]`, `tfm.document_starts`) `s[t − 1] = 0`
+    where a document starts (`doc_start[b, t] = t`): packed documents each
+    start from a zero state.
 
     evaluated by chunks of `chunk_size` positions. `y` and `states` are f32
     (f64 for f64 `x`), as HF's torch path keeps them; `states` `[B, NC, H, P,
@@ -77,9 +86,11 @@ def Tfm_MambaSsdScanOp : Tfm_PureOp<"mamba_ssd_scan"> {
   let arguments = (ins Tfm_FloatTensor:$x, Tfm_FloatTensor:$dt,
                    Tfm_FloatTensor:$a_log, Tfm_FloatTensor:$b,
                    Tfm_FloatTensor:$c, Tfm_FloatTensor:$d,
-                   Tfm_FloatTensor:$dt_bias, I64Attr:$chunk_size,
-                   F64Attr:$dt_min, F64Attr:$dt_max);
+                   Tfm_FloatTensor:$dt_bias, Optional<Tfm_IdTensor>:$doc_start,
+                   I64Attr:$chunk_size, F64Attr:$dt_min, F64Attr:$dt_max);
   let results = (outs Tfm_StatTensor:$y, Tfm_StatTensor:$states);
+  let assemblyFormat = Tfm_DocStartFormat<
+      "$x `,` $dt `,` $a_log `,` $b `,` $c `,` $d `,` $dt_bias">.format;
 }
 
 def Tfm_GatedRmsNormOp : Tfm_PureOp<"gated_rmsnorm"> {
@@ -149,7 +160,8 @@ def Tfm_SiluGateBackwardOp : Tfm_BackwardOp<"silu_gate_backward"> {
   let results = (outs Tfm_FloatTensor:$dx, Tfm_FloatTensor:$dz);
 }
 
-def Tfm_MambaConv1dBackwardOp : Tfm_BackwardOp<"mamba_conv1d_backward"> {
+def Tfm_MambaConv1dBackwardOp : Tfm_BackwardOp<"mamba_conv1d_backward",
+    [AttrSizedOperandSegments]> {
   let summary = "gradient of tfm.mamba_conv1d";
   let description = [{
     The pre-activation is recomputed from `x`. `dbias` is the bias gradient
@@ -162,9 +174,12 @@ def Tfm_MambaConv1dBackwardOp : Tfm_BackwardOp<"mamba_conv1d_backward"> {
     ```
   }];
   let arguments = (ins Tfm_FloatTensor:$dy, Tfm_FloatTensor:$x,
-                   Tfm_FloatTensor:$weight, Optional<Tfm_FloatTensor>:$bias);
+                   Tfm_FloatTensor:$weight, Optional<Tfm_FloatTensor>:$bias,
+                   Optional<Tfm_IdTensor>:$doc_start);
   let results = (outs Tfm_FloatTensor:$dx, Tfm_FloatTensor:$dweight,
                       Tfm_FloatTensor:$dbias);
+  let assemblyFormat =
+      Tfm_DocStartFormat<"$dy `,` $x `,` $weight (`,` $bias^)?">.format;
 }
 
 def Tfm_MambaSsdScanBackwardOp : Tfm_BackwardOp<"mamba_ssd_scan_backward"> {
@@ -190,7 +205,10 @@ def Tfm_MambaSsdScanBackwardOp : Tfm_BackwardOp<"mamba_ssd_scan_backward"> {
                    Tfm_FloatTensor:$dt, Tfm_FloatTensor:$a_log,
                    Tfm_FloatTensor:$b, Tfm_FloatTensor:$c, Tfm_FloatTensor:$d,
                    Tfm_FloatTensor:$dt_bias, Tfm_StatTensor:$states,
+                   Optional<Tfm_IdTensor>:$doc_start,
                    I64Attr:$chunk_size, F64Attr:$dt_min, F64Attr:$dt_max);
+  let assemblyFormat = Tfm_DocStartFormat<
+      "$dy `,` $x `,` $dt `,` $a_log `,` $b `,` $c `,` $d `,` $dt_bias `,` $states">.format;
   let results = (outs Tfm_FloatTensor:$dx, Tfm_FloatTensor:$ddt,
                       Tfm_FloatTensor:$da_log, Tfm_FloatTensor:$db,
                       Tfm_FloatTensor:$dc, Tfm_FloatTensor:$dd,

@@ -33,6 +33,16 @@ def Tfm_StackableTensor : RankedTensorOf<[F16, BF16, F32, F64, I32, I64]>;
 defvar Tfm_FunctionalFormat =
     "operands attr-dict `:` functional-type(operands, results)";
 
+// The printed form of ops that take packed documents: the leading operands,
+// then `doc_start(%d)` when given (tfm.document_starts).
+class Tfm_DocStartFormat<string leading> {
+  string format = leading # " (`doc_start` `(` $doc_start^ `)`)?" #
+      " attr-dict `:` functional-type(operands, results)";
+}
+// The attention ops: `sinks(%s)` too.
+class Tfm_AttentionFormat<string leading>
+    : Tfm_DocStartFormat<leading # " (`sinks` `(` $sinks^ `)`)?">;
+
 class Tfm_PureOp<string mnemonic, list<Trait> traits = []>
     : Tfm_Op<mnemonic, !listconcat([Pure], traits)> {
   let assemblyFormat = Tfm_FunctionalFormat;
@@ -280,41 +290,53 @@ def Tfm_QkvRopeOp : Tfm_PureOp<"qkv_rope"> {
   }];
 }
 
-def Tfm_AttentionOp : Tfm_PureOp<"attention"> {
-  let summary = "scaled dot-product attention (GQA, causal, window, softcap, sinks)";
+def Tfm_AttentionOp : Tfm_PureOp<"attention", [AttrSizedOperandSegments]> {
+  let summary = "scaled dot-product attention (GQA, causal, window, softcap, sinks, documents)";
   let description = [{
     `q` `[B, T, Hq, D]`, `k` `[B, S, Hkv, D]`, `v` `[B, S, Hkv, Dv]`; query
     head `h` reads key/value head `h / (Hq / Hkv)`.
     `s = scale * q·k`; with `softcap`, `s = softcap * tanh(s / softcap)`;
     `causal` masks `j > i`; `sliding_window = W` also masks `i - j >= W`
     (HF convention: a token sees itself and the W-1 before it). With `sinks`
-    (`[Hq]`), a per-head logit joins the softmax denominator only.
+    (`[Hq]`), a per-head logit joins the softmax denominator only. With
+    `doc_start` (`[B, T]` integers, causal only, `S = T`, as
+    `tfm.document_starts` makes it: `doc_start[b, i] <= i`, not decreasing
+    along a row), query `i` of row `b` also masks the keys
+    `j < doc_start[b, i]`: packed documents attend only within themselves,
+    and no `T x T` mask exists.
     `out = softmax(s) · v`.
 
     ```mlir
     %o = tfm.attention %q, %k, %v {causal, scale = 1.25e-01 : f64}
         : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>)
         -> tensor<?x?x8x64xf32>
+    %p = tfm.attention %q, %k, %v sinks(%s) doc_start(%starts) {causal, scale = 1.25e-01 : f64}
+        : (tensor<?x?x8x64xf32>, tensor<?x?x2x64xf32>, tensor<?x?x2x64xf32>,
+           tensor<8xf32>, tensor<?x?xi64>) -> tensor<?x?x8x64xf32>
     ```
 
     Gradient, with `p = softmax(s)`: `dv = pᵀ·dout`, `dp = dout·vᵀ`,
     `ds = p * (dp - rowsum(dout * out))`, times `1 - tanh²` under softcap,
     `dq = scale * ds·k`, `dk = scale * dsᵀ·q` summed over the query heads of a
-    group; `dsinks = -sum over rows of p_sink * rowsum(dout * out)`.
+    group; `dsinks = -sum over rows of p_sink * rowsum(dout * out)`. Masked
+    entries (documents included) have `p = 0`; `doc_start` has no gradient.
   }];
   let arguments = (ins Tfm_FloatTensor:$q, Tfm_FloatTensor:$k,
                    Tfm_FloatTensor:$v, Optional<Tfm_FloatTensor>:$sinks,
+                   Optional<Tfm_IdTensor>:$doc_start,
                    F64Attr:$scale, UnitAttr:$causal,
                    OptionalAttr<I64Attr>:$sliding_window,
                    OptionalAttr<F64Attr>:$softcap);
   let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = Tfm_AttentionFormat<"$q `,` $k `,` $v">.format;
 }
 
-def Tfm_FlashAttentionOp : Tfm_PureOp<"flash_attention"> {
+def Tfm_FlashAttentionOp : Tfm_PureOp<"flash_attention",
+    [AttrSizedOperandSegments]> {
   let summary = "attention on packed QKV, saving the log-sum-exp";
   let description = [{
     `qkv` `[B, T, Hq + 2*Hkv, D]` (query, key, value heads); semantics of
-    `tfm.attention` with the same attributes. Also returns `lse` `[B, Hq, T]`
+    `tfm.attention` with the same attributes, `sinks` and `doc_start`. Also returns `lse` `[B, Hq, T]`
     (f32), the log-sum-exp of each score row, so the backward recomputes
     probabilities tile by tile. Lowerings never materialise `T x T`.
 
@@ -328,11 +350,13 @@ def Tfm_FlashAttentionOp : Tfm_PureOp<"flash_attention"> {
     `p = exp(s - lse)`; the result is one packed `dqkv`.
   }];
   let arguments = (ins Tfm_FloatTensor:$qkv, Optional<Tfm_FloatTensor>:$sinks,
+                   Optional<Tfm_IdTensor>:$doc_start,
                    I64Attr:$num_q_heads, I64Attr:$num_kv_heads,
                    F64Attr:$scale, UnitAttr:$causal,
                    OptionalAttr<I64Attr>:$sliding_window,
                    OptionalAttr<F64Attr>:$softcap);
   let results = (outs Tfm_FloatTensor:$result, Tfm_StatTensor:$lse);
+  let assemblyFormat = Tfm_AttentionFormat<"$qkv">.format;
   let extraClassDeclaration = [{
     /// Where q, k and v sit in the packed operand (the one place the
     /// [B, T, Hq + 2*Hkv, D] convention is written).
@@ -341,6 +365,28 @@ def Tfm_FlashAttentionOp : Tfm_PureOp<"flash_attention"> {
               static_cast<int64_t>(getNumKvHeads())};
     }
   }];
+}
+
+def Tfm_DocumentStartsOp : Tfm_PureOp<"document_starts",
+    [Tfm_NotDifferentiable, SameOperandsAndResultType]> {
+  let summary = "where each token's document begins, from restarting positions";
+  let description = [{
+    `positions` `[B, T]` → `starts` `[B, T]`: `starts[b, t]` is the largest
+    `j <= t` with `positions[b, j] == 0`, or 0 when there is none. A packed
+    row (HF's flattened-batch convention, as `DataCollatorWithFlattening`
+    makes it: position ids restart at 0 at each document) is thereby split
+    into its documents; an ordinary row (positions `0..T-1`) is one
+    document. The `doc_start` operand of the attention ops and the
+    document resets of the scans read it; it is computed once per step.
+
+    ```mlir
+    %starts = tfm.document_starts %positions : (tensor<?x?xi64>) -> tensor<?x?xi64>
+    ```
+
+    No gradient (integer result).
+  }];
+  let arguments = (ins Tfm_IdTensor:$positions);
+  let results = (outs Tfm_IdTensor:$starts);
 }
 
 //===----------------------------------------------------------------------===//
