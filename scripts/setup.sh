@@ -50,6 +50,13 @@ if [ -z "${TFM_SKIP_VENV:-}" ]; then
       -r "$root/python/requirements-adapters.txt"
     touch "$TFM_VENV/.complete-adapters-$adapters_hash"
   fi
+  # pyarrow, for tfm.data's parquet input.
+  data_hash=$(sha256sum "$root/python/requirements-data.txt" | cut -c1-12)
+  if [ ! -f "$TFM_VENV/.complete-data-$data_hash" ]; then
+    "$TFM_VENV/bin/python" -m pip install -q --disable-pip-version-check \
+      -r "$root/python/requirements-data.txt"
+    touch "$TFM_VENV/.complete-data-$data_hash"
+  fi
 fi
 
 # --- Build -------------------------------------------------------------------
