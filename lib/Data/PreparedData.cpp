@@ -8,6 +8,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/Support/xxhash.h"
 
 #include <nlohmann/json.hpp>
 
@@ -154,6 +155,19 @@ PreparedData::open(llvm::StringRef folder, int64_t vocab,
                          llvm::Twine(unsigned(d->mask[i])) + " at token " +
                          llvm::Twine(i) + " is not 0 or 1");
   return d;
+}
+
+PreparedData::Identity PreparedData::identity() const {
+  Identity id;
+  std::string hashes;
+  for (const auto *file : {&tokenFile, &offsetFile, &maskFile})
+    if (*file) {
+      id.bytes += (*file)->getBufferSize();
+      uint64_t h = llvm::xxh3_64bits((*file)->getBuffer());
+      hashes.append(reinterpret_cast<const char *>(&h), sizeof(h));
+    }
+  id.xxh3 = llvm::xxh3_64bits(hashes);
+  return id;
 }
 
 int64_t PreparedData::tokenAt(int64_t i) const {

@@ -4,6 +4,7 @@
 #include "tfm/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
@@ -94,9 +95,31 @@ static llvm::Error parseNpy(llvm::StringRef path, llvm::StringRef file,
 llvm::Expected<std::unique_ptr<TokenDataset>>
 TokenDataset::open(llvm::StringRef path, int64_t vocab, int64_t batch,
                    int64_t seq, std::optional<uint64_t> shuffleSeed,
-                   llvm::StringRef binDtype, int64_t microBatches) {
+                   llvm::StringRef binDtype, int64_t microBatches, bool packing,
+                   llvm::StringRef checkpoint) {
   std::unique_ptr<TokenDataset> d(new TokenDataset());
   d->path = path.str();
+  if (llvm::sys::fs::is_directory(path)) {
+    if (batch <= 0 || seq < 2)
+      return makeError("prepared data needs --batch >= 1 and --seq >= 2");
+    auto prepared = PreparedData::open(path, vocab, checkpoint);
+    if (!prepared)
+      return prepared.takeError();
+    d->prepared = std::move(*prepared);
+    d->windows = std::make_unique<DocumentWindows>(*d->prepared, seq, packing);
+    PreparedData::Identity id = d->prepared->identity();
+    d->identity = {id.bytes, id.xxh3, "prepared"};
+    d->batch = batch;
+    d->seq = seq;
+    d->shuffleSeed = shuffleSeed;
+    d->numWindows = d->windows->size();
+    if (d->numWindows < batch)
+      return makeError(path + ": " + llvm::Twine(d->prepared->numTokens()) +
+                       " tokens hold fewer than one micro-batch of " +
+                       llvm::Twine(batch) + " windows of " + llvm::Twine(seq) +
+                       " tokens");
+    return d;
+  }
   llvm::StringRef ext = llvm::sys::path::extension(path);
   if (ext == ".json") {
     auto text = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
@@ -199,6 +222,16 @@ TokenBatch TokenDataset::next() {
   TokenBatch b;
   b.batch = batch;
   b.seq = seq;
+  if (windows) {
+    for (int64_t r = 0; r < batch; ++r) {
+      PackedRow row = windows->row(windowAt((position - 1) * batch + r));
+      b.inputIds.insert(b.inputIds.end(), row.ids.begin(), row.ids.end());
+      b.labels.insert(b.labels.end(), row.labels.begin(), row.labels.end());
+      b.positionIds.insert(b.positionIds.end(), row.positions.begin(),
+                           row.positions.end());
+    }
+    return b;
+  }
   for (int64_t r = 0; r < batch; ++r) {
     int64_t start = windowAt((position - 1) * batch + r) * seq;
     for (int64_t t = 0; t < seq; ++t)
@@ -217,6 +250,13 @@ std::string TokenDataset::describe() const {
                 ? ", in " + std::to_string(microBatches) + " micro-batches"
                 : std::string()) +
            ")";
+  if (prepared)
+    return name + " (" + std::to_string(prepared->numDocuments()) +
+           " documents, " + std::to_string(prepared->numTokens()) +
+           " tokens, " + std::to_string(numWindows) +
+           (windows->isPacked() ? " packed" : " padded") + " windows of " +
+           std::to_string(seq) + ", " + std::to_string(batch) +
+           " per micro-batch" + (shuffleSeed ? ", shuffled" : "") + ")";
   return name + " (" + std::to_string(numIds) + " ids, " +
          std::to_string(numWindows) + " windows of " + std::to_string(seq) +
          ", " + std::to_string(batch) + " per micro-batch" +

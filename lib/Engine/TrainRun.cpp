@@ -411,8 +411,8 @@ mlir::tfm::runTraining(const TrainRunOptions &given,
                        llvm::function_ref<void(const UpdateLog &)> onUpdate) {
   if (given.checkpointDir.empty() || given.tokensPath.empty() ||
       given.outputDir.empty())
-    return makeError("expected a checkpoint folder, --tokens FILE and "
-                     "--output-dir DIR");
+    return makeError("expected a checkpoint folder, --tokens FILE (or --data "
+                     "DIR) and --output-dir DIR");
   // Every path is made absolute once: a run's files stay where it began
   // when the process changes directory meanwhile (a Python callback, a
   // notebook's %cd).
@@ -460,11 +460,11 @@ mlir::tfm::runTraining(const TrainRunOptions &given,
     return spec.takeError();
   if (llvm::Error e = setMoeAuxLoss(*spec, o.moeAuxLoss))
     return std::move(e);
-  auto data = TokenDataset::open(o.tokensPath, spec->vocabSize, o.batch, o.seq,
-                                 o.shuffleSeed >= 0
-                                     ? std::optional<uint64_t>(o.shuffleSeed)
-                                     : std::nullopt,
-                                 o.tokenDtype, o.gradAccum);
+  auto data = TokenDataset::open(
+      o.tokensPath, spec->vocabSize, o.batch, o.seq,
+      o.shuffleSeed >= 0 ? std::optional<uint64_t>(o.shuffleSeed)
+                         : std::nullopt,
+      o.tokenDtype, o.gradAccum, o.packing, o.checkpointDir);
   if (!data)
     return data.takeError();
   bool createdOutput = !fs::exists(o.outputDir);

@@ -291,7 +291,8 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
           progress: bool = True, callback: Optional[Any] = None, **options: Any) -> list:
     """Trains ``checkpoint`` as tfm-train does and returns the log (a dict
     per update: step, loss, grad_norm, lr, tokens_per_s, ...). ``tokens``
-    is a tokens.json or a .npy/.bin dataset, or ids in memory: a 1-D array
+    is a tokens.json, a .npy/.bin dataset, a folder tfm.data prepared (its
+    documents packed into ``seq``-token rows), or ids in memory: a 1-D array
     (a dataset, cut in ``batch`` x ``seq`` windows) or a [batch, seq] one
     (every update's batch). ``options`` are tfm-train's by their Python
     names: batch, seq, lr, optimizer, adam_beta1, adam_beta2, adam_eps,

@@ -34,6 +34,17 @@ static cl::opt<std::string> tokensPath(
              "micro-batches) or a token dataset "
              ".npy/.bin of uint16/uint32 ids (windows of --batch x --seq)"),
     cl::value_desc("file"), cl::cat(toolOptions));
+static cl::opt<std::string> dataPath(
+    "data",
+    cl::desc("A corpus prepared by python -m tfm.data prepare: its documents "
+             "packed into --seq windows, positions restarting at each "
+             "document (docs/data.md)"),
+    cl::value_desc("dir"), cl::cat(toolOptions));
+static cl::opt<bool> noPacking(
+    "no-packing",
+    cl::desc("With --data: one document per window, padded, instead of "
+             "packing"),
+    cl::cat(toolOptions));
 static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("Where the saves and the trained model go (a folder "
@@ -222,7 +233,8 @@ static void installInterruptHandler() {
 static TrainRunOptions optionsFromCommandLine() {
   TrainRunOptions o;
   o.checkpointDir = checkpointDir;
-  o.tokensPath = tokensPath;
+  o.tokensPath = dataPath.getNumOccurrences() ? dataPath : tokensPath;
+  o.packing = !noPacking;
   o.outputDir = outputDir;
   o.steps = steps;
   o.batch = batchSize;
@@ -311,6 +323,10 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "Train an HF checkpoint with the tfm-compiled step and optimizer\n");
+  if (dataPath.getNumOccurrences() && tokensPath.getNumOccurrences())
+    return fail("give --tokens or --data, not both");
+  if (noPacking && !dataPath.getNumOccurrences())
+    return fail("--no-packing applies to --data");
   if (shuffleSeed.getNumOccurrences() && shuffleSeed < 0)
     return fail("--shuffle-seed " + llvm::Twine(shuffleSeed) +
                 ": expected a seed >= 0 (leave it out to read in order)");

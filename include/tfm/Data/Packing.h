@@ -37,6 +37,7 @@ class DocumentWindows {
 public:
   DocumentWindows(const PreparedData &data, int64_t seq, bool packed);
 
+  bool isPacked() const { return packed; }
   int64_t size() const {
     return packed ? data.numTokens() / seq : int64_t(pieces.size());
   }

@@ -48,6 +48,13 @@ public:
   int64_t getEosTokenId() const { return eos; }
   const std::string &getFolder() const { return folder; }
 
+  /// What a training save records of the data, so that a resume on other
+  /// data is refused: the files' total size and one XXH3-64 over them.
+  struct Identity {
+    uint64_t bytes = 0, xxh3 = 0;
+  };
+  Identity identity() const;
+
 private:
   PreparedData() = default;
   std::string folder;

@@ -14,6 +14,7 @@
 #ifndef TFM_ENGINE_TOKENDATASET_H
 #define TFM_ENGINE_TOKENDATASET_H
 
+#include "tfm/Data/Packing.h"
 #include "tfm/Engine/TokenFile.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -32,10 +33,16 @@ public:
   /// windowed by `batch` x `seq`. Every id is checked against
   /// `vocab`; errors name the file and the first bad id's offset, or the
   /// window that does not fit.
+  ///
+  /// A folder is a prepared corpus (tfm.data; docs/data.md): its documents
+  /// packed into `seq`-token windows with positions restarting at each
+  /// document (or, without `packing`, one document per padded window);
+  /// `checkpoint`'s tokenizer must be the one it was prepared with.
   static llvm::Expected<std::unique_ptr<TokenDataset>>
   open(llvm::StringRef path, int64_t vocab, int64_t batch, int64_t seq,
        std::optional<uint64_t> shuffleSeed, llvm::StringRef binDtype,
-       int64_t microBatches = 1);
+       int64_t microBatches = 1, bool packing = true,
+       llvm::StringRef checkpoint = {});
 
   /// The next micro-batch.
   TokenBatch next();
@@ -68,6 +75,9 @@ private:
   std::string path;
   Identity identity;
   std::optional<TokenBatch> fixed;
+  /// A prepared corpus and its windows.
+  std::unique_ptr<PreparedData> prepared;
+  std::unique_ptr<DocumentWindows> windows;
   int64_t microBatches = 1;
   std::unique_ptr<llvm::MemoryBuffer> buffer;
   const char *ids = nullptr;

@@ -41,6 +41,9 @@ struct TrainRunOptions {
   int64_t shuffleSeed = -1;
   /// Id type of a .bin dataset.
   std::string tokenDtype = "uint16";
+  /// A prepared corpus (tokensPath a folder): documents packed into
+  /// windows; false: one document per padded window.
+  bool packing = true;
   OptimizerOptions optimizer{
       /*optimizer=*/"adamw", 0.9, 0.999, 1e-8,  0.01,
       /*decay=*/"all",       0,   0,     false,
