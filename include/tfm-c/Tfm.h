@@ -217,6 +217,14 @@ typedef struct tfmTrainOptions {
   const char *lora, *loraInit;
   int64_t loraSeed;
   bool mergeLora;
+  /// A prepared corpus (`tokens` a folder) packed into rows (true, the
+  /// default) or one document per padded row; held-out data (NULL: none)
+  /// evaluated every `evalEvery` updates (0: at the end) over its first
+  /// `evalBatches` micro-batches (tfm-train's --no-packing, --eval-data,
+  /// --eval-every, --eval-batches).
+  bool packing;
+  const char *evalData;
+  int64_t evalEvery, evalBatches;
   /// Optional (NULL: none). `onProgress` gets each progress line (without
   /// its newline) instead of stdout; `onUpdate` sees each update as it
   /// ends, and returning true stops the run as SIGINT stops tfm-train: the

@@ -446,6 +446,10 @@ void tfmTrainOptionsInit(tfmTrainOptions *o) {
   o->loraInit = nullptr;
   o->loraSeed = 0;
   o->mergeLora = false;
+  o->packing = d.packing;
+  o->evalData = nullptr;
+  o->evalEvery = d.evalEvery;
+  o->evalBatches = d.evalBatches;
 }
 
 int64_t tfmTrain(const char *checkpointDir, const char *tokens,
@@ -485,6 +489,10 @@ int64_t tfmTrain(const char *checkpointDir, const char *tokens,
     r.freeze = orDefault(o->freeze, "");
     r.moeAuxLoss = orDefault(o->moeAuxLoss, "auto");
     r.tokenDtype = orDefault(o->tokenDtype, "uint16");
+    r.packing = o->packing;
+    r.evalPath = o->evalData ? o->evalData : "";
+    r.evalEvery = o->evalEvery;
+    r.evalBatches = o->evalBatches;
     if (o->lora) {
       llvm::Expected<LoraConfig> lora = parseLoraConfig(o->lora, "lora");
       if (!lora)

@@ -77,11 +77,22 @@ static json logEntry(const UpdateLog &l) {
 }
 
 llvm::Error mlir::tfm::writeTrainLog(llvm::StringRef file,
-                                     llvm::ArrayRef<UpdateLog> log) {
+                                     llvm::ArrayRef<UpdateLog> log,
+                                     llvm::ArrayRef<EvalLog> evals) {
   json steps = json::array();
   for (const UpdateLog &l : log)
     steps.push_back(logEntry(l));
-  return writeFileAtomically(file, json{{"steps", steps}}.dump(1) + "\n");
+  json root{{"steps", steps}};
+  if (!evals.empty()) {
+    json held = json::array();
+    for (const EvalLog &e : evals)
+      held.push_back({{"step", e.step},
+                      {"loss", e.loss},
+                      {"perplexity", e.perplexity},
+                      {"tokens", e.tokens}});
+    root["eval"] = held;
+  }
+  return writeFileAtomically(file, root.dump(1) + "\n");
 }
 
 /// Whether `name` is one of the files an HF model folder carries besides

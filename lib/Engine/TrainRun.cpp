@@ -2,6 +2,8 @@
 
 #include "tfm/Engine/TrainRun.h"
 #include "tfm/Engine/AdapterFiles.h"
+#include "tfm/Engine/Evaluation.h"
+#include "tfm/Engine/LossCurves.h"
 #include "tfm/Engine/RunFolder.h"
 #include "tfm/Engine/TokenDataset.h"
 #include "tfm/Engine/TrainCheckpoint.h"
@@ -300,9 +302,47 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
               << "\n";
   }
 
+  // Held-out data: a loss-only step beside the training one.
+  std::unique_ptr<Evaluator> evaluator;
+  std::vector<EvalLog> evals;
+  if (!o.evalPath.empty()) {
+    auto held = TokenDataset::open(o.evalPath, spec.vocabSize, o.batch, o.seq,
+                                   std::nullopt, o.tokenDtype, 1, o.packing,
+                                   o.checkpointDir);
+    if (!held)
+      return held.takeError();
+    // Not more micro-batches than the held-out windows fill.
+    int64_t batches = o.evalBatches;
+    if ((*held)->getNumWindows())
+      batches = std::min(batches, (*held)->getNumWindows() / o.batch);
+    auto made = Evaluator::create(spec, options, std::move(*held), batches);
+    if (!made)
+      return made.takeError();
+    evaluator = std::move(*made);
+    if (progress)
+      *progress << "tfm-train: held-out " << evaluator->describe() << "\n";
+  }
+  auto evaluate = [&]() -> llvm::Error {
+    auto e = evaluator->evaluate(**step, **trainer);
+    if (!e)
+      return e.takeError();
+    evals.push_back(*e);
+    if (progress)
+      *progress << "eval step " << e->step << "  loss "
+                << llvm::format("%.6f", e->loss) << "  ppl "
+                << llvm::format("%.3f", e->perplexity) << "  (" << e->tokens
+                << " tokens)\n";
+    return llvm::Error::success();
+  };
+  auto writeCurves = [&]() {
+    return writeFileAtomically(childPath(o.outputDir, "loss.svg"),
+                               lossCurvesSvg(run.log, evals));
+  };
   auto save = [&]() -> llvm::Error {
     run.step = (*trainer)->getStep();
     run.dataPosition = data.getPosition();
+    if (auto e = writeCurves())
+      return e;
     // The input folder gives the other files (tokenizer, ...) and the
     // sharding; the bound checkpoint the names and dtypes.
     return saveTrainingCheckpoint(o.outputDir, o.checkpointDir, **step,
@@ -329,10 +369,16 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
                        ", saved in " + findLatestCheckpoint(o.outputDir) +
                        " (continue it with --resume)");
     }
+    if (evaluator && o.evalEvery > 0 && log->step % o.evalEvery == 0)
+      if (auto e = evaluate())
+        return std::move(e);
     if (o.saveEvery > 0 && log->step % o.saveEvery == 0 && log->step < o.steps)
       if (auto e = save())
         return std::move(e);
   }
+  if (evaluator && (evals.empty() || evals.back().step != o.steps))
+    if (auto e = evaluate())
+      return std::move(e);
   if (auto e = save())
     return std::move(e);
   std::string last = findLatestCheckpoint(o.outputDir);
@@ -342,7 +388,8 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
     if (auto e = saveMergedModel(childPath(o.outputDir, "merged"),
                                  o.checkpointDir, **step))
       return std::move(e);
-  if (auto e = writeTrainLog(childPath(o.outputDir, "train_log.json"), run.log))
+  if (auto e = writeTrainLog(childPath(o.outputDir, "train_log.json"), run.log,
+                             evals))
     return std::move(e);
   if (progress && device == Device::cuda)
     *progress << "cuda: " << cuda::deviceDescription() << ", arena peak "
@@ -395,6 +442,12 @@ static llvm::Error checkOptions(const TrainRunOptions &o) {
   if (o.shuffleSeed < -1)
     return makeError("--shuffle-seed " + llvm::Twine(o.shuffleSeed) +
                      ": expected a seed >= 0 (or none: in order)");
+  if (o.evalEvery < 0)
+    return makeError("--eval-every " + llvm::Twine(o.evalEvery) +
+                     ": expected a number of updates >= 0");
+  if (o.evalBatches < 1)
+    return makeError("--eval-batches " + llvm::Twine(o.evalBatches) +
+                     ": expected at least 1");
   // The last window a run reads is steps x grad-accum x batch.
   int64_t microBatches, windows;
   if (llvm::MulOverflow(o.steps, o.gradAccum, microBatches) ||
@@ -417,7 +470,10 @@ mlir::tfm::runTraining(const TrainRunOptions &given,
   // when the process changes directory meanwhile (a Python callback, a
   // notebook's %cd).
   TrainRunOptions o = given;
-  for (std::string *p : {&o.checkpointDir, &o.tokensPath, &o.outputDir}) {
+  for (std::string *p :
+       {&o.checkpointDir, &o.tokensPath, &o.outputDir, &o.evalPath}) {
+    if (p->empty())
+      continue;
     llvm::SmallString<256> absolute(*p);
     if (std::error_code ec = fs::make_absolute(absolute))
       return makeError(*p + ": cannot make absolute: " + ec.message());

@@ -394,6 +394,14 @@ int64_t train(const std::string &checkpoint, const std::string &tokens,
       text(o.loraInit);
     else if (k == "merge_lora")
       flag(o.mergeLora);
+    else if (k == "packing")
+      flag(o.packing);
+    else if (k == "eval_data")
+      text(o.evalData);
+    else if (k == "eval_every")
+      num(o.evalEvery);
+    else if (k == "eval_batches")
+      num(o.evalBatches);
     else if (k == "lr")
       real(o.lr);
     else if (k == "adam_beta1")

@@ -301,7 +301,10 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
     moe_aux_loss, fusion, save_every, log_every, resume, shuffle_seed,
     token_dtype, and for LoRA lora (a ``peft.LoraConfig`` or its
     ``to_dict()``), lora_init (a PEFT adapter folder to continue; its
-    configuration unless lora is given), lora_seed, merge_lora.
+    configuration unless lora is given), lora_seed, merge_lora, and for
+    prepared data packing (False: one document per padded row), eval_data
+    (held-out data), eval_every, eval_batches (the log's entries then hold
+    no held-out loss: it is in ``output_dir/train_log.json``'s ``eval``).
     The trained model is in ``output_dir`` (transformers loads it); with
     LoRA the adapter is, as PEFT saves it (and the merged model in
     ``output_dir/merged`` with merge_lora).
@@ -320,6 +323,8 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
         options["lora"] = _lora_json(options["lora"])
     if options.get("lora_init") is not None:
         options["lora_init"] = os.path.abspath(_path("lora_init", options["lora_init"]))
+    if options.get("eval_data") is not None:
+        options["eval_data"] = os.path.abspath(_path("eval_data", options["eval_data"]))
     with tempfile.TemporaryDirectory(prefix="tfm-tokens-") as scratch:
         path = _token_file(tokens, scratch)
         def print_line(line: str) -> None:

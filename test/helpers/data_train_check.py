@@ -27,14 +27,14 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BATCH, SEQ = 2, 48
 
 
-def rows(tokens, offsets, packed):
-    """The first BATCH rows as lists of documents (pieces), each a list of
+def rows(tokens, offsets, packed, count=BATCH):
+    """The first `count` rows as lists of documents (pieces), each a list of
     ids: packed, the concatenation cut every SEQ tokens and at document
     starts; unpacked, one document (its first SEQ tokens) per row."""
     starts = set(offsets.tolist())
     out = []
     if packed:
-        for r in range(BATCH):
+        for r in range(count):
             pieces, cur = [], []
             for i in range(r * SEQ, (r + 1) * SEQ):
                 if i in starts and cur:
@@ -44,9 +44,28 @@ def rows(tokens, offsets, packed):
             pieces.append(cur)
             out.append(pieces)
     else:
-        for d in range(BATCH):
+        for d in range(count):
             out.append([[int(t) for t in tokens[offsets[d]:min(offsets[d + 1], offsets[d] + SEQ)]]])
     return out
+
+
+def hf_loss(model, data, packed, count):
+    """(sum of losses times targets, targets) of HF on the first `count`
+    rows of the prepared folder `data`, one document at a time."""
+    meta = json.load(open(os.path.join(data, "meta.json")))
+    tokens = np.fromfile(os.path.join(data, "tokens.bin"),
+                         dtype=np.dtype(meta["dtype"]).newbyteorder("<"))
+    offsets = np.fromfile(os.path.join(data, "offsets.bin"), dtype="<u8")
+    total, targets = 0.0, 0
+    with torch.no_grad():
+        for pieces in rows(tokens, offsets, packed, count):
+            for piece in pieces:
+                if len(piece) < 2:
+                    continue
+                ids = torch.tensor([piece])
+                total += model(input_ids=ids, labels=ids).loss.item() * (len(piece) - 1)
+                targets += len(piece) - 1
+    return total, targets
 
 
 def main():
@@ -55,6 +74,10 @@ def main():
     ap.add_argument("--python-packages", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--no-packing", action="store_true")
+    ap.add_argument("--eval", action="store_true",
+                    help="also --eval-data (the bundled held-out text) every update: the "
+                         "last evaluation must equal HF's loss of the trained model on "
+                         "those rows, and OUT/loss.svg must hold both curves")
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
@@ -76,6 +99,12 @@ def main():
     cmd = [args.tfm_train, ckpt, "--data", data, "--batch", str(BATCH), "--seq", str(SEQ),
            "--steps", "2", "--lr", "1e-3", "--output-dir", out]
     cmd += ["--no-packing"] if args.no_packing else []
+    held = os.path.join(args.workdir, "held")
+    if args.eval:
+        subprocess.run([sys.executable, "-m", "tfm.data", "prepare",
+                        os.path.join(ROOT, "examples", "data", "shakespeare-eval.txt"),
+                        "--tokenizer", ckpt, "--output", held, "--quiet"], check=True, env=env)
+        cmd += ["--eval-data", held, "--eval-every", "1", "--eval-batches", "2"]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode:
         print(run.stdout, run.stderr)
@@ -83,25 +112,28 @@ def main():
     with open(os.path.join(out, "train_log.json")) as f:
         got = json.load(f)["steps"][0]["loss"]
 
-    meta = json.load(open(os.path.join(data, "meta.json")))
-    tokens = np.fromfile(os.path.join(data, "tokens.bin"),
-                         dtype=np.dtype(meta["dtype"]).newbyteorder("<"))
-    offsets = np.fromfile(os.path.join(data, "offsets.bin"), dtype="<u8")
-    total, count = 0.0, 0
-    with torch.no_grad():
-        for pieces in rows(tokens, offsets, not args.no_packing):
-            for piece in pieces:
-                if len(piece) < 2:
-                    continue
-                ids = torch.tensor([piece])
-                loss = model(input_ids=ids, labels=ids).loss.item()
-                total += loss * (len(piece) - 1)
-                count += len(piece) - 1
+    total, count = hf_loss(model, data, not args.no_packing, BATCH)
     ref = total / count
     mode = "padded" if args.no_packing else "packed"
     print(f"{mode}: first update's loss tfm {got:.7f} hf {ref:.7f} |d| = {abs(got - ref):.2e} "
           f"({count} targets)")
-    return 0 if abs(got - ref) <= 1e-5 else 1
+    ok = abs(got - ref) <= 1e-5
+    if args.eval:
+        log = json.load(open(os.path.join(out, "train_log.json")))["eval"]
+        trained = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32).eval()
+        total, count = hf_loss(trained, held, not args.no_packing, 2 * BATCH)
+        ref = total / count
+        last = log[-1]
+        print(f"eval: steps {[e['step'] for e in log]}, last loss tfm {last['loss']:.7f} "
+              f"hf (trained model) {ref:.7f} |d| = {abs(last['loss'] - ref):.2e}, "
+              f"{last['tokens']} tokens (hf {count})")
+        ok &= [e["step"] for e in log] == [1, 2] and abs(last["loss"] - ref) <= 1e-5 \
+            and last["tokens"] == count
+        svg = open(os.path.join(out, "loss.svg")).read()
+        curves = svg.count("<polyline")
+        print(f"loss.svg: {curves} curves")
+        ok &= curves == 2
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

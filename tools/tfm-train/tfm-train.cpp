@@ -45,6 +45,20 @@ static cl::opt<bool> noPacking(
     cl::desc("With --data: one document per window, padded, instead of "
              "packing"),
     cl::cat(toolOptions));
+static cl::opt<std::string> evalData(
+    "eval-data",
+    cl::desc("Held-out data (read like --data or --tokens): its loss and "
+             "perplexity in the log, train_log.json and OUT/loss.svg"),
+    cl::value_desc("path"), cl::cat(toolOptions));
+static cl::opt<int64_t> evalEvery(
+    "eval-every",
+    cl::desc("Evaluate every K updates (default: 0, at the end only)"),
+    cl::init(0), cl::cat(toolOptions));
+static cl::opt<int64_t> evalBatches(
+    "eval-batches",
+    cl::desc("Held-out micro-batches per evaluation, the same ones each time "
+             "(default: 8)"),
+    cl::init(8), cl::cat(toolOptions));
 static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("Where the saves and the trained model go (a folder "
@@ -235,6 +249,9 @@ static TrainRunOptions optionsFromCommandLine() {
   o.checkpointDir = checkpointDir;
   o.tokensPath = dataPath.getNumOccurrences() ? dataPath : tokensPath;
   o.packing = !noPacking;
+  o.evalPath = evalData;
+  o.evalEvery = evalEvery;
+  o.evalBatches = evalBatches;
   o.outputDir = outputDir;
   o.steps = steps;
   o.batch = batchSize;

@@ -75,7 +75,8 @@ llvm::Error restoreOptimizer(llvm::StringRef checkpointDir, int64_t steps,
 
 /// Writes `{"steps": [{"step", "loss", "grad_norm", "lr", "tokens_per_s"},
 /// ...]}` to `path` (aside, then renamed).
-llvm::Error writeTrainLog(llvm::StringRef path, llvm::ArrayRef<UpdateLog> log);
+llvm::Error writeTrainLog(llvm::StringRef path, llvm::ArrayRef<UpdateLog> log,
+                          llvm::ArrayRef<EvalLog> evals = {});
 
 } // namespace mlir::tfm
 

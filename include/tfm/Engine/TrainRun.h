@@ -73,6 +73,12 @@ struct TrainRunOptions {
   bool fusion = true;
   /// Save every K updates (0: at the end only).
   int64_t saveEvery = 0;
+  /// Held-out data (a dataset, prepared folder or tokens.json, read like
+  /// tokensPath): its loss every `evalEvery` updates (0: at the end only)
+  /// over its first `evalBatches` micro-batches, in the log, train_log.json
+  /// and OUT/loss.svg.
+  std::string evalPath;
+  int64_t evalEvery = 0, evalBatches = 8;
   /// A progress line every K updates (and the first and the last).
   int64_t logEvery = 1;
   /// Continue the run saved in outputDir from its last save (a save of

@@ -63,6 +63,15 @@ struct UpdateLog {
   double ms = 0, optimizerMs = 0;
 };
 
+/// One held-out evaluation of a run (Evaluation.h).
+struct EvalLog {
+  /// Updates done when it ran.
+  int64_t step = 0;
+  /// The mean loss over the counted tokens, and its exp.
+  double loss = 0, perplexity = 0;
+  int64_t tokens = 0;
+};
+
 class Trainer {
 public:
   /// Builds and compiles the optimizer step of `step` (compiled with
