@@ -36,20 +36,7 @@ llvm::Expected<EvalLog> Evaluator::evaluate(TrainingStep &train,
   auto named = train.namedParameters();
   if (!named)
     return named.takeError();
-  // The weights as a checkpoint in memory (owned by the shared vector).
-  auto owner = std::make_shared<std::vector<NamedGradient>>(std::move(*named));
-  std::vector<TensorView> views;
-  for (const NamedGradient &p : *owner) {
-    TensorView v;
-    v.name = p.name;
-    v.dtype = DType::F32;
-    v.shape = p.shape;
-    v.data = reinterpret_cast<const char *>(p.data.data());
-    v.numBytes = p.data.size() * sizeof(float);
-    v.file = "<trained " + p.name + ">";
-    views.push_back(std::move(v));
-  }
-  auto checkpoint = Checkpoint::fromTensors(std::move(views), owner);
+  auto checkpoint = checkpointOf(std::move(*named), "<trained weights>");
   if (!checkpoint)
     return checkpoint.takeError();
   if (auto e = step->bind(std::move(*checkpoint)))

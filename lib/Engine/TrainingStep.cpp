@@ -583,20 +583,8 @@ TrainingStep::literalParameters() const {
   if (!literal)
     return literal.takeError();
   // The named tensors as a checkpoint the literal weight map binds.
-  auto owner = std::make_shared<std::vector<NamedGradient>>(std::move(*named));
-  std::vector<TensorView> views;
-  for (const NamedGradient &t : *owner) {
-    TensorView v;
-    v.name = t.name;
-    v.dtype = DType::F32;
-    v.shape = t.shape;
-    v.data = reinterpret_cast<const char *>(t.data.data());
-    v.numBytes = t.data.size() * sizeof(float);
-    v.file = "<bound parameters>";
-    views.push_back(std::move(v));
-  }
   llvm::Expected<Checkpoint> tensors =
-      Checkpoint::fromTensors(std::move(views), owner);
+      checkpointOf(std::move(*named), "<bound parameters>");
   if (!tensors)
     return tensors.takeError();
   auto values = bindParameters(

@@ -582,3 +582,21 @@ mlir::tfm::unbindGradients(llvm::ArrayRef<ParamAttr> params,
     result.push_back(std::move(g));
   return result;
 }
+
+llvm::Expected<Checkpoint>
+mlir::tfm::checkpointOf(std::vector<NamedGradient> tensors,
+                        llvm::StringRef origin) {
+  auto owner = std::make_shared<std::vector<NamedGradient>>(std::move(tensors));
+  std::vector<TensorView> views;
+  for (const NamedGradient &t : *owner) {
+    TensorView v;
+    v.name = t.name;
+    v.dtype = DType::F32;
+    v.shape = t.shape;
+    v.data = reinterpret_cast<const char *>(t.data.data());
+    v.numBytes = t.data.size() * sizeof(float);
+    v.file = origin.str();
+    views.push_back(std::move(v));
+  }
+  return Checkpoint::fromTensors(std::move(views), owner);
+}

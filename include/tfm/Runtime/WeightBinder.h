@@ -32,6 +32,11 @@ struct NamedGradient {
   std::vector<float> data;
 };
 
+/// `tensors` (f32, named as a checkpoint names them) as a checkpoint in
+/// memory that owns them; `origin` stands for the file in messages.
+llvm::Expected<Checkpoint> checkpointOf(std::vector<NamedGradient> tensors,
+                                        llvm::StringRef origin);
+
 /// The shape the checkpoint stores one (per-layer) value of `shape` of an
 /// expert_major ([E·r, C]) or rank_major ([R, r·E]) parameter under; `shape`
 /// itself for every other mapping.
