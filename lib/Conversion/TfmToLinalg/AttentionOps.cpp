@@ -624,21 +624,41 @@ Value accumulate(OpBuilder &b, Location loc, Value part, Value into) {
 /// first query's window. Masked keys outside the range contribute exact
 /// zeros, so skipping them changes no value; a causal step does about half
 /// the work of the full score matrix.
+/// With packed documents (`docStart`), keys before every row's document at
+/// the tile's first query are skipped too: document starts do not decrease
+/// along a row, so no query of the tile sees them.
 std::pair<Value, Value> visibleKeys(OpBuilder &b, Location loc,
                                     const AttentionConfig &cfg, Value t0,
-                                    Value rows, Value numKeys) {
+                                    Value rows, Value numKeys,
+                                    Value docStart = Value()) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   if (!cfg.causal)
     return {zero, numKeys};
-  Value hi = arith::MinSIOp::create(b, loc, numKeys,
-                                    arith::AddIOp::create(b, loc, t0, rows));
+  Value end = arith::AddIOp::create(b, loc, t0, rows);
+  Value hi = arith::MinSIOp::create(b, loc, numKeys, end);
   Value lo = zero;
   if (cfg.window) {
     Value back = arith::ConstantIndexOp::create(b, loc, *cfg.window - 1);
-    lo = arith::MaxSIOp::create(b, loc, zero,
-                                arith::SubIOp::create(b, loc, t0, back));
-    lo = arith::MinSIOp::create(b, loc, lo, hi);
+    Value first = arith::SubIOp::create(b, loc, t0, back);
+    lo = arith::MaxSIOp::create(b, loc, zero, first);
   }
+  if (docStart) {
+    // min over the batch rows of docStart[row, t0].
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value batch = tensor::DimOp::create(b, loc, docStart, 0);
+    auto least = scf::ForOp::create(
+        b, loc, zero, batch, one, ValueRange{t0},
+        [&](OpBuilder &nb, Location l, Value row, ValueRange acc) {
+          Value start =
+              tensor::ExtractOp::create(nb, l, docStart, ValueRange{row, t0});
+          Value at =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), start);
+          Value m = arith::MinSIOp::create(nb, l, acc[0], at);
+          scf::YieldOp::create(nb, l, ValueRange{m});
+        });
+    lo = arith::MaxSIOp::create(b, loc, lo, least.getResult(0));
+  }
+  lo = arith::MinSIOp::create(b, loc, lo, hi);
   return {lo, arith::SubIOp::create(b, loc, hi, lo)};
 }
 
@@ -680,7 +700,8 @@ struct FlashAttentionLowering : OpRewritePattern<FlashAttentionOp> {
           Value rows = arith::MinSIOp::create(
               b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
           Value qTile = sliceAlong(b, l, q, 1, t0, rows);
-          auto [kLo, kSize] = visibleKeys(b, l, cfg, t0, rows, tLen);
+          auto [kLo, kSize] =
+              visibleKeys(b, l, cfg, t0, rows, tLen, op.getDocStart());
           // Ops created in sequence, not as call arguments (whose order of
           // evaluation, hence of the IR, would depend on the compiler).
           Value kKeys = sliceAlong(b, l, k, 1, kLo, kSize);
@@ -763,7 +784,8 @@ struct FlashAttentionBackwardLowering
         [&](OpBuilder &b, Location l, Value t0, ValueRange iterArgs) {
           Value rows = arith::MinSIOp::create(
               b, l, tileSize, arith::SubIOp::create(b, l, tLen, t0));
-          auto [kLo, kSize] = visibleKeys(b, l, cfg, t0, rows, tLen);
+          auto [kLo, kSize] =
+              visibleKeys(b, l, cfg, t0, rows, tLen, op.getDocStart());
           Value doutTile = sliceAlong(b, l, dout, 1, t0, rows);
           Value qTile = sliceAlong(b, l, q, 1, t0, rows);
           Value kKeys = sliceAlong(b, l, k, 1, kLo, kSize);
