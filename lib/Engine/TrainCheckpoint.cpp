@@ -63,6 +63,13 @@ static std::vector<char> encode(const std::vector<float> &values, DType dtype) {
   return out;
 }
 
+static json evalEntry(const EvalLog &e) {
+  return {{"step", e.step},
+          {"loss", e.loss},
+          {"perplexity", e.perplexity},
+          {"tokens", e.tokens}};
+}
+
 static json logEntry(const UpdateLog &l) {
   return {{"step", l.step},
           {"loss", l.loss},
@@ -86,10 +93,7 @@ llvm::Error mlir::tfm::writeTrainLog(llvm::StringRef file,
   if (!evals.empty()) {
     json held = json::array();
     for (const EvalLog &e : evals)
-      held.push_back({{"step", e.step},
-                      {"loss", e.loss},
-                      {"perplexity", e.perplexity},
-                      {"tokens", e.tokens}});
+      held.push_back(evalEntry(e));
     root["eval"] = held;
   }
   return writeFileAtomically(file, root.dump(1) + "\n");
@@ -261,6 +265,12 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
                    {"data_position", run.dataPosition},
                    {"settings", json::parse(run.settings, nullptr, false)},
                    {"log", log}};
+    if (!run.evals.empty()) {
+      json held = json::array();
+      for (const EvalLog &e : run.evals)
+        held.push_back(evalEntry(e));
+      state_["eval"] = held;
+    }
     return writeFileAtomically(childPath(partial, kStateFile),
                                state_.dump(1) + "\n");
   };
@@ -510,6 +520,25 @@ llvm::Expected<SavedRun> mlir::tfm::readSavedRun(llvm::StringRef dir) {
                        llvm::Twine(l.step) + ", expected " +
                        llvm::Twine(run.log.size() + 1));
     run.log.push_back(l);
+  }
+  if (root.contains("eval")) {
+    if (!root["eval"].is_array())
+      return makeError(file + ": field 'eval': must be a list");
+    for (const json &e : root["eval"]) {
+      std::optional<int64_t> at, tokens;
+      std::optional<double> loss, ppl;
+      if (e.is_object()) {
+        at = integer(e, "step");
+        tokens = integer(e, "tokens");
+        loss = number(e, "loss", true);
+        ppl = number(e, "perplexity", true);
+      }
+      if (!at || !tokens || !loss || !ppl || *at < 1 || *at > run.step)
+        return makeError(file + ": field 'eval': malformed entry " +
+                         llvm::Twine(run.evals.size()) +
+                         " (step within the run, loss, perplexity, tokens)");
+      run.evals.push_back({*at, *loss, *ppl, *tokens});
+    }
   }
   // Cross-checks: the folder's name, the step and the log agree.
   std::optional<int64_t> named = checkpointStep(dir);

@@ -231,7 +231,7 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
       if (auto e = publishCheckpoint(latest, o.outputDir))
         return std::move(e);
       if (auto e = writeTrainLog(childPath(o.outputDir, "train_log.json"),
-                                 saved->log))
+                                 saved->log, saved->evals))
         return std::move(e);
       if (progress)
         *progress << "tfm-train: " << latest << " is the run's last save ("
@@ -242,6 +242,7 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
     run.step = saved->step;
     run.dataPosition = saved->dataPosition;
     run.log = saved->log;
+    run.evals = saved->evals;
   }
   // A LoRA run's saves hold only the adapter: the base comes from the input.
   if (o.lora)
@@ -304,7 +305,7 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
 
   // Held-out data: a loss-only step beside the training one.
   std::unique_ptr<Evaluator> evaluator;
-  std::vector<EvalLog> evals;
+  std::vector<EvalLog> &evals = run.evals; // restored on a resume
   if (!o.evalPath.empty()) {
     auto held = TokenDataset::open(o.evalPath, spec.vocabSize, o.batch, o.seq,
                                    std::nullopt, o.tokenDtype, 1, o.packing,

@@ -33,6 +33,8 @@ struct SavedRun {
   /// schedule, batch shape, data); compared on resume.
   std::string settings = "{}";
   std::vector<UpdateLog> log;
+  /// The held-out evaluations so far (--eval-data).
+  std::vector<EvalLog> evals;
 };
 
 /// Writes OUT/checkpoint-<run.step> from `step` (bound from `inputDir`'s
