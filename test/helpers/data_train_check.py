@@ -27,10 +27,13 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BATCH, SEQ = 2, 48
 
 
-def rows(tokens, offsets, packed, count=BATCH):
+def rows(tokens, offsets, packed, count=BATCH, mask=None):
     """The first `count` rows as lists of documents (pieces), each a list of
-    ids: packed, the concatenation cut every SEQ tokens and at document
-    starts; unpacked, one document (its first SEQ tokens) per row."""
+    (id, target) pairs: packed, the concatenation cut every SEQ tokens and at
+    document starts; unpacked, one document (its first SEQ tokens) per row.
+    A token is a target unless `mask` (the loss mask) says 0."""
+    def tok(i):
+        return int(tokens[i]), mask is None or bool(mask[i])
     starts = set(offsets.tolist())
     out = []
     if packed:
@@ -40,12 +43,13 @@ def rows(tokens, offsets, packed, count=BATCH):
                 if i in starts and cur:
                     pieces.append(cur)
                     cur = []
-                cur.append(int(tokens[i]))
+                cur.append(tok(i))
             pieces.append(cur)
             out.append(pieces)
     else:
         for d in range(count):
-            out.append([[int(t) for t in tokens[offsets[d]:min(offsets[d + 1], offsets[d] + SEQ)]]])
+            out.append([[tok(i) for i in range(int(offsets[d]),
+                                               int(min(offsets[d + 1], offsets[d] + SEQ)))]])
     return out
 
 
@@ -56,15 +60,19 @@ def hf_loss(model, data, packed, count):
     tokens = np.fromfile(os.path.join(data, "tokens.bin"),
                          dtype=np.dtype(meta["dtype"]).newbyteorder("<"))
     offsets = np.fromfile(os.path.join(data, "offsets.bin"), dtype="<u8")
+    mask = (np.fromfile(os.path.join(data, "loss_mask.bin"), dtype=np.uint8)
+            if meta["loss_mask"] else None)
     total, targets = 0.0, 0
     with torch.no_grad():
-        for pieces in rows(tokens, offsets, packed, count):
+        for pieces in rows(tokens, offsets, packed, count, mask):
             for piece in pieces:
-                if len(piece) < 2:
+                ids = torch.tensor([[t for t, _ in piece]])
+                labels = torch.tensor([[t if target else -100 for t, target in piece]])
+                n = int((labels[0, 1:] != -100).sum())
+                if n == 0:
                     continue
-                ids = torch.tensor([piece])
-                total += model(input_ids=ids, labels=ids).loss.item() * (len(piece) - 1)
-                targets += len(piece) - 1
+                total += model(input_ids=ids, labels=labels).loss.item() * n
+                targets += n
     return total, targets
 
 
@@ -74,6 +82,9 @@ def main():
     ap.add_argument("--python-packages", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--no-packing", action="store_true")
+    ap.add_argument("--chat", action="store_true",
+                    help="chat records (a speech asked, the next one answered) prepared "
+                         "with --chat-field: only assistant tokens are targets")
     ap.add_argument("--eval", action="store_true",
                     help="also --eval-data (the bundled held-out text) every update: the "
                          "last evaluation must equal HF's loss of the trained model on "
@@ -92,9 +103,19 @@ def main():
                    check=True, capture_output=True)
     data = os.path.join(args.workdir, "data")
     env = dict(os.environ, PYTHONPATH=args.python_packages)
-    subprocess.run([sys.executable, "-m", "tfm.data", "prepare",
-                    os.path.join(ROOT, "examples", "data", "shakespeare-train.txt"),
-                    "--tokenizer", ckpt, "--output", data, "--quiet"], check=True, env=env)
+    corpus = os.path.join(ROOT, "examples", "data", "shakespeare-train.txt")
+    extra = []
+    if args.chat:
+        with open(corpus) as f:
+            speeches = [p for p in f.read().split("\n\n") if p.strip()][:40]
+        corpus = os.path.join(args.workdir, "chat.jsonl")
+        with open(corpus, "w") as f:
+            for q, a in zip(speeches[::2], speeches[1::2]):
+                f.write(json.dumps({"messages": [{"role": "user", "content": q},
+                                                 {"role": "assistant", "content": a}]}) + "\n")
+        extra = ["--chat-field", "messages"]
+    subprocess.run([sys.executable, "-m", "tfm.data", "prepare", corpus,
+                    "--tokenizer", ckpt, "--output", data, "--quiet"] + extra, check=True, env=env)
     out = os.path.join(args.workdir, "out")
     cmd = [args.tfm_train, ckpt, "--data", data, "--batch", str(BATCH), "--seq", str(SEQ),
            "--steps", "2", "--lr", "1e-3", "--output-dir", out]
@@ -114,7 +135,7 @@ def main():
 
     total, count = hf_loss(model, data, not args.no_packing, BATCH)
     ref = total / count
-    mode = "padded" if args.no_packing else "packed"
+    mode = ("padded" if args.no_packing else "packed") + (" chat" if args.chat else "")
     print(f"{mode}: first update's loss tfm {got:.7f} hf {ref:.7f} |d| = {abs(got - ref):.2e} "
           f"({count} targets)")
     ok = abs(got - ref) <= 1e-5
