@@ -658,7 +658,8 @@ std::pair<Value, Value> visibleKeys(OpBuilder &b, Location loc,
         });
     lo = arith::MaxSIOp::create(b, loc, lo, least.getResult(0));
   }
-  lo = arith::MinSIOp::create(b, loc, lo, hi);
+  if (cfg.window || docStart)
+    lo = arith::MinSIOp::create(b, loc, lo, hi);
   return {lo, arith::SubIOp::create(b, loc, hi, lo)};
 }
 
