@@ -26,36 +26,23 @@ namespace {
 // tfm.mamba_conv1d
 //===----------------------------------------------------------------------===//
 
-/// `x` [B, T, C] behind `before` and ahead of `after` zeros along T.
+/// `x` [B, T, ...] (floats or integers) behind `before` and ahead of
+/// `after` zeros along T.
 Value padSeq(OpBuilder &b, Location loc, Value x, int64_t before,
              int64_t after) {
   SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
   Value t = getValueOrCreateConstantIndexOp(b, loc, sizes[1]);
-  sizes[1] =
-      arith::AddIOp::create(
-          b, loc, t, arith::ConstantIndexOp::create(b, loc, before + after))
-          .getResult();
-  Value zeros = filledTensor(b, loc, sizes, elementType(x), 0.0);
+  Value extra = arith::ConstantIndexOp::create(b, loc, before + after);
+  sizes[1] = arith::AddIOp::create(b, loc, t, extra).getResult();
+  Type elem = elementType(x);
+  Value zero =
+      arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
+  Value zeros =
+      linalg::FillOp::create(b, loc, ValueRange{zero},
+                             ValueRange{emptyTensor(b, loc, sizes, elem)})
+          .getResult(0);
   return insertSeq(b, loc, x, zeros,
                    arith::ConstantIndexOp::create(b, loc, before));
-}
-
-/// `ids` [B, T] (integers) followed by `after` zeros along T.
-Value padIdsAfter(OpBuilder &b, Location loc, Value ids, int64_t after) {
-  auto t = cast<RankedTensorType>(ids.getType());
-  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, ids);
-  Value len = getValueOrCreateConstantIndexOp(b, loc, sizes[1]);
-  sizes[1] = arith::AddIOp::create(
-                 b, loc, len, arith::ConstantIndexOp::create(b, loc, after))
-                 .getResult();
-  Value zero = arith::ConstantOp::create(
-      b, loc, t.getElementType(), b.getIntegerAttr(t.getElementType(), 0));
-  Value zeros = linalg::FillOp::create(
-                    b, loc, ValueRange{zero},
-                    ValueRange{emptyTensor(b, loc, sizes, t.getElementType())})
-                    .getResult(0);
-  return insertSeq(b, loc, ids, zeros,
-                   arith::ConstantIndexOp::create(b, loc, 0));
 }
 
 /// Whether the tap at token `tap` (an index, possibly negative) reaches
@@ -174,7 +161,7 @@ struct MambaConv1dBackwardLowering : OpRewritePattern<MambaConv1dBackwardOp> {
         AffineMap::get(4, 0, {d2, d3}, ctx)};
     if (docStart) {
       // docStart of u, read past the end as 0 (g is 0 there anyway).
-      dxInputs.push_back(padIdsAfter(rewriter, loc, docStart, k - 1));
+      dxInputs.push_back(padSeq(rewriter, loc, docStart, 0, k - 1));
       dxMaps.push_back(AffineMap::get(4, 0, {d0, d1 + (k - 1) - d3}, ctx));
     }
     Value dx = buildReduction(

@@ -75,8 +75,10 @@ def _text_records(path: str, field: str) -> Iterator[Tuple[str, Any, int]]:
             if lines:
                 yield f"{path}:{first}", {field: "\n".join(lines)}, pending
                 lines, pending = [], 0
-    if lines or pending:
-        yield (f"{path}:{first}", {field: "\n".join(lines)}, pending) if lines else ("", None, pending)
+    if lines:
+        yield f"{path}:{first}", {field: "\n".join(lines)}, pending
+    elif pending:  # trailing blank lines: progress only
+        yield "", None, pending
 
 
 def _records(path: str, field: str) -> Iterator[Tuple[str, Any, int]]:
