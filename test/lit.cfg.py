@@ -95,6 +95,15 @@ if shutil.which("clang-format-14"):
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
 
+# Data-parallel tests (REQUIRES: mpi): a build with the MPI communicator and
+# MPICH's own launcher (never the `mpirun` alternative, which may be Open
+# MPI's). Tests give each rank one BLAS thread (OPENBLAS_NUM_THREADS=1): two
+# ranks fit the two cores.
+_mpirun = shutil.which("mpirun.mpich")
+if config.tfm_have_mpi == "ON" and _mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", _mpirun))
+
 # The sanitizer build (ASan + UBSan): its options, as scripts/env.sh sets
 # them, unless given; programs that load libtfm.so into an uninstrumented
 # host (Python) preload the ASan runtime through %asan_preload, and programs
@@ -117,5 +126,14 @@ if config.tfm_sanitizer:
     pip_cmake_flags = ("-Ccmake.define.CMAKE_C_COMPILER=clang-22 "
                        "-Ccmake.define.CMAKE_CXX_COMPILER=clang++-22")
 config.substitutions.append(("%asan_preload", asan_preload))
+# Python with the build tree's tfm package importable (and, in the sanitizer
+# build, the ASan runtime it needs); helpers that start such a Python
+# themselves read the runtime from TFM_ASAN_RUNTIME.
+config.substitutions.append(
+    ("%tfm_python", " ".join(filter(None, [
+        "env", f"PYTHONPATH={os.path.join(config.tfm_obj_root, 'python_packages')}",
+        asan_preload[len("env "):], config.tfm_python or "python3"]))))
+if asan_preload:
+    config.environment["TFM_ASAN_RUNTIME"] = asan_preload[len("env LD_PRELOAD="):]
 config.substitutions.append(("%consumer_cmake_flags", consumer_cmake_flags))
 config.substitutions.append(("%pip_cmake_flags", pip_cmake_flags))

@@ -21,9 +21,9 @@ using namespace mlir::tfm;
 namespace {
 
 struct Corpus {
-  std::vector<std::vector<int64_t>> documents;
-  std::vector<std::vector<uint8_t>> masks; // empty: no loss mask
-  std::string meta;                        // empty: the right one
+  std::vector<std::vector<int64_t>> documents{};
+  std::vector<std::vector<uint8_t>> masks{}; // empty: no loss mask
+  std::string meta{};                        // empty: the right one
 };
 
 template <typename T>

@@ -103,6 +103,9 @@ def main():
                    check=True, capture_output=True)
     data = os.path.join(args.workdir, "data")
     env = dict(os.environ, PYTHONPATH=args.python_packages)
+    if os.environ.get("TFM_ASAN_RUNTIME"):
+        # The sanitizer build's extension needs the ASan runtime loaded first.
+        env["LD_PRELOAD"] = os.environ["TFM_ASAN_RUNTIME"]
     corpus = os.path.join(ROOT, "examples", "data", "shakespeare-train.txt")
     extra = []
     if args.chat:
