@@ -12,7 +12,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # --- System packages ----------------------------------------------------------
 packages=(cmake ninja-build ccache g++ llvm-22-dev libmlir-22-dev mlir-22-tools
           llvm-22-tools nlohmann-json3-dev libgtest-dev libopenblas-dev
-          python3-numpy python3-venv clang-format-14 git coinor-libcbc-dev)
+          python3-numpy python3-venv clang-format-14 git coinor-libcbc-dev
+          mpich libmpich-dev)
 [ "${TFM_SANITIZE:-0}" = 1 ] && packages+=(clang-22 libclang-rt-22-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -23,6 +23,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 
 #include <nlohmann/json.hpp>
 
@@ -35,7 +36,7 @@ using json = nlohmann::ordered_json;
 
 /// The settings a resumed run must repeat (named as tfm-train's options).
 static json runSettings(const TrainRunOptions &o,
-                        const TokenDataset::Identity &data) {
+                        const TokenDataset::Identity &data, int ranks) {
   // The data by content, not by name: a resume reads on in the same ids.
   json dataJson = {{"bytes", data.bytes},
                    {"xxh3", llvm::utohexstr(data.xxh3, /*LowerCase=*/true)},
@@ -61,7 +62,10 @@ static json runSettings(const TrainRunOptions &o,
                    {"freeze", o.freeze},
                    {"fusion", o.fusion},
                    {"moe_aux_loss", o.moeAuxLoss}};
-  // Only LoRA runs record it, so earlier saves still resume.
+  // Only data-parallel and LoRA runs record these, so earlier saves still
+  // resume.
+  if (ranks > 1)
+    settings["ranks"] = ranks;
   if (o.lora)
     settings["lora"] = json::parse(writeLoraConfig(*o.lora), nullptr, false);
   return settings;
@@ -172,14 +176,57 @@ static llvm::Error checkDivergence(const UpdateLog &l,
 }
 
 /// The run itself, once the output folder is there.
+/// Micro-batches per update over all ranks, as a save's settings give them
+/// (runs before data parallelism record no "ranks").
+static int64_t microBatchesPerUpdate(const json &settings) {
+  int64_t accum = settings.value("grad_accum", int64_t(1));
+  return accum * settings.value("ranks", int64_t(1));
+}
+
+/// What every rank must agree on before training: the model as compiled,
+/// the run's settings and data, and the options that decide when ranks
+/// meet (steps, saves, evaluations).
+static uint64_t runFingerprint(const TrainRunOptions &o, const json &settings,
+                               TrainingStep &step) {
+  json all = settings;
+  all["steps"] = o.steps;
+  all["save_every"] = o.saveEvery;
+  all["output_dir"] = o.outputDir;
+  all["eval"] = {o.evalPath, o.evalEvery, o.evalBatches};
+  all["resume"] = o.resume;
+  all["device"] = o.device;
+  all["recompute"] = o.recompute;
+  std::string text = dumpText(all);
+  llvm::raw_string_ostream os(text);
+  step.getModel().print(os);
+  return llvm::xxh3_64bits(text);
+}
+
+/// ", 2 ranks (MPI (MPICH 4.0.2)), global batch 2 x 1 x 4 rows of 64
+/// tokens" (ranks x micro-batches per rank x rows).
+static std::string describeRanks(const TrainRunOptions &o,
+                                 const TokenDataset &data,
+                                 const Communicator &comm) {
+  auto [rows, seq] = data.getMicroBatchShape();
+  return (", " + llvm::Twine(comm.getSize()) + " ranks (" + comm.describe() +
+          "), global batch " + llvm::Twine(comm.getSize()) + " x " +
+          llvm::Twine(o.gradAccum) + " x " + llvm::Twine(rows) + " rows of " +
+          llvm::Twine(seq) + " tokens")
+      .str();
+}
+
 static llvm::Expected<std::vector<UpdateLog>>
 train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
       Device device, Precision precision, LearningRateSchedule::Kind kind,
-      llvm::raw_ostream *progress,
+      Communicator &comm, llvm::raw_ostream *progress,
       llvm::function_ref<void(const UpdateLog &)> onUpdate) {
+  // Rank 0 alone writes OUT; the others wait for its saves.
+  bool writer = comm.getRank() == 0;
+  int64_t ranks = comm.getSize();
+  int64_t perUpdate = o.gradAccum * ranks;
   // A resumed run binds the weights of its last save.
   SavedRun run;
-  json settings = runSettings(o, data.getIdentity());
+  json settings = runSettings(o, data.getIdentity(), int(ranks));
   run.settings = dumpText(settings);
   std::string weightsDir = o.checkpointDir, latest;
   if (o.resume) {
@@ -202,6 +249,22 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
       return std::move(e);
     json savedSettings = json::parse(saved->settings);
     json now = json::parse(run.settings);
+    // Other ranks x --grad-accum giving the same micro-batches per update
+    // continue the same run exactly: the ranks only share its work.
+    if (microBatchesPerUpdate(savedSettings) == perUpdate) {
+      for (const char *key : {"grad_accum", "ranks"}) {
+        now.erase(key);
+        if (savedSettings.contains(key))
+          now[key] = savedSettings[key];
+      }
+    } else if (savedSettings.value("ranks", int64_t(1)) != ranks) {
+      return makeError(
+          "--resume: " + latest + " was trained with " +
+          llvm::Twine(microBatchesPerUpdate(savedSettings)) +
+          " micro-batches per update (ranks x --grad-accum), this run has " +
+          llvm::Twine(ranks) + " x " + llvm::Twine(o.gradAccum) +
+          ": choose --grad-accum so that the product is the same");
+    }
     // Saves from before data was recorded by content name the file: they
     // resume with that older, weaker check.
     if (!savedSettings.contains("data") && savedSettings.contains("tokens")) {
@@ -216,22 +279,26 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
       return makeError(latest + ": the save has done " +
                        llvm::Twine(saved->step) +
                        " updates, --steps asks for " + llvm::Twine(o.steps));
-    // Every update reads --grad-accum micro-batches.
-    if (saved->dataPosition != saved->step * o.gradAccum)
+    // Every update reads ranks x --grad-accum micro-batches.
+    if (saved->dataPosition != saved->step * perUpdate)
       return makeError(latest +
                        "/trainer_state.json: field 'data_position' "
                        "is " +
                        llvm::Twine(saved->dataPosition) + ", " +
-                       llvm::Twine(saved->step) + " updates of --grad-accum " +
-                       llvm::Twine(o.gradAccum) + " read " +
-                       llvm::Twine(saved->step * o.gradAccum));
+                       llvm::Twine(saved->step) + " updates of " +
+                       llvm::Twine(perUpdate) + " micro-batches read " +
+                       llvm::Twine(saved->step * perUpdate));
     if (saved->step == o.steps) {
       // The run ended (killed between its last save and publishing it):
       // publish that save.
-      if (auto e = publishCheckpoint(latest, o.outputDir))
-        return std::move(e);
-      if (auto e = writeTrainLog(childPath(o.outputDir, "train_log.json"),
-                                 saved->log, saved->evals))
+      if (writer) {
+        if (auto e = publishCheckpoint(latest, o.outputDir))
+          return std::move(e);
+        if (auto e = writeTrainLog(childPath(o.outputDir, "train_log.json"),
+                                   saved->log, saved->evals))
+          return std::move(e);
+      }
+      if (auto e = comm.barrier())
         return std::move(e);
       if (progress)
         *progress << "tfm-train: " << latest << " is the run's last save ("
@@ -264,6 +331,10 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   auto step = TrainingStep::create(spec, options);
   if (!step)
     return step.takeError();
+  if (ranks > 1)
+    if (auto e = checkSameOnEveryRank(comm, runFingerprint(o, settings, **step),
+                                      "its compiled model, options or data"))
+      return std::move(e);
   if (o.lora) {
     // The adapter: the last save's, --lora-init's, or a fresh one.
     std::string from = o.resume ? latest : o.loraInit;
@@ -278,7 +349,7 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   lrSchedule.baseLr = o.lr;
   lrSchedule.warmupSteps = o.warmupSteps;
   lrSchedule.totalSteps = o.steps;
-  auto trainer = Trainer::create(**step, o.optimizer, lrSchedule);
+  auto trainer = Trainer::create(**step, o.optimizer, lrSchedule, &comm);
   if (!trainer)
     return trainer.takeError();
   if (o.resume) {
@@ -297,6 +368,7 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
               << o.optimizer.optimizer << " lr " << llvm::format("%g", o.lr)
               << " (" << o.schedule << ", warm-up " << o.warmupSteps
               << "), data " << data.describe() << ", on " << deviceName(device)
+              << (ranks > 1 ? describeRanks(o, data, comm) : std::string())
               << " (compile " << llvm::format("%.0f", (*step)->getCompileMs())
               << " ms)"
               << (o.resume ? ", resumed from " + latest : std::string())
@@ -304,9 +376,10 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   }
 
   // Held-out data: a loss-only step beside the training one.
+  // (Rank 0's alone: the others wait for it in the next update.)
   std::unique_ptr<Evaluator> evaluator;
   std::vector<EvalLog> &evals = run.evals; // restored on a resume
-  if (!o.evalPath.empty()) {
+  if (!o.evalPath.empty() && writer) {
     auto held = TokenDataset::open(o.evalPath, spec.vocabSize, o.batch, o.seq,
                                    std::nullopt, o.tokenDtype, 1, o.packing,
                                    o.checkpointDir);
@@ -342,18 +415,27 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   auto save = [&]() -> llvm::Error {
     run.step = (*trainer)->getStep();
     run.dataPosition = data.getPosition();
-    if (auto e = writeCurves())
-      return e;
-    // The input folder gives the other files (tokenizer, ...) and the
-    // sharding; the bound checkpoint the names and dtypes.
-    return saveTrainingCheckpoint(o.outputDir, o.checkpointDir, **step,
-                                  **trainer, run);
+    if (writer) {
+      if (auto e = writeCurves())
+        return e;
+      // The input folder gives the other files (tokenizer, ...) and the
+      // sharding; the bound checkpoint the names and dtypes.
+      if (auto e = saveTrainingCheckpoint(o.outputDir, o.checkpointDir, **step,
+                                          **trainer, run))
+        return e;
+    }
+    // No rank goes on before the save is whole on disk.
+    return comm.barrier();
   };
   TrainProgress lines(progress, o.steps, o.logEvery);
   while ((*trainer)->getStep() < o.steps) {
+    // This rank's micro-batches of the update's perUpdate ones.
+    int64_t first = data.getPosition();
+    data.seek(first + comm.getRank() * o.gradAccum);
     std::vector<TokenBatch> micro;
     for (int64_t m = 0; m < o.gradAccum; ++m)
       micro.push_back(data.next());
+    data.seek(first + perUpdate);
     llvm::Expected<UpdateLog> log = (*trainer)->update(micro);
     if (!log)
       return log.takeError();
@@ -363,7 +445,13 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
     run.log.push_back(*log);
     if (onUpdate)
       onUpdate(*log);
-    if (o.interrupted && o.interrupted->load()) {
+    // A signal may reach the ranks at different updates: all stop at the
+    // first update any of them saw it.
+    int64_t stop = o.interrupted && o.interrupted->load();
+    if (ranks > 1)
+      if (auto e = comm.allReduceSum(&stop, 1))
+        return std::move(e);
+    if (stop) {
       if (auto e = save())
         return std::move(e);
       return makeError("interrupted at step " + llvm::Twine(log->step) +
@@ -383,14 +471,18 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   if (auto e = save())
     return std::move(e);
   std::string last = findLatestCheckpoint(o.outputDir);
-  if (auto e = publishCheckpoint(last, o.outputDir))
-    return std::move(e);
-  if (o.mergeLora)
-    if (auto e = saveMergedModel(childPath(o.outputDir, "merged"),
-                                 o.checkpointDir, **step))
+  if (writer) {
+    if (auto e = publishCheckpoint(last, o.outputDir))
       return std::move(e);
-  if (auto e = writeTrainLog(childPath(o.outputDir, "train_log.json"), run.log,
-                             evals))
+    if (o.mergeLora)
+      if (auto e = saveMergedModel(childPath(o.outputDir, "merged"),
+                                   o.checkpointDir, **step))
+        return std::move(e);
+    if (auto e = writeTrainLog(childPath(o.outputDir, "train_log.json"),
+                               run.log, evals))
+      return std::move(e);
+  }
+  if (auto e = comm.barrier())
     return std::move(e);
   if (progress && device == Device::cuda)
     *progress << "cuda: " << cuda::deviceDescription() << ", arena peak "
@@ -459,10 +551,10 @@ static llvm::Error checkOptions(const TrainRunOptions &o) {
   return llvm::Error::success();
 }
 
-llvm::Expected<std::vector<UpdateLog>>
-mlir::tfm::runTraining(const TrainRunOptions &given,
-                       llvm::raw_ostream *progress,
-                       llvm::function_ref<void(const UpdateLog &)> onUpdate) {
+static llvm::Expected<std::vector<UpdateLog>>
+runTrainingOn(const TrainRunOptions &given, Communicator &comm,
+              llvm::raw_ostream *progress,
+              llvm::function_ref<void(const UpdateLog &)> onUpdate) {
   if (given.checkpointDir.empty() || given.tokensPath.empty() ||
       given.outputDir.empty())
     return makeError("expected a checkpoint folder, --tokens FILE (or --data "
@@ -521,17 +613,45 @@ mlir::tfm::runTraining(const TrainRunOptions &given,
       o.tokensPath, spec->vocabSize, o.batch, o.seq,
       o.shuffleSeed >= 0 ? std::optional<uint64_t>(o.shuffleSeed)
                          : std::nullopt,
-      o.tokenDtype, o.gradAccum, o.packing, o.checkpointDir);
+      o.tokenDtype, o.gradAccum * comm.getSize(), o.packing, o.checkpointDir);
   if (!data)
     return data.takeError();
+  if (comm.getRank() != 0) // rank 0 holds OUT
+    return train(o, *spec, **data, *device, *precision, *kind, comm, progress,
+                 onUpdate);
   bool createdOutput = !fs::exists(o.outputDir);
   auto lock = prepareOutput(o);
   auto log = !lock ? llvm::Expected<std::vector<UpdateLog>>(lock.takeError())
-                   : train(o, *spec, **data, *device, *precision, *kind,
+                   : train(o, *spec, **data, *device, *precision, *kind, comm,
                            progress, onUpdate);
   if (lock)
     lock->reset(); // removes the lock file
   if (!log && createdOutput)
     fs::remove(o.outputDir); // only if empty: a complete save stays
   return log;
+}
+
+llvm::Expected<std::vector<UpdateLog>>
+mlir::tfm::runTraining(const TrainRunOptions &given,
+                       llvm::raw_ostream *progress,
+                       llvm::function_ref<void(const UpdateLog &)> onUpdate) {
+  Communicator *comm = given.comm;
+  if (!comm) {
+    llvm::Expected<Communicator &> world = getWorldCommunicator();
+    if (!world)
+      return world.takeError();
+    comm = &*world;
+  }
+  auto log = runTrainingOn(given, *comm,
+                           comm->getRank() == 0 ? progress : nullptr, onUpdate);
+  if (log || comm->getSize() == 1)
+    return log;
+  // The other ranks would wait for this one in their next collective: one
+  // line naming the rank and the cause, and every rank ends.
+  llvm::errs() << "tfm-train: rank " << comm->getRank() << " of "
+               << comm->getSize() << ": " << llvm::toString(log.takeError())
+               << "\n";
+  llvm::errs().flush();
+  comm->abortAll(1);
+  llvm_unreachable("abortAll returns not");
 }

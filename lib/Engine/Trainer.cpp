@@ -36,8 +36,9 @@ struct Trainer::Compiled {
   std::unique_ptr<CompiledFunction> function, accumulate, widen;
 };
 
-Trainer::Trainer(TrainingStep &step, const LearningRateSchedule &schedule)
-    : trainingStep(step), schedule(schedule) {}
+Trainer::Trainer(TrainingStep &step, const LearningRateSchedule &schedule,
+                 Communicator &comm)
+    : trainingStep(step), schedule(schedule), comm(comm) {}
 Trainer::~Trainer() = default;
 
 bool Trainer::masterIsModelTensor(size_t i) const {
@@ -46,12 +47,18 @@ bool Trainer::masterIsModelTensor(size_t i) const {
 
 llvm::Expected<std::unique_ptr<Trainer>>
 Trainer::create(TrainingStep &step, const OptimizerOptions &options,
-                const LearningRateSchedule &schedule) {
+                const LearningRateSchedule &schedule, Communicator *comm) {
   if (!step.getOptions().gradients)
     return makeError("training needs a step compiled with gradients");
   if (llvm::Error e = step.makeParametersResident())
     return std::move(e);
-  std::unique_ptr<Trainer> trainer(new Trainer(step, schedule));
+  std::unique_ptr<Communicator> alone;
+  if (!comm) {
+    alone = createSingleProcessCommunicator();
+    comm = alone.get();
+  }
+  std::unique_ptr<Trainer> trainer(new Trainer(step, schedule, *comm));
+  trainer->ownComm = std::move(alone);
   auto compiled = std::make_unique<Compiled>();
   compiled->module = step.getModel().clone();
   ModuleOp module = *compiled->module;
@@ -221,6 +228,26 @@ Trainer::addGradients(const std::vector<DeviceTensor> *sums,
   return fn->runResident(args);
 }
 
+std::vector<DeviceTensor> Trainer::zeroGradients() const {
+  std::vector<DeviceTensor> zeros;
+  Type f32 = Float32Type::get(trainingStep.getModel().getContext());
+  for (const DeviceTensor &m : masters) {
+    std::vector<float> values(size_t(m.getNumElements()), 0.0f);
+    zeros.push_back(
+        DeviceTensor::upload(values.data(), m.getShape(), f32, m.onGpu()));
+  }
+  return zeros;
+}
+
+llvm::Error Trainer::reduceOverRanks(std::vector<DeviceTensor> &grads,
+                                     double &loss) {
+  for (DeviceTensor &g : grads)
+    if (auto e = comm.allReduceSum(static_cast<float *>(g.data()),
+                                   size_t(g.getNumElements())))
+      return e;
+  return comm.allReduceSum(&loss, 1);
+}
+
 llvm::Expected<UpdateLog>
 Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
   auto start = std::chrono::steady_clock::now();
@@ -233,6 +260,12 @@ Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
     log.countedTokens += counted.back();
     log.tokens += mb.batch * mb.seq;
   }
+  // HF's num_items_in_batch is the whole update's: every rank's tokens.
+  int64_t totals[2] = {log.countedTokens, log.tokens};
+  if (auto e = comm.allReduceSum(totals, 2))
+    return std::move(e);
+  log.countedTokens = totals[0];
+  log.tokens = totals[1];
   if (log.countedTokens == 0)
     return makeError("field 'labels': the update's batch counts no target "
                      "token (every shifted label is -100)");
@@ -262,6 +295,12 @@ Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
     if (!sum)
       return sum.takeError();
     grads = std::move(*sum);
+  }
+  if (comm.getSize() > 1) {
+    if (grads.empty())
+      grads = zeroGradients(); // this rank counted no token
+    if (auto e = reduceOverRanks(grads, log.loss))
+      return std::move(e);
   }
 
   size_t n = trained.size();

@@ -46,6 +46,12 @@ public:
 
   /// The next micro-batch.
   TokenBatch next();
+  /// Rows and tokens per row of every micro-batch.
+  std::pair<int64_t, int64_t> getMicroBatchShape() const {
+    if (fixed)
+      return {fixed->batch / microBatches, fixed->seq};
+    return {batch, seq};
+  }
   /// Windows of a dataset (0 for a tokens.json batch).
   int64_t getNumWindows() const { return numWindows; }
   /// Micro-batches read so far; seek() restores it.

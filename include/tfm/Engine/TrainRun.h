@@ -5,7 +5,9 @@
 // file or dataset, saves OUT/checkpoint-<step> (whole or absent), and at
 // the end the trained model in OUT itself, in the input checkpoint's
 // layout, with OUT/train_log.json. A failed run leaves no partial output
-// (an output folder it created is removed again if still empty).
+// (an output folder it created is removed again if still empty). Under
+// mpirun.mpich every rank runs it with the same options: the ranks share
+// each update's batch, and a rank that fails ends them all.
 //
 //   TrainRunOptions o;
 //   o.checkpointDir = "ckpt"; o.tokensPath = "tokens.json";
@@ -84,6 +86,11 @@ struct TrainRunOptions {
   /// Continue the run saved in outputDir from its last save (a save of
   /// the run's last update is published as the trained model).
   bool resume = false;
+  /// The ranks that train together (docs/distributed.md); null: the
+  /// world, MPI's when mpirun.mpich started several, else this process.
+  /// Each rank runs --grad-accum micro-batches of every update; rank 0
+  /// alone writes OUT.
+  Communicator *comm = nullptr;
   /// When set and true at the end of an update (a signal handler sets it),
   /// the run saves that update and ends with the error "interrupted at step
   /// N, saved in OUT/checkpoint-N".

@@ -12,9 +12,15 @@
 // CUDA arena on the GPU) from one update to the next (a bf16 model's bf16
 // copies are rounded by the optimizer step itself); only the tokens, the
 // learning rate and the step number are copied in, the loss and the norm
-// out:
+// out.
 //
-//   auto trainer = Trainer::create(*step, optimizerOptions, schedule);
+// Data parallel: with a communicator of N ranks each rank runs its own
+// micro-batches of the update; the counted tokens are summed over the ranks
+// before the weights are formed, then the gradient sums and the loss, so
+// every rank's optimizer step runs on the same inputs as one process would
+// with all the micro-batches:
+//
+//   auto trainer = Trainer::create(*step, optimizerOptions, schedule, comm);
 //   llvm::Expected<UpdateLog> log = (*trainer)->update(microBatches);
 //
 //===----------------------------------------------------------------------===//
@@ -22,6 +28,7 @@
 #ifndef TFM_ENGINE_TRAINER_H
 #define TFM_ENGINE_TRAINER_H
 
+#include "tfm/Distributed/Communicator.h"
 #include "tfm/Engine/LearningRate.h"
 #include "tfm/Engine/TrainingStep.h"
 
@@ -53,8 +60,8 @@ struct UpdateLog {
   /// The global gradient norm before clipping.
   double gradNorm = 0;
   double lr = 0;
-  /// Tokens the update ran (input ids of every micro-batch) and those the
-  /// loss counted.
+  /// Tokens the update ran (input ids of every micro-batch, on every rank)
+  /// and those the loss counted.
   int64_t tokens = 0, countedTokens = 0;
   /// Bytes copied from the host to the device during the update (0 on the
   /// CPU).
@@ -75,14 +82,16 @@ struct EvalLog {
 class Trainer {
 public:
   /// Builds and compiles the optimizer step of `step` (compiled with
-  /// gradients, for the same device). `step` must outlive the trainer.
+  /// gradients, for the same device). `step` must outlive the trainer, and
+  /// `comm` (the ranks it trains with; null: this process alone) too.
   static llvm::Expected<std::unique_ptr<Trainer>>
   create(TrainingStep &step, const OptimizerOptions &options,
-         const LearningRateSchedule &schedule);
+         const LearningRateSchedule &schedule, Communicator *comm = nullptr);
   ~Trainer();
 
-  /// One update over `microBatches` (all with labels; at least one counted
-  /// token in all).
+  /// One update over `microBatches`, this rank's part of the update's batch
+  /// (all with labels; at least one counted token over all ranks). A rank
+  /// whose micro-batches count no token adds zeros.
   llvm::Expected<UpdateLog> update(llvm::ArrayRef<TokenBatch> microBatches);
 
   /// Updates done so far (the next one uses schedule.at(getStep())).
@@ -115,7 +124,8 @@ public:
   llvm::ArrayRef<unsigned> getTrainedArguments() const { return trained; }
 
 private:
-  Trainer(TrainingStep &step, const LearningRateSchedule &schedule);
+  Trainer(TrainingStep &step, const LearningRateSchedule &schedule,
+          Communicator &comm);
   struct Compiled;
   /// `*sums + grads` in f32 for every trained argument, or `grads` in f32
   /// without sums (widening a bf16 step's gradients); compiled on first
@@ -127,8 +137,16 @@ private:
   /// step's own tensor).
   bool masterIsModelTensor(size_t i) const;
 
+  /// f32 zeros shaped as the trained arguments: the gradient sums of a rank
+  /// whose micro-batches count no token.
+  std::vector<DeviceTensor> zeroGradients() const;
+  /// Sums the gradients and the loss over the ranks, in place.
+  llvm::Error reduceOverRanks(std::vector<DeviceTensor> &grads, double &loss);
+
   TrainingStep &trainingStep;
   LearningRateSchedule schedule;
+  std::unique_ptr<Communicator> ownComm; // when none was given
+  Communicator &comm;
   std::vector<unsigned> trained;
   std::vector<std::string> stateKinds;
   /// The f32 master weight of each trained argument (the step's own
