@@ -135,8 +135,9 @@ TokenDataset::open(llvm::StringRef path, int64_t vocab, int64_t batch,
       return makeError(path + ": field 'labels': training needs labels");
     if (microBatches < 1 || b->batch % microBatches)
       return makeError(path + ": its " + llvm::Twine(b->batch) +
-                       " rows do not split into --grad-accum " +
-                       llvm::Twine(microBatches) + " equal micro-batches");
+                       " rows do not split into " + llvm::Twine(microBatches) +
+                       " equal micro-batches (--grad-accum, times the ranks "
+                       "of a data-parallel run)");
     d->fixed = std::move(*b);
     d->microBatches = microBatches;
     return d;

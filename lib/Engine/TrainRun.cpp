@@ -27,7 +27,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -647,7 +649,12 @@ mlir::tfm::runTraining(const TrainRunOptions &given,
   if (log || comm->getSize() == 1)
     return log;
   // The other ranks would wait for this one in their next collective: one
-  // line naming the rank and the cause, and every rank ends.
+  // line naming the rank and the cause, and every rank ends. Rank 0 first:
+  // when the error is every rank's (ranks started differently), its line
+  // alone is printed and it removes the output folder it made before the
+  // others end it.
+  if (comm->getRank() != 0)
+    std::this_thread::sleep_for(std::chrono::seconds(2));
   llvm::errs() << "tfm-train: rank " << comm->getRank() << " of "
                << comm->getSize() << ": " << llvm::toString(log.takeError())
                << "\n";
