@@ -233,6 +233,10 @@ typedef struct tfmTrainOptions {
   void (*onProgress)(const char *line, void *userData);
   bool (*onUpdate)(const tfmUpdateLog *update, void *userData);
   void *userData;
+  /// Under mpirun.mpich every rank calls tfmTrain with the same options
+  /// (docs/distributed.md); 1: ZeRO-1, the optimizer state sharded over the
+  /// ranks (tfm-train's --zero), 0: whole on every rank.
+  int64_t zero;
 } tfmTrainOptions;
 
 /// tfm-train's defaults.

@@ -450,6 +450,7 @@ void tfmTrainOptionsInit(tfmTrainOptions *o) {
   o->evalData = nullptr;
   o->evalEvery = d.evalEvery;
   o->evalBatches = d.evalBatches;
+  o->zero = d.zero;
 }
 
 int64_t tfmTrain(const char *checkpointDir, const char *tokens,
@@ -493,6 +494,7 @@ int64_t tfmTrain(const char *checkpointDir, const char *tokens,
     r.evalPath = o->evalData ? o->evalData : "";
     r.evalEvery = o->evalEvery;
     r.evalBatches = o->evalBatches;
+    r.zero = int(o->zero);
     if (o->lora) {
       llvm::Expected<LoraConfig> lora = parseLoraConfig(o->lora, "lora");
       if (!lora)

@@ -36,10 +36,10 @@ public:
       std::memmove(shard, data, counts[0] * sizeof(float));
     return llvm::Error::success();
   }
-  llvm::Error allGather(const float *shard, float *data,
-                        llvm::ArrayRef<size_t> counts) override {
+  llvm::Error allGather(const void *shard, void *data,
+                        llvm::ArrayRef<size_t> byteCounts) override {
     if (data != shard)
-      std::memmove(data, shard, counts[0] * sizeof(float));
+      std::memmove(data, shard, byteCounts[0]);
     return llvm::Error::success();
   }
   llvm::Error broadcast(void *, size_t, int) override {

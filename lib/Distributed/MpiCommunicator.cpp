@@ -58,18 +58,24 @@ public:
                                     MPI_SUM, MPI_COMM_WORLD),
                  "reduce-scatter");
   }
-  llvm::Error allGather(const float *shard, float *data,
-                        llvm::ArrayRef<size_t> counts) override {
+  llvm::Error allGather(const void *shard, void *data,
+                        llvm::ArrayRef<size_t> byteCounts) override {
     std::vector<int> recvCounts, offsets;
-    if (auto e = intCounts(counts, recvCounts))
+    if (auto e = intCounts(byteCounts, recvCounts))
       return e;
-    int offset = 0;
+    size_t offset = 0;
     for (int c : recvCounts) {
-      offsets.push_back(offset);
-      offset += c;
+      if (offset > size_t(INT32_MAX))
+        return makeError("MPI all-gather of " + llvm::Twine(offset) +
+                         " bytes: beyond one call's 2^31");
+      offsets.push_back(int(offset));
+      offset += size_t(c);
     }
-    return check(MPI_Allgatherv(shard, recvCounts[rank], MPI_FLOAT, data,
-                                recvCounts.data(), offsets.data(), MPI_FLOAT,
+    // MPI forbids aliased buffers: a shard in place is MPI_IN_PLACE.
+    const char *own = static_cast<const char *>(data) + offsets[rank];
+    const void *send = shard == own ? MPI_IN_PLACE : shard;
+    return check(MPI_Allgatherv(send, recvCounts[rank], MPI_BYTE, data,
+                                recvCounts.data(), offsets.data(), MPI_BYTE,
                                 MPI_COMM_WORLD),
                  "all-gather");
   }

@@ -59,6 +59,14 @@ DeviceTensor DeviceTensor::adopt(std::shared_ptr<char> storage, void *data,
   return t;
 }
 
+DeviceTensor DeviceTensor::rows(int64_t firstRow, int64_t rows) const {
+  DeviceTensor t = *this;
+  size_t rowBytes = shape[0] ? getNumBytes() / size_t(shape[0]) : 0;
+  t.first = static_cast<char *>(first) + size_t(firstRow) * rowBytes;
+  t.shape[0] = rows;
+  return t;
+}
+
 HostArray DeviceTensor::toHost() const {
   HostArray out;
   out.shape = shape;

@@ -80,6 +80,7 @@ static json logEntry(const UpdateLog &l) {
           {"counted_tokens", l.countedTokens},
           {"ms", l.ms},
           {"optimizer_ms", l.optimizerMs},
+          {"communication_ms", l.communicationMs},
           {"staged_bytes", l.stagedBytes}};
 }
 
@@ -486,7 +487,7 @@ llvm::Expected<SavedRun> mlir::tfm::readSavedRun(llvm::StringRef dir) {
       root["settings"].dump(-1, ' ', false, json::error_handler_t::replace);
   for (const json &e : root["log"]) {
     std::optional<int64_t> entryStep, tokens, counted, staged;
-    std::optional<double> loss, gradNorm, lr, ms, optimizerMs;
+    std::optional<double> loss, gradNorm, lr, ms, optimizerMs, commMs;
     if (e.is_object()) {
       entryStep = integer(e, "step");
       loss = number(e, "loss", true);
@@ -497,9 +498,10 @@ llvm::Expected<SavedRun> mlir::tfm::readSavedRun(llvm::StringRef dir) {
       staged = e.contains("staged_bytes") ? integer(e, "staged_bytes") : 0;
       ms = number(e, "ms", false);
       optimizerMs = number(e, "optimizer_ms", false);
+      commMs = number(e, "communication_ms", false);
     }
     if (!entryStep || !loss || !gradNorm || !lr || !tokens || !counted ||
-        !staged || !ms || !optimizerMs)
+        !staged || !ms || !optimizerMs || !commMs)
       return makeError(file + ": field 'log': malformed entry " +
                        llvm::Twine(run.log.size()) +
                        " (step, loss, grad_norm and lr are numbers; "
@@ -513,6 +515,7 @@ llvm::Expected<SavedRun> mlir::tfm::readSavedRun(llvm::StringRef dir) {
     l.countedTokens = *counted;
     l.ms = *ms;
     l.optimizerMs = *optimizerMs;
+    l.communicationMs = *commMs;
     l.stagedBytes = size_t(*staged);
     if (l.step != int64_t(run.log.size()) + 1)
       return makeError(file + ": field 'log': entry " +
@@ -582,7 +585,7 @@ llvm::Error mlir::tfm::restoreOptimizer(llvm::StringRef dir, int64_t steps,
   };
   if (auto e = trainer.setState(steps, lookup))
     return e;
-  size_t expected = trainer.getState().size();
+  size_t expected = trainer.getNumStateTensors();
   llvm::ArrayRef<unsigned> trained = trainer.getTrainedArguments();
   for (size_t i = 0; i < trained.size(); ++i) {
     std::string name = masterName(step, trained[i]);

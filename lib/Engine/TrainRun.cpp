@@ -198,6 +198,7 @@ static uint64_t runFingerprint(const TrainRunOptions &o, const json &settings,
   all["resume"] = o.resume;
   all["device"] = o.device;
   all["recompute"] = o.recompute;
+  all["zero"] = o.zero;
   std::string text = dumpText(all);
   llvm::raw_string_ostream os(text);
   step.getModel().print(os);
@@ -288,7 +289,8 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
                        "is " +
                        llvm::Twine(saved->dataPosition) + ", " +
                        llvm::Twine(saved->step) + " updates of " +
-                       llvm::Twine(perUpdate) + " micro-batches read " +
+                       (ranks > 1 ? "ranks x --grad-accum " : "--grad-accum ") +
+                       llvm::Twine(perUpdate) + " read " +
                        llvm::Twine(saved->step * perUpdate));
     if (saved->step == o.steps) {
       // The run ended (killed between its last save and publishing it):
@@ -351,7 +353,8 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   lrSchedule.baseLr = o.lr;
   lrSchedule.warmupSteps = o.warmupSteps;
   lrSchedule.totalSteps = o.steps;
-  auto trainer = Trainer::create(**step, o.optimizer, lrSchedule, &comm);
+  auto trainer =
+      Trainer::create(**step, o.optimizer, lrSchedule, &comm, o.zero == 1);
   if (!trainer)
     return trainer.takeError();
   if (o.resume) {
@@ -371,8 +374,12 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
               << " (" << o.schedule << ", warm-up " << o.warmupSteps
               << "), data " << data.describe() << ", on " << deviceName(device)
               << (ranks > 1 ? describeRanks(o, data, comm) : std::string())
-              << " (compile " << llvm::format("%.0f", (*step)->getCompileMs())
-              << " ms)"
+              << ", optimizer state "
+              << llvm::format("%.1f",
+                              (*trainer)->getOptimizerBytes() / 1048576.0)
+              << " MiB" << (ranks > 1 ? " per rank" : "")
+              << (o.zero ? " (ZeRO-1)" : "") << " (compile "
+              << llvm::format("%.0f", (*step)->getCompileMs()) << " ms)"
               << (o.resume ? ", resumed from " + latest : std::string())
               << "\n";
   }
@@ -398,7 +405,15 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
     if (progress)
       *progress << "tfm-train: held-out " << evaluator->describe() << "\n";
   }
+  // Every rank calls it (ZeRO-1 gathers the shards first); rank 0
+  // evaluates.
+  int64_t lastEval = evals.empty() ? -1 : evals.back().step;
   auto evaluate = [&]() -> llvm::Error {
+    lastEval = (*trainer)->getStep();
+    if (auto e = (*trainer)->gatherShards())
+      return e;
+    if (!evaluator)
+      return llvm::Error::success();
     auto e = evaluator->evaluate(**step, **trainer);
     if (!e)
       return e.takeError();
@@ -417,6 +432,8 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
   auto save = [&]() -> llvm::Error {
     run.step = (*trainer)->getStep();
     run.dataPosition = data.getPosition();
+    if (auto e = (*trainer)->gatherShards())
+      return e;
     if (writer) {
       if (auto e = writeCurves())
         return e;
@@ -460,14 +477,14 @@ train(const TrainRunOptions &o, const ModelSpec &spec, TokenDataset &data,
                        ", saved in " + findLatestCheckpoint(o.outputDir) +
                        " (continue it with --resume)");
     }
-    if (evaluator && o.evalEvery > 0 && log->step % o.evalEvery == 0)
+    if (!o.evalPath.empty() && o.evalEvery > 0 && log->step % o.evalEvery == 0)
       if (auto e = evaluate())
         return std::move(e);
     if (o.saveEvery > 0 && log->step % o.saveEvery == 0 && log->step < o.steps)
       if (auto e = save())
         return std::move(e);
   }
-  if (evaluator && (evals.empty() || evals.back().step != o.steps))
+  if (!o.evalPath.empty() && lastEval != o.steps)
     if (auto e = evaluate())
       return std::move(e);
   if (auto e = save())
@@ -540,6 +557,9 @@ static llvm::Error checkOptions(const TrainRunOptions &o) {
   if (o.evalEvery < 0)
     return makeError("--eval-every " + llvm::Twine(o.evalEvery) +
                      ": expected a number of updates >= 0");
+  if (o.zero != 0 && o.zero != 1)
+    return makeError("--zero " + llvm::Twine(o.zero) +
+                     ": expected 0 or 1 (ZeRO-1: sharded optimizer state)");
   if (o.evalBatches < 1)
     return makeError("--eval-batches " + llvm::Twine(o.evalBatches) +
                      ": expected at least 1");

@@ -19,6 +19,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <chrono>
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -45,9 +46,44 @@ bool Trainer::masterIsModelTensor(size_t i) const {
   return trainingStep.getResidentParameter(trained[i]).getElementType().isF32();
 }
 
+DeviceTensor Trainer::modelMaster(size_t i) const {
+  const DeviceTensor &whole = trainingStep.getResidentParameter(trained[i]);
+  return isSharded() ? whole.rows(shards[i].firstRow, shards[i].rows) : whole;
+}
+
+int64_t mlir::tfm::shapeSize(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+llvm::Error mlir::tfm::addOptimizerStep(ModuleOp module,
+                                        const OptimizerOptions &options) {
+  DiagnosticCollector diagnostics(module.getContext());
+  PassManager pm(module.getContext());
+  TfmAddOptimizerStepPassOptions pass;
+  pass.optimizer = options.optimizer;
+  pass.beta1 = options.beta1;
+  pass.beta2 = options.beta2;
+  pass.eps = options.eps;
+  pass.weightDecay = options.weightDecay;
+  pass.decay = options.decay;
+  pass.momentum = options.momentum;
+  pass.dampening = options.dampening;
+  pass.nesterov = options.nesterov;
+  pass.maxGradNorm = options.maxGradNorm;
+  pass.modelCopies = true; // bf16 copies made on the device
+  pm.addPass(createTfmAddOptimizerStepPass(pass));
+  if (failed(pm.run(module)))
+    return diagnostics.takeError("");
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::unique_ptr<Trainer>>
 Trainer::create(TrainingStep &step, const OptimizerOptions &options,
-                const LearningRateSchedule &schedule, Communicator *comm) {
+                const LearningRateSchedule &schedule, Communicator *comm,
+                bool zero1) {
   if (!step.getOptions().gradients)
     return makeError("training needs a step compiled with gradients");
   if (llvm::Error e = step.makeParametersResident())
@@ -59,28 +95,12 @@ Trainer::create(TrainingStep &step, const OptimizerOptions &options,
   }
   std::unique_ptr<Trainer> trainer(new Trainer(step, schedule, *comm));
   trainer->ownComm = std::move(alone);
+  trainer->optimizerOptions = options;
   auto compiled = std::make_unique<Compiled>();
   compiled->module = step.getModel().clone();
   ModuleOp module = *compiled->module;
-  {
-    DiagnosticCollector diagnostics(module.getContext());
-    PassManager pm(module.getContext());
-    TfmAddOptimizerStepPassOptions pass;
-    pass.optimizer = options.optimizer;
-    pass.beta1 = options.beta1;
-    pass.beta2 = options.beta2;
-    pass.eps = options.eps;
-    pass.weightDecay = options.weightDecay;
-    pass.decay = options.decay;
-    pass.momentum = options.momentum;
-    pass.dampening = options.dampening;
-    pass.nesterov = options.nesterov;
-    pass.maxGradNorm = options.maxGradNorm;
-    pass.modelCopies = true; // bf16 copies made on the device
-    pm.addPass(createTfmAddOptimizerStepPass(pass));
-    if (failed(pm.run(module)))
-      return diagnostics.takeError("");
-  }
+  if (auto e = addOptimizerStep(module, options))
+    return std::move(e);
   std::string name = getOptimizerStepFuncName("forward");
   auto optimizerStep = module.lookupSymbol<func::FuncOp>(name);
   for (int64_t a :
@@ -97,15 +117,23 @@ Trainer::create(TrainingStep &step, const OptimizerOptions &options,
     trainer->modelCopies.push_back(size_t(i));
   // (tfm-add-optimizer-step refuses a model with nothing to train.)
   // Only the update is compiled here; the step compiled the model.
-  for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-    if (f != optimizerStep)
-      f.erase();
-  auto function =
-      CompiledFunction::compile(module, name, step.getOptions().compile);
-  if (!function)
-    return function.takeError();
-  compiled->function = std::move(*function);
   trainer->compiled = std::move(compiled);
+  if (zero1) {
+    // Compiled for this rank's shards instead.
+    auto function = trainer->shardOptimizer(options, trainer->compiled->module);
+    if (!function)
+      return function.takeError();
+    trainer->compiled->function = std::move(*function);
+  } else {
+    for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (f != optimizerStep)
+        f.erase();
+    auto function =
+        CompiledFunction::compile(module, name, step.getOptions().compile);
+    if (!function)
+      return function.takeError();
+    trainer->compiled->function = std::move(*function);
+  }
 
   llvm::ArrayRef<unsigned> withGradients = step.getGradientArguments();
   for (unsigned a : trainer->trained)
@@ -117,20 +145,23 @@ Trainer::create(TrainingStep &step, const OptimizerOptions &options,
   size_t n = trainer->trained.size();
   bool gpu = step.getResidentParameter(trainer->trained[0]).onGpu();
   Type f32 = Float32Type::get(step.getModel().getContext());
+  // Under ZeRO-1 both are this rank's shards (an f32 one is its rows of
+  // the step's tensor).
   for (size_t i = 0; i < n; ++i) {
     unsigned a = trainer->trained[i];
+    std::vector<float> mine = trainer->shardOf(i, step.getParameter(a));
     if (trainer->masterIsModelTensor(i))
-      trainer->masters.push_back(step.getResidentParameter(a));
+      trainer->masters.push_back(trainer->modelMaster(i));
     else
-      trainer->masters.push_back(DeviceTensor::upload(
-          step.getParameter(a).data(), step.getArgumentShape(a), f32, gpu));
+      trainer->masters.push_back(
+          DeviceTensor::upload(mine.data(), trainer->shardShape(i), f32, gpu));
   }
   // stateValues[kind * n + i]: zeros before the first update.
   for (size_t s = 0; s < trainer->stateKinds.size() * n; ++s) {
-    unsigned a = trainer->trained[s % n];
-    std::vector<float> zeros(step.getParameter(a).size(), 0.0f);
+    std::vector<int64_t> shape = trainer->shardShape(s % n);
+    std::vector<float> zeros(size_t(shapeSize(shape)), 0.0f);
     trainer->stateValues.push_back(
-        DeviceTensor::upload(zeros.data(), step.getArgumentShape(a), f32, gpu));
+        DeviceTensor::upload(zeros.data(), shape, f32, gpu));
   }
   for (const auto &t :
        llvm::concat<DeviceTensor>(trainer->masters, trainer->stateValues))
@@ -296,12 +327,26 @@ Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
       return sum.takeError();
     grads = std::move(*sum);
   }
-  if (comm.getSize() > 1) {
-    if (grads.empty())
-      grads = zeroGradients(); // this rank counted no token
+  float shardedNorm = 0;
+  if (grads.empty())
+    grads = zeroGradients(); // this rank counted no token
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - t)
+        .count();
+  };
+  auto commStart = std::chrono::steady_clock::now();
+  if (isSharded()) {
+    auto mine = scatterGradients(std::move(grads), log.loss, shardedNorm);
+    if (!mine)
+      return mine.takeError();
+    grads = std::move(*mine);
+  } else if (comm.getSize() > 1) {
     if (auto e = reduceOverRanks(grads, log.loss))
       return std::move(e);
   }
+  if (comm.getSize() > 1)
+    log.communicationMs = since(commStart);
 
   size_t n = trained.size();
   double lr = schedule.at(step);
@@ -328,17 +373,32 @@ Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
   grads.clear();
   size_t normResult = n + stateValues.size();
   for (size_t i = 0; i < n; ++i) {
-    masters[i] = std::move((*results)[i]);
-    if (masterIsModelTensor(i))
-      trainingStep.setResidentParameter(trained[i], masters[i]);
+    DeviceTensor updated = std::move((*results)[i]);
+    if (!isSharded() || !masterIsModelTensor(i)) {
+      masters[i] = std::move(updated);
+      if (masterIsModelTensor(i))
+        trainingStep.setResidentParameter(trained[i], masters[i]);
+    } else if (updated.data() != masters[i].data()) {
+      // Updated in place as a rule; else copied into the step's rows.
+      std::memcpy(masters[i].data(), updated.data(), updated.getNumBytes());
+    }
   }
   // A bf16 parameter's copy, rounded by the optimizer step (model-copies).
-  for (auto [k, i] : llvm::enumerate(modelCopies))
-    trainingStep.setResidentParameter(
-        trained[i], std::move((*results)[normResult + 1 + k]));
+  llvm::ArrayRef<DeviceTensor> copies =
+      llvm::ArrayRef(*results).drop_front(normResult + 1);
+  if (isSharded()) {
+    auto gatherStart = std::chrono::steady_clock::now();
+    if (auto e = gatherParameters(copies))
+      return std::move(e);
+    log.communicationMs += since(gatherStart);
+  } else {
+    for (auto [k, i] : llvm::enumerate(modelCopies))
+      trainingStep.setResidentParameter(trained[i], copies[k]);
+  }
   for (size_t s = 0; s < stateValues.size(); ++s)
     stateValues[s] = std::move((*results)[n + s]);
-  log.gradNorm = (*results)[normResult].toHost().f32[0];
+  log.gradNorm =
+      isSharded() ? shardedNorm : (*results)[normResult].toHost().f32[0];
   log.lr = lr;
   log.step = ++step;
   log.optimizerMs = std::chrono::duration<double, std::milli>(
@@ -353,20 +413,26 @@ Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
 void Trainer::setMaster(size_t i, std::vector<float> value) {
   unsigned a = trained[i];
   DeviceTensor old = masters[i];
-  trainingStep.setParameter(a, value);
+  std::vector<float> mine = shardOf(i, value);
+  trainingStep.setParameter(a, std::move(value));
   if (masterIsModelTensor(i))
-    masters[i] = trainingStep.getResidentParameter(a);
+    masters[i] = modelMaster(i);
   else
-    masters[i] = DeviceTensor::upload(value.data(), old.getShape(),
+    masters[i] = DeviceTensor::upload(mine.data(), old.getShape(),
                                       old.getElementType(), old.onGpu());
 }
 
 void Trainer::syncParametersToHost() {
+  if (isSharded())
+    return; // gatherShards() did, on every rank
+  // (An f32 master is the step's tensor: this copies it to the host.)
   for (size_t i = 0; i < trained.size(); ++i)
     setMaster(i, masters[i].toHost().f32);
 }
 
 std::vector<Trainer::StateTensor> Trainer::getState() const {
+  if (isSharded())
+    return gatheredState;
   std::vector<StateTensor> out;
   size_t n = trained.size();
   for (size_t s = 0; s < stateValues.size(); ++s) {
@@ -391,10 +457,12 @@ Trainer::setState(int64_t steps,
     std::string name = stateKinds[s / n] + "/" + std::to_string(a) + "/" +
                        trainingStep.getParam(a).getName().str();
     const DeviceTensor &old = stateValues[s];
-    llvm::Expected<std::vector<float>> v = lookup(name, old.getShape());
+    llvm::Expected<std::vector<float>> v =
+        lookup(name, trainingStep.getArgumentShape(a));
     if (!v)
       return v.takeError();
-    values.push_back(DeviceTensor::upload(v->data(), old.getShape(),
+    std::vector<float> mine = shardOf(s % n, *v);
+    values.push_back(DeviceTensor::upload(mine.data(), old.getShape(),
                                           old.getElementType(), old.onGpu()));
   }
   stateValues = std::move(values);

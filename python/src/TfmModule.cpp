@@ -402,6 +402,8 @@ int64_t train(const std::string &checkpoint, const std::string &tokens,
       num(o.evalEvery);
     else if (k == "eval_batches")
       num(o.evalBatches);
+    else if (k == "zero")
+      num(o.zero);
     else if (k == "lr")
       real(o.lr);
     else if (k == "adam_beta1")

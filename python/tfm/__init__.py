@@ -92,7 +92,9 @@ def _array(name: str, value: Any) -> np.ndarray:
     array; what cannot be one (a meta tensor, an object) is a tfm.Error."""
     try:
         if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
-            value = value.detach().cpu().numpy()
+            # Through DLPack: Tensor.numpy() would mark the storage
+            # non-resizable for good, and FSDP2 resizes its parameters'.
+            value = np.from_dlpack(value.detach().cpu())
         return np.asarray(value)
     except Exception as e:  # torch's and numpy's own errors, as tfm's
         raise Error(f"{name}: cannot read as an array: {e}") from None
@@ -304,7 +306,9 @@ def train(checkpoint: PathLike, tokens: Any, output_dir: PathLike, steps: int = 
     configuration unless lora is given), lora_seed, merge_lora, and for
     prepared data packing (False: one document per padded row), eval_data
     (held-out data), eval_every, eval_batches (the log's entries then hold
-    no held-out loss: it is in ``output_dir/train_log.json``'s ``eval``).
+    no held-out loss: it is in ``output_dir/train_log.json``'s ``eval``),
+    and zero (1: ZeRO-1 under ``mpirun.mpich``, where every rank calls
+    tfm.train alike and rank 0 writes ``output_dir``; docs/distributed.md).
     The trained model is in ``output_dir`` (transformers loads it); with
     LoRA the adapter is, as PEFT saves it (and the merged model in
     ``output_dir/merged`` with merge_lora).

@@ -37,8 +37,9 @@ class _CompiledLoss(torch.autograd.Function):
         module._push()
         out = module._step.run(None, input_ids, labels)
         grads = out.grads
-        # Copies: the views die with the result, the tensors outlive it.
-        ctx.grads = [torch.from_numpy(np.array(grads[n])) for n in module._trained]
+        # Copies into torch's own storage: the views die with the result,
+        # the tensors outlive it.
+        ctx.grads = [torch.tensor(grads[n]) for n in module._trained]
         return torch.tensor(out.loss, dtype=torch.float32)
 
     @staticmethod
@@ -77,7 +78,9 @@ class CausalLM(torch.nn.Module):
         for name, value in step.parameters().items():
             *path, leaf = name.split(".")
             owner = _child(self, path)
-            tensor = torch.from_numpy(np.array(value))
+            # torch's own (resizable) storage, not a numpy array's: FSDP2
+            # frees and regrows unsharded parameters in place.
+            tensor = torch.tensor(value)
             if name in trained:
                 owner.register_parameter(leaf, torch.nn.Parameter(tensor))
                 self._trained.append(name)

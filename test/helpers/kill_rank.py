@@ -17,19 +17,30 @@ import time
 
 
 def rank_processes(root, rank):
-    """Descendants of `root` whose environment says PMI_RANK=`rank`."""
-    found = []
+    """Descendants of `root` (not another test's ranks) whose environment
+    says PMI_RANK=`rank`."""
+    parent, ranked = {}, []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
+            with open(f"/proc/{pid}/stat") as f:
+                # After "(comm)": state, ppid.
+                parent[int(pid)] = int(f.read().rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{pid}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-        except OSError:
+                if f"PMI_RANK={rank}".encode() in f.read().split(b"\0"):
+                    ranked.append(int(pid))
+        except (OSError, ValueError, IndexError):
             continue
-        if f"PMI_RANK={rank}".encode() in env and int(pid) != root:
-            found.append(int(pid))
-    return found
+
+    def descends(pid):
+        while pid > 1:
+            pid = parent.get(pid, 0)
+            if pid == root:
+                return True
+        return False
+
+    return [pid for pid in ranked if descends(pid)]
 
 
 def main():

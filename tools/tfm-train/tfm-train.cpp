@@ -127,8 +127,16 @@ static cl::opt<std::string>
                       "default: constant)"),
              cl::init("constant"), cl::cat(toolOptions));
 static cl::opt<int64_t>
-    gradAccum("grad-accum", cl::desc("Micro-batches per update (default: 1)"),
+    gradAccum("grad-accum",
+              cl::desc("Micro-batches per update, on each rank under mpirun "
+                       "(default: 1)"),
               cl::init(1), cl::cat(toolOptions));
+static cl::opt<int> zeroStage(
+    "zero",
+    cl::desc("1: ZeRO-1, each rank keeps the optimizer state of a dim-0 "
+             "shard of every trained tensor (default: 0, whole on every "
+             "rank)"),
+    cl::init(0), cl::cat(toolOptions));
 static cl::opt<std::string> freeze(
     "freeze",
     cl::desc("Regular expression of HF tensor names to freeze (no update)"),
@@ -271,6 +279,7 @@ static TrainRunOptions optionsFromCommandLine() {
   o.warmupSteps = warmupSteps;
   o.schedule = schedule;
   o.gradAccum = gradAccum;
+  o.zero = zeroStage;
   o.freeze = freeze;
   o.device = deviceFlag;
   o.dtype = dtypeFlag;

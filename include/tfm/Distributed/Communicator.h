@@ -52,13 +52,14 @@ public:
   /// ZeRO's pair. reduceScatterSum: `data` holds sum(counts) values on
   /// every rank; rank r receives in `shard` the sum over ranks of the
   /// counts[r] values at offset counts[0] + ... + counts[r-1].
-  /// allGather: the inverse movement without a sum; rank r gives its
-  /// counts[r] values in `shard`, every rank receives all of them in
-  /// `data`.
+  /// allGather: the inverse movement without a sum, in bytes (f32 master
+  /// shards and bf16 model copies alike); rank r gives its byteCounts[r]
+  /// bytes in `shard`, every rank receives all of them in `data`. `shard`
+  /// may be the rank's own part of `data` (in place).
   virtual llvm::Error reduceScatterSum(const float *data, float *shard,
                                        llvm::ArrayRef<size_t> counts) = 0;
-  virtual llvm::Error allGather(const float *shard, float *data,
-                                llvm::ArrayRef<size_t> counts) = 0;
+  virtual llvm::Error allGather(const void *shard, void *data,
+                                llvm::ArrayRef<size_t> byteCounts) = 0;
 
   /// Rank `root`'s `bytes` bytes at `data`, on every rank.
   virtual llvm::Error broadcast(void *data, size_t bytes, int root) = 0;

@@ -36,6 +36,10 @@ public:
                             llvm::ArrayRef<int64_t> shape, Type elementType,
                             bool gpu);
 
+  /// Rows [firstRow, firstRow + rows) of this tensor (dim 0), sharing its
+  /// storage.
+  DeviceTensor rows(int64_t firstRow, int64_t rows) const;
+
   explicit operator bool() const { return bool(storage); }
   void *data() const { return first; }
   llvm::ArrayRef<int64_t> getShape() const { return shape; }

@@ -91,6 +91,10 @@ struct TrainRunOptions {
   /// Each rank runs --grad-accum micro-batches of every update; rank 0
   /// alone writes OUT.
   Communicator *comm = nullptr;
+  /// 1: ZeRO-1, each rank keeps the optimizer state (and bf16 models' f32
+  /// masters) of a dim-0 shard of every trained tensor; 0: whole on every
+  /// rank.
+  int zero = 0;
   /// When set and true at the end of an update (a signal handler sets it),
   /// the run saves that update and ends with the error "interrupted at step
   /// N, saved in OUT/checkpoint-N".

@@ -21,6 +21,13 @@
 // with all the micro-batches:
 //
 //   auto trainer = Trainer::create(*step, optimizerOptions, schedule, comm);
+//
+// ZeRO-1 (`zero1`): each rank keeps the optimizer state, and the f32
+// masters, of a dim-0 shard of every trained tensor only. The summed
+// gradients are reduce-scattered to the shards' owners, each rank runs the
+// optimizer step compiled for its shards, and the updated shards are
+// all-gathered into every rank's whole parameters. Clipping's global norm
+// is one scalar sum over the ranks.
 //   llvm::Expected<UpdateLog> log = (*trainer)->update(microBatches);
 //
 //===----------------------------------------------------------------------===//
@@ -66,8 +73,9 @@ struct UpdateLog {
   /// Bytes copied from the host to the device during the update (0 on the
   /// CPU).
   size_t stagedBytes = 0;
-  /// Wall time of the whole update, and of its optimizer step alone.
-  double ms = 0, optimizerMs = 0;
+  /// Wall time of the whole update, of its optimizer step alone, and of
+  /// its collectives over the ranks (0 in one process).
+  double ms = 0, optimizerMs = 0, communicationMs = 0;
 };
 
 /// One held-out evaluation of a run (Evaluation.h).
@@ -86,7 +94,8 @@ public:
   /// `comm` (the ranks it trains with; null: this process alone) too.
   static llvm::Expected<std::unique_ptr<Trainer>>
   create(TrainingStep &step, const OptimizerOptions &options,
-         const LearningRateSchedule &schedule, Communicator *comm = nullptr);
+         const LearningRateSchedule &schedule, Communicator *comm = nullptr,
+         bool zero1 = false);
   ~Trainer();
 
   /// One update over `microBatches`, this rank's part of the update's batch
@@ -120,6 +129,15 @@ public:
   /// TrainingStep::getParameter and namedParameters read (for saves).
   void syncParametersToHost();
 
+  /// ZeRO-1: collective (every rank calls it); gathers the whole f32
+  /// masters into the step's host values and the whole optimizer state,
+  /// which syncParametersToHost and getState then give. Nothing otherwise.
+  llvm::Error gatherShards();
+  bool isSharded() const { return !shards.empty(); }
+  size_t getNumStateTensors() const { return stateValues.size(); }
+  /// Bytes of optimizer state and separate f32 masters this rank holds.
+  size_t getOptimizerBytes() const;
+
   /// The @forward arguments the optimizer updates.
   llvm::ArrayRef<unsigned> getTrainedArguments() const { return trained; }
 
@@ -134,14 +152,46 @@ private:
   addGradients(const std::vector<DeviceTensor> *sums,
                std::vector<DeviceTensor> grads);
   /// Whether trained argument `i` is f32 in @forward (its master is the
-  /// step's own tensor).
+  /// step's own tensor, or under ZeRO-1 this rank's rows of it).
   bool masterIsModelTensor(size_t i) const;
+  /// The step's tensor of trained argument `i` (this rank's rows of it
+  /// under ZeRO-1).
+  DeviceTensor modelMaster(size_t i) const;
 
   /// f32 zeros shaped as the trained arguments: the gradient sums of a rank
   /// whose micro-batches count no token.
   std::vector<DeviceTensor> zeroGradients() const;
   /// Sums the gradients and the loss over the ranks, in place.
   llvm::Error reduceOverRanks(std::vector<DeviceTensor> &grads, double &loss);
+
+  // ZeRO-1 (TrainerSharding.cpp).
+  /// This rank's dim-0 shard of trained tensor i: rows [firstRow, +rows)
+  /// of `rowSize` values; `counts` are every rank's values.
+  struct Shard {
+    std::vector<size_t> counts;
+    int64_t firstRow = 0, rows = 0, rowSize = 1;
+  };
+  /// Splits every trained tensor and compiles the optimizer step for the
+  /// shards, from `module` (set to @forward with its arguments retyped to
+  /// them, and the step).
+  llvm::Expected<std::unique_ptr<CompiledFunction>>
+  shardOptimizer(const OptimizerOptions &options,
+                 OwningOpRef<ModuleOp> &module);
+  /// Trained tensor i's shape, with this rank's rows under ZeRO-1.
+  std::vector<int64_t> shardShape(size_t i) const;
+  /// The shard of `full` (trained tensor i's values) this rank owns (all
+  /// of it without ZeRO-1).
+  std::vector<float> shardOf(size_t i, llvm::ArrayRef<float> full) const;
+  /// Reduce-scatters the summed gradients into this rank's shards, sums
+  /// the loss, and clips the shards by the global norm (returned).
+  llvm::Expected<std::vector<DeviceTensor>>
+  scatterGradients(std::vector<DeviceTensor> grads, double &loss, float &norm);
+  /// All-gathers the updated shards into every rank's resident parameters
+  /// (`copies`: the bf16 shards of bf16 parameters).
+  llvm::Error gatherParameters(llvm::ArrayRef<DeviceTensor> copies);
+  /// Every rank's shards of `t` (trained tensor i's, f32), whole.
+  llvm::Expected<std::vector<float>> gatherWhole(size_t i,
+                                                 const DeviceTensor &t);
 
   TrainingStep &trainingStep;
   LearningRateSchedule schedule;
@@ -159,7 +209,19 @@ private:
   std::vector<size_t> modelCopies;
   int64_t step = 0;
   std::unique_ptr<Compiled> compiled;
+  OptimizerOptions optimizerOptions;
+  /// ZeRO-1: per trained tensor (empty without it), and the whole state
+  /// gatherShards() last gathered.
+  std::vector<Shard> shards;
+  std::vector<StateTensor> gatheredState;
 };
+
+/// Runs tfm-add-optimizer-step with `options` on `module` (bf16 copies made
+/// by the step).
+llvm::Error addOptimizerStep(ModuleOp module, const OptimizerOptions &options);
+
+/// The number of elements of `shape`.
+int64_t shapeSize(llvm::ArrayRef<int64_t> shape);
 
 /// The targets a batch's loss counts: labels after the causal shift
 /// (labels[:, 1:]) that are not -100.
