@@ -20,7 +20,6 @@ and the peak RSS of the largest rank.
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -34,17 +33,17 @@ from bench_model import add_model_args, llama_config
 
 
 def run(cmd, out, threads):
-    """Runs tfm-train (or mpirun over it) in a fresh process tree; its log
-    and the peak RSS of its largest process, in MiB."""
+    """Runs tfm-train (or mpirun over it), each tfm-train under
+    /usr/bin/time; its log and every process's peak RSS, in MiB."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
-    probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
-             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)")
-    proc = subprocess.run(["python3", "-c", probe] + cmd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
     with open(os.path.join(out, "train_log.json")) as f:
         steps = json.load(f)["steps"]
-    return steps, int(proc.stdout.split()[-1]) / 1024
+    rss = [int(line.split()[-1]) / 1024 for line in proc.stderr.splitlines()
+           if line.startswith("tfm-train peak RSS KiB")]
+    return steps, rss
 
 
 def main():
@@ -66,7 +65,8 @@ def main():
         data = os.path.join(d, "data.bin")
         rng = np.random.default_rng(0)
         rng.integers(0, args.vocab, size=tokens * (args.steps + 1) + 1).astype("<u2").tofile(data)
-        base = [args.tfm_train, ckpt, "--tokens", data, "--batch", str(args.batch), "--seq",
+        timed = ["/usr/bin/time", "-f", "tfm-train peak RSS KiB %M", args.tfm_train]
+        base = timed + [ckpt, "--tokens", data, "--batch", str(args.batch), "--seq",
                 str(args.seq), "--steps", str(args.steps), "--lr", "1e-4", "--quiet"]
         mpi = [args.mpirun, "-np", "2"]
         runs = [("1 process, --grad-accum 2", [] + base + ["--grad-accum", "2"]),
@@ -78,15 +78,15 @@ def main():
             steps, rss = run(cmd + ["--output-dir", out], out, args.threads)
             ms = statistics.median(s["ms"] for s in steps[1:])
             comm = statistics.median(s.get("communication_ms", 0) for s in steps[1:])
-            rows.append((name, ms, tokens / (ms / 1000), comm, rss))
+            rows.append((name, ms, tokens / (ms / 1000), comm, sorted(rss)))
     print(f"bench model: hidden {args.hidden}, {args.layers} layers, {params / 1e6:.1f}M parameters; "
           f"global batch 2 x {args.batch} x {args.seq} tokens; {args.threads} BLAS thread(s) per rank")
     print(f"{'run':28s} {'update ms':>10s} {'tokens/s':>10s} {'vs 1 process':>13s} "
-          f"{'collectives':>12s} {'peak RSS/rank':>14s}")
+          f"{'collectives':>12s}  peak RSS per rank")
     for name, ms, tps, comm, rss in rows:
         share = f"{100 * comm / ms:.1f}%" if comm else "-"
-        print(f"{name:28s} {ms:10.1f} {tps:10.0f} {tps / rows[0][2]:12.2f}x {share:>12s} "
-              f"{rss:11.0f} MiB")
+        print(f"{name:28s} {ms:10.1f} {tps:10.0f} {tps / rows[0][2]:12.2f}x {share:>12s}  "
+              + ", ".join(f"{r:.0f}" for r in rss) + " MiB")
 
 
 if __name__ == "__main__":

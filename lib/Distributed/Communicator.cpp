@@ -42,6 +42,10 @@ public:
       std::memmove(data, shard, byteCounts[0]);
     return llvm::Error::success();
   }
+  llvm::Error gather(const void *shard, void *data,
+                     llvm::ArrayRef<size_t> byteCounts, int) override {
+    return allGather(shard, data, byteCounts);
+  }
   llvm::Error broadcast(void *, size_t, int) override {
     return llvm::Error::success();
   }

@@ -61,16 +61,8 @@ public:
   llvm::Error allGather(const void *shard, void *data,
                         llvm::ArrayRef<size_t> byteCounts) override {
     std::vector<int> recvCounts, offsets;
-    if (auto e = intCounts(byteCounts, recvCounts))
+    if (auto e = byteOffsets(byteCounts, recvCounts, offsets))
       return e;
-    size_t offset = 0;
-    for (int c : recvCounts) {
-      if (offset > size_t(INT32_MAX))
-        return makeError("MPI all-gather of " + llvm::Twine(offset) +
-                         " bytes: beyond one call's 2^31");
-      offsets.push_back(int(offset));
-      offset += size_t(c);
-    }
     // MPI forbids aliased buffers: a shard in place is MPI_IN_PLACE.
     const char *own = static_cast<const char *>(data) + offsets[rank];
     const void *send = shard == own ? MPI_IN_PLACE : shard;
@@ -78,6 +70,17 @@ public:
                                 recvCounts.data(), offsets.data(), MPI_BYTE,
                                 MPI_COMM_WORLD),
                  "all-gather");
+  }
+
+  llvm::Error gather(const void *shard, void *data,
+                     llvm::ArrayRef<size_t> byteCounts, int root) override {
+    std::vector<int> recvCounts, offsets;
+    if (auto e = byteOffsets(byteCounts, recvCounts, offsets))
+      return e;
+    return check(MPI_Gatherv(shard, recvCounts[rank], MPI_BYTE, data,
+                             recvCounts.data(), offsets.data(), MPI_BYTE, root,
+                             MPI_COMM_WORLD),
+                 "gather");
   }
 
   llvm::Error broadcast(void *data, size_t bytes, int root) override {
@@ -122,6 +125,22 @@ private:
                                        MPI_COMM_WORLD),
                          what))
         return e;
+    }
+    return llvm::Error::success();
+  }
+  /// Counts and displacements as MPI's int.
+  static llvm::Error byteOffsets(llvm::ArrayRef<size_t> byteCounts,
+                                 std::vector<int> &counts,
+                                 std::vector<int> &offsets) {
+    if (auto e = intCounts(byteCounts, counts))
+      return e;
+    size_t offset = 0;
+    for (int c : counts) {
+      if (offset > size_t(INT32_MAX))
+        return makeError("MPI gather of " + llvm::Twine(offset) +
+                         " bytes: beyond one call's 2^31");
+      offsets.push_back(int(offset));
+      offset += size_t(c);
     }
     return llvm::Error::success();
   }

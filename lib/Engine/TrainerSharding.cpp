@@ -163,12 +163,13 @@ llvm::Error Trainer::gatherParameters(llvm::ArrayRef<DeviceTensor> copies) {
 
 llvm::Expected<std::vector<float>> Trainer::gatherWhole(size_t i,
                                                         const DeviceTensor &t) {
+  bool root = comm.getRank() == 0;
   std::vector<float> whole(
-      size_t(shapeSize(trainingStep.getArgumentShape(trained[i]))));
+      root ? size_t(shapeSize(trainingStep.getArgumentShape(trained[i]))) : 0);
   std::vector<size_t> bytes;
   for (size_t c : shards[i].counts)
     bytes.push_back(c * sizeof(float));
-  if (auto e = comm.allGather(t.toHost().f32.data(), whole.data(), bytes))
+  if (auto e = comm.gather(t.toHost().f32.data(), whole.data(), bytes, 0))
     return std::move(e);
   return whole;
 }
@@ -177,15 +178,25 @@ llvm::Error Trainer::gatherShards() {
   if (!isSharded())
     return llvm::Error::success();
   size_t n = trained.size();
+  bool root = comm.getRank() == 0;
   for (size_t i = 0; i < n; ++i) {
+    unsigned a = trained[i];
+    // An f32 parameter is whole and current on every rank already.
+    if (masterIsModelTensor(i)) {
+      if (root) {
+        // Its host value (and a resident copy of the same values, new
+        // storage: the master rows follow it).
+        trainingStep.setParameter(
+            a, trainingStep.getResidentParameter(a).toHost().f32);
+        masters[i] = modelMaster(i);
+      }
+      continue;
+    }
     auto whole = gatherWhole(i, masters[i]);
     if (!whole)
       return whole.takeError();
-    // The step's host value (and its resident copy, the same values, new
-    // storage: an f32 master follows it).
-    trainingStep.setParameter(trained[i], std::move(*whole));
-    if (masterIsModelTensor(i))
-      masters[i] = modelMaster(i);
+    if (root)
+      trainingStep.setParameter(a, std::move(*whole));
   }
   gatheredState.clear();
   for (size_t s = 0; s < stateValues.size(); ++s) {
@@ -193,6 +204,8 @@ llvm::Error Trainer::gatherShards() {
     auto whole = gatherWhole(s % n, stateValues[s]);
     if (!whole)
       return whole.takeError();
+    if (!root)
+      continue;
     gatheredState.push_back({stateKinds[s / n] + "/" + std::to_string(a) + "/" +
                                  trainingStep.getParam(a).getName().str(),
                              trainingStep.getArgumentShape(a).vec(),

@@ -61,6 +61,11 @@ public:
   virtual llvm::Error allGather(const void *shard, void *data,
                                 llvm::ArrayRef<size_t> byteCounts) = 0;
 
+  /// allGather's movement to rank `root` alone (`data` is only written
+  /// there): what one rank needs to write a whole save.
+  virtual llvm::Error gather(const void *shard, void *data,
+                             llvm::ArrayRef<size_t> byteCounts, int root) = 0;
+
   /// Rank `root`'s `bytes` bytes at `data`, on every rank.
   virtual llvm::Error broadcast(void *data, size_t bytes, int root) = 0;
   /// Every rank's `value` (each the same size), in rank order.

@@ -129,9 +129,10 @@ public:
   /// TrainingStep::getParameter and namedParameters read (for saves).
   void syncParametersToHost();
 
-  /// ZeRO-1: collective (every rank calls it); gathers the whole f32
-  /// masters into the step's host values and the whole optimizer state,
-  /// which syncParametersToHost and getState then give. Nothing otherwise.
+  /// ZeRO-1: collective (every rank calls it); gathers on rank 0 the whole
+  /// f32 masters into the step's host values and the whole optimizer
+  /// state, which syncParametersToHost and getState then give there (what
+  /// saves and evaluations, rank 0's, read). Nothing otherwise.
   llvm::Error gatherShards();
   bool isSharded() const { return !shards.empty(); }
   size_t getNumStateTensors() const { return stateValues.size(); }
@@ -189,7 +190,8 @@ private:
   /// All-gathers the updated shards into every rank's resident parameters
   /// (`copies`: the bf16 shards of bf16 parameters).
   llvm::Error gatherParameters(llvm::ArrayRef<DeviceTensor> copies);
-  /// Every rank's shards of `t` (trained tensor i's, f32), whole.
+  /// Every rank's shards of `t` (trained tensor i's, f32), whole on rank 0
+  /// (empty elsewhere).
   llvm::Expected<std::vector<float>> gatherWhole(size_t i,
                                                  const DeviceTensor &t);
 
