@@ -1,8 +1,12 @@
 //===- MpiCommunicator.cpp - the ranks of MPI_COMM_WORLD (MPICH) ----------===//
 //
-// Built when pkg-config finds MPICH. MPI is initialised on first use (not
-// at load: a process that never trains in parallel never starts it) and
-// finalised at exit. Errors come back as return codes
+// Built when pkg-config finds MPICH: its mpi.h gives the ABI (handles and
+// constants are integer macros in MPICH), and libmpich.so.12 is opened at
+// run time on first use, like the CUDA libraries ($TFM_MPI_LIBRARY to
+// choose another). Linking it would load MPICH and its UCX transport into
+// every process that links tfm, to no use outside mpirun, and UCX's memory
+// hooks break AddressSanitizer's at start-up. MPI is initialised on first
+// use and finalised at exit. Errors come back as return codes
 // (MPI_ERRORS_RETURN), turned into errors naming the collective; a rank
 // that cannot go on ends every rank with MPI_Abort.
 //
@@ -15,6 +19,8 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 
 using namespace mlir::tfm;
@@ -22,15 +28,74 @@ using namespace mlir::tfm;
 bool mlir::tfm::haveMpi() { return true; }
 
 namespace {
+/// The MPI functions tfm calls, from the opened library.
+struct MpiApi {
+#define TFM_MPI_FUNCTIONS(X)                                                   \
+  X(Init_thread)                                                               \
+  X(Initialized)                                                               \
+  X(Finalized)                                                                 \
+  X(Finalize)                                                                  \
+  X(Comm_set_errhandler)                                                       \
+  X(Comm_rank)                                                                 \
+  X(Comm_size)                                                                 \
+  X(Get_library_version)                                                       \
+  X(Error_string)                                                              \
+  X(Type_size)                                                                 \
+  X(Allreduce)                                                                 \
+  X(Reduce_scatter)                                                            \
+  X(Allgatherv)                                                                \
+  X(Gatherv)                                                                   \
+  X(Allgather)                                                                 \
+  X(Bcast)                                                                     \
+  X(Barrier)                                                                   \
+  X(Abort)
+#define TFM_MPI_FIELD(name) decltype(&MPI_##name) name = nullptr;
+  TFM_MPI_FUNCTIONS(TFM_MPI_FIELD)
+#undef TFM_MPI_FIELD
+};
+} // namespace
+
+/// The opened library's functions (loaded once).
+static llvm::Expected<const MpiApi &> mpiApi() {
+  static MpiApi api;
+  static std::string error;
+  static bool loaded = [] {
+    const char *path = std::getenv("TFM_MPI_LIBRARY");
+    if (!path || !*path)
+      path = "libmpich.so.12";
+    // Global: MPICH's own plugins resolve its symbols.
+    void *handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!handle) {
+      error = std::string("cannot load MPICH (") + path + "): " + dlerror();
+      return false;
+    }
+#define TFM_MPI_LOAD(name)                                                     \
+  api.name =                                                                   \
+      reinterpret_cast<decltype(api.name)>(dlsym(handle, "MPI_" #name));       \
+  if (!api.name) {                                                             \
+    error = std::string(path) + ": no MPI_" #name;                             \
+    return false;                                                              \
+  }
+    TFM_MPI_FUNCTIONS(TFM_MPI_LOAD)
+#undef TFM_MPI_LOAD
+    return true;
+  }();
+  if (!loaded)
+    return makeError(error);
+  return api;
+}
+
+namespace {
 class MpiCommunicator final : public Communicator {
 public:
-  MpiCommunicator(int rank, int size) : rank(rank), size(size) {}
+  MpiCommunicator(const MpiApi &mpi, int rank, int size)
+      : mpi(mpi), rank(rank), size(size) {}
   int getRank() const override { return rank; }
   int getSize() const override { return size; }
   std::string describe() const override {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int length = 0;
-    MPI_Get_library_version(version, &length);
+    mpi.Get_library_version(version, &length);
     // "MPICH Version:\t4.0.2\n...": "MPICH 4.0.2".
     llvm::StringRef first = llvm::StringRef(version, length).split('\n').first;
     auto [name, number] = first.split(':');
@@ -54,7 +119,7 @@ public:
     std::vector<int> recvCounts;
     if (auto e = intCounts(counts, recvCounts))
       return e;
-    return check(MPI_Reduce_scatter(data, shard, recvCounts.data(), MPI_FLOAT,
+    return check(mpi.Reduce_scatter(data, shard, recvCounts.data(), MPI_FLOAT,
                                     MPI_SUM, MPI_COMM_WORLD),
                  "reduce-scatter");
   }
@@ -66,7 +131,7 @@ public:
     // MPI forbids aliased buffers: a shard in place is MPI_IN_PLACE.
     const char *own = static_cast<const char *>(data) + offsets[rank];
     const void *send = shard == own ? MPI_IN_PLACE : shard;
-    return check(MPI_Allgatherv(send, recvCounts[rank], MPI_BYTE, data,
+    return check(mpi.Allgatherv(send, recvCounts[rank], MPI_BYTE, data,
                                 recvCounts.data(), offsets.data(), MPI_BYTE,
                                 MPI_COMM_WORLD),
                  "all-gather");
@@ -77,7 +142,7 @@ public:
     std::vector<int> recvCounts, offsets;
     if (auto e = byteOffsets(byteCounts, recvCounts, offsets))
       return e;
-    return check(MPI_Gatherv(shard, recvCounts[rank], MPI_BYTE, data,
+    return check(mpi.Gatherv(shard, recvCounts[rank], MPI_BYTE, data,
                              recvCounts.data(), offsets.data(), MPI_BYTE, root,
                              MPI_COMM_WORLD),
                  "gather");
@@ -87,13 +152,13 @@ public:
     if (bytes > size_t(INT32_MAX))
       return makeError("MPI broadcast of " + llvm::Twine(bytes) +
                        " bytes: beyond one call's 2^31");
-    return check(MPI_Bcast(data, int(bytes), MPI_BYTE, root, MPI_COMM_WORLD),
+    return check(mpi.Bcast(data, int(bytes), MPI_BYTE, root, MPI_COMM_WORLD),
                  "broadcast");
   }
   llvm::Expected<std::vector<std::string>>
   allGatherBytes(llvm::StringRef value) override {
     std::string all(value.size() * size_t(size), '\0');
-    if (auto e = check(MPI_Allgather(value.data(), int(value.size()), MPI_BYTE,
+    if (auto e = check(mpi.Allgather(value.data(), int(value.size()), MPI_BYTE,
                                      all.data(), int(value.size()), MPI_BYTE,
                                      MPI_COMM_WORLD),
                        "all-gather"))
@@ -104,10 +169,10 @@ public:
     return out;
   }
   llvm::Error barrier() override {
-    return check(MPI_Barrier(MPI_COMM_WORLD), "barrier");
+    return check(mpi.Barrier(MPI_COMM_WORLD), "barrier");
   }
   [[noreturn]] void abortAll(int code) override {
-    MPI_Abort(MPI_COMM_WORLD, code);
+    mpi.Abort(MPI_COMM_WORLD, code);
     std::_Exit(code); // MPI_Abort does not return; in case it does
   }
 
@@ -117,11 +182,11 @@ private:
     // In pieces of at most 2^30 values (MPI counts are int).
     constexpr size_t piece = size_t(1) << 30;
     int typeSize = 0;
-    MPI_Type_size(type, &typeSize);
+    mpi.Type_size(type, &typeSize);
     for (size_t at = 0; at < count; at += piece) {
       int n = int(std::min(piece, count - at));
       char *first = static_cast<char *>(data) + at * size_t(typeSize);
-      if (auto e = check(MPI_Allreduce(MPI_IN_PLACE, first, n, type, MPI_SUM,
+      if (auto e = check(mpi.Allreduce(MPI_IN_PLACE, first, n, type, MPI_SUM,
                                        MPI_COMM_WORLD),
                          what))
         return e;
@@ -159,38 +224,47 @@ private:
       return llvm::Error::success();
     char text[MPI_MAX_ERROR_STRING];
     int length = 0;
-    MPI_Error_string(code, text, &length);
+    mpi.Error_string(code, text, &length);
     return makeError("rank " + llvm::Twine(rank) + " of " + llvm::Twine(size) +
                      ": MPI " + what +
                      " failed: " + llvm::StringRef(text, length));
   }
 
+  const MpiApi &mpi;
   int rank, size;
 };
 } // namespace
 
 static void finalizeAtExit() {
+  auto mpi = mpiApi();
+  if (!mpi) {
+    llvm::consumeError(mpi.takeError());
+    return;
+  }
   int finalized = 0;
-  MPI_Finalized(&finalized);
+  mpi->Finalized(&finalized);
   if (!finalized)
-    MPI_Finalize();
+    mpi->Finalize();
 }
 
 llvm::Expected<std::unique_ptr<Communicator>>
 mlir::tfm::createMpiCommunicator() {
+  auto mpi = mpiApi();
+  if (!mpi)
+    return mpi.takeError();
   int initialized = 0;
-  MPI_Initialized(&initialized);
+  mpi->Initialized(&initialized);
   if (!initialized) {
     // Collectives are called from the thread that trains only.
     int provided = 0;
-    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) !=
+    if (mpi->Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) !=
         MPI_SUCCESS)
       return makeError("MPI_Init_thread failed");
     std::atexit(finalizeAtExit);
   }
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  mpi->Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return std::make_unique<MpiCommunicator>(rank, size);
+  mpi->Comm_rank(MPI_COMM_WORLD, &rank);
+  mpi->Comm_size(MPI_COMM_WORLD, &size);
+  return std::make_unique<MpiCommunicator>(*mpi, rank, size);
 }
