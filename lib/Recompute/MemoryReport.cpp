@@ -409,19 +409,31 @@ struct TfmMemoryReportPass
       // What trains: only trained parameters have gradients and optimizer
       // state (f32 AdamW moments, 8 B each); frozen ones (--freeze, LoRA's
       // base) have neither.
-      int64_t trained = 0, frozen = 0;
+      // Under ZeRO-1 rank 0 holds the most: ceil(rows / ranks) of each.
+      int64_t trained = 0, frozen = 0, perRank = 0;
+      int64_t split = zero == 1 ? std::max<int64_t>(ranks, 1) : 1;
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
         auto param = func.getArgAttrOfType<ParamAttr>(i, kParamAttrName);
         auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
         if (!param || param.getBuffer() || !type || !type.hasStaticShape())
           continue;
         (param.isTrainable() ? trained : frozen) += type.getNumElements();
+        if (param.isTrainable() && type.getRank() > 0) {
+          int64_t rows = type.getDimSize(0);
+          perRank += llvm::divideCeil(rows, split) *
+                     (type.getNumElements() / std::max<int64_t>(rows, 1));
+        }
       }
       llvm::outs() << llvm::format(
           "  parameters: %lld trained, %lld frozen; AdamW state of the "
-          "trained %.1f MiB\n",
+          "trained %.1f MiB",
           (long long)trained, (long long)frozen,
           trained * 8.0 / (1024.0 * 1024.0));
+      if (ranks > 1)
+        llvm::outs() << llvm::format(
+            ", %.1f MiB per rank of %lld%s", perRank * 8.0 / (1024.0 * 1024.0),
+            (long long)ranks, zero == 1 ? " (ZeRO-1)" : "");
+      llvm::outs() << "\n";
       llvm::json::Array outsideNames;
       for (const std::string &n : outside.names)
         outsideNames.push_back(n);
@@ -434,7 +446,8 @@ struct TfmMemoryReportPass
                               {"saved", std::move(outsideNames)}}},
           {"peak_activation_bytes", timeline.peak},
           {"trained_parameters", trained},
-          {"frozen_parameters", frozen}});
+          {"frozen_parameters", frozen},
+          {"optimizer_state_bytes_per_rank", perRank * 8}});
       if (shownName.empty()) {
         shown = std::move(timeline);
         shownName = func.getName().str();

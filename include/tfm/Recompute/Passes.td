@@ -67,14 +67,17 @@ def TfmMemoryReportPass : Pass<"tfm-memory-report", "ModuleOp"> {
     depends on batch or sequence, live from definition to last use; saved
     slices freed after their layer's backward); and how many parameters
     train (gradients and AdamW state exist for those alone) and how many
-    are frozen. `json=PATH` writes an object
+    are frozen, with the AdamW state each of `ranks` data-parallel ranks
+    holds (all of it, or with `zero=1` its dim-0 shards, the largest
+    rank's). `json=PATH` writes an object
     with `batch`, `seq` and `functions`, one per function: `name`, `budget`,
     `layer_kinds` (each with `name`, `layers`, `save_all_bytes_per_token`,
     `saved_bytes_per_token`, `offloaded_bytes_per_token`,
     `recompute_flops_per_token`, `recompute_traffic_bytes_per_token`,
     `step_flops_per_token`, the value lists
     `saved`, `recomputed`, `offloaded` and `frontier`), `outside_layers` and
-    `peak_activation_bytes`, `trained_parameters` and `frozen_parameters`;
+    `peak_activation_bytes`, `trained_parameters`, `frozen_parameters` and
+    `optimizer_state_bytes_per_rank`;
     `svg=PATH` draws the activation memory over the
     step and each kind's frontier (saved bytes vs recompute FLOPs) with the
     chosen plan marked. The module is unchanged.
@@ -82,6 +85,10 @@ def TfmMemoryReportPass : Pass<"tfm-memory-report", "ModuleOp"> {
   let options = [
     Option<"batch", "batch", "int64_t", "1", "Batch size">,
     Option<"seq", "seq", "int64_t", "4096", "Sequence length">,
+    Option<"ranks", "ranks", "int64_t", "1",
+           "Data-parallel ranks (the optimizer state's split with zero=1)">,
+    Option<"zero", "zero", "int64_t", "0",
+           "1: ZeRO-1, each rank holds dim-0 shards of the optimizer state">,
     Option<"jsonPath", "json", "std::string", "\"\"",
            "Also write the report as JSON to this file">,
     Option<"svgPath", "svg", "std::string", "\"\"",
