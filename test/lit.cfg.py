@@ -108,7 +108,7 @@ if config.tfm_have_mpi == "ON" and _mpirun:
 # them, unless given; programs that load libtfm.so into an uninstrumented
 # host (Python) preload the ASan runtime through %asan_preload, and programs
 # built against it use clang (%consumer_cmake_flags, %pip_cmake_flags).
-asan_preload = consumer_cmake_flags = pip_cmake_flags = ""
+asan_runtime = asan_preload = consumer_cmake_flags = pip_cmake_flags = ""
 if config.tfm_sanitizer:
     config.available_features.add("asan")
     config.environment.setdefault(
@@ -118,10 +118,11 @@ if config.tfm_sanitizer:
     config.environment.setdefault(
         "UBSAN_OPTIONS", os.environ.get(
             "UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1"))
-    runtime = subprocess.run(
+    asan_runtime = subprocess.run(
         ["clang++-22", "-print-file-name=libclang_rt.asan-x86_64.so"],
         capture_output=True, text=True).stdout.strip()
-    asan_preload = f"env LD_PRELOAD={runtime}"
+    asan_preload = f"env LD_PRELOAD={asan_runtime}"
+    config.environment["TFM_ASAN_RUNTIME"] = asan_runtime
     consumer_cmake_flags = "-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22"
     pip_cmake_flags = ("-Ccmake.define.CMAKE_C_COMPILER=clang-22 "
                        "-Ccmake.define.CMAKE_CXX_COMPILER=clang++-22")
@@ -132,8 +133,6 @@ config.substitutions.append(("%asan_preload", asan_preload))
 config.substitutions.append(
     ("%tfm_python", " ".join(filter(None, [
         "env", f"PYTHONPATH={os.path.join(config.tfm_obj_root, 'python_packages')}",
-        asan_preload[len("env "):], config.tfm_python or "python3"]))))
-if asan_preload:
-    config.environment["TFM_ASAN_RUNTIME"] = asan_preload[len("env LD_PRELOAD="):]
+        asan_runtime and f"LD_PRELOAD={asan_runtime}", config.tfm_python or "python3"]))))
 config.substitutions.append(("%consumer_cmake_flags", consumer_cmake_flags))
 config.substitutions.append(("%pip_cmake_flags", pip_cmake_flags))

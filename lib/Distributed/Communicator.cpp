@@ -58,8 +58,9 @@ public:
 };
 } // namespace
 
-std::unique_ptr<Communicator> mlir::tfm::createSingleProcessCommunicator() {
-  return std::make_unique<SingleProcess>();
+Communicator &mlir::tfm::getSingleProcessCommunicator() {
+  static SingleProcess alone;
+  return alone;
 }
 
 /// The size a process manager announced to this process, if any: MPICH's
@@ -74,23 +75,26 @@ static int announcedSize(const char *variable) {
 
 llvm::Expected<Communicator &> mlir::tfm::getWorldCommunicator() {
   static std::once_flag once;
-  static std::unique_ptr<Communicator> world;
+  static std::unique_ptr<Communicator> mpi;
+  static Communicator *world = nullptr;
   static std::string error;
   std::call_once(once, [] {
     int mpich = announcedSize("PMI_SIZE");
     int openMpi = announcedSize("OMPI_COMM_WORLD_SIZE");
     if (mpich > 1) {
       auto made = createMpiCommunicator();
-      if (made)
-        world = std::move(*made);
-      else
+      if (made) {
+        mpi = std::move(*made);
+        world = mpi.get();
+      } else {
         error = llvm::toString(made.takeError());
+      }
     } else if (openMpi > 1 && !mpich) {
       // Each rank would initialise MPICH as a world of one and train alone.
       error = "started by Open MPI's mpirun (" + std::to_string(openMpi) +
               " processes): tfm uses MPICH; start it with mpirun.mpich";
     } else {
-      world = createSingleProcessCommunicator();
+      world = &getSingleProcessCommunicator();
     }
   });
   if (!world)

@@ -51,13 +51,6 @@ DeviceTensor Trainer::modelMaster(size_t i) const {
   return isSharded() ? whole.rows(shards[i].firstRow, shards[i].rows) : whole;
 }
 
-int64_t mlir::tfm::shapeSize(llvm::ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
 llvm::Error mlir::tfm::addOptimizerStep(ModuleOp module,
                                         const OptimizerOptions &options) {
   DiagnosticCollector diagnostics(module.getContext());
@@ -88,13 +81,8 @@ Trainer::create(TrainingStep &step, const OptimizerOptions &options,
     return makeError("training needs a step compiled with gradients");
   if (llvm::Error e = step.makeParametersResident())
     return std::move(e);
-  std::unique_ptr<Communicator> alone;
-  if (!comm) {
-    alone = createSingleProcessCommunicator();
-    comm = alone.get();
-  }
-  std::unique_ptr<Trainer> trainer(new Trainer(step, schedule, *comm));
-  trainer->ownComm = std::move(alone);
+  std::unique_ptr<Trainer> trainer(new Trainer(
+      step, schedule, comm ? *comm : getSingleProcessCommunicator()));
   trainer->optimizerOptions = options;
   auto compiled = std::make_unique<Compiled>();
   compiled->module = step.getModel().clone();
@@ -149,17 +137,17 @@ Trainer::create(TrainingStep &step, const OptimizerOptions &options,
   // the step's tensor).
   for (size_t i = 0; i < n; ++i) {
     unsigned a = trainer->trained[i];
-    std::vector<float> mine = trainer->shardOf(i, step.getParameter(a));
     if (trainer->masterIsModelTensor(i))
       trainer->masters.push_back(trainer->modelMaster(i));
     else
       trainer->masters.push_back(
-          DeviceTensor::upload(mine.data(), trainer->shardShape(i), f32, gpu));
+          DeviceTensor::upload(trainer->shardOf(i, step.getParameter(a)).data(),
+                               trainer->shardShape(i), f32, gpu));
   }
   // stateValues[kind * n + i]: zeros before the first update.
   for (size_t s = 0; s < trainer->stateKinds.size() * n; ++s) {
     std::vector<int64_t> shape = trainer->shardShape(s % n);
-    std::vector<float> zeros(size_t(shapeSize(shape)), 0.0f);
+    std::vector<float> zeros(size_t(ShapedType::getNumElements(shape)), 0.0f);
     trainer->stateValues.push_back(
         DeviceTensor::upload(zeros.data(), shape, f32, gpu));
   }
@@ -412,14 +400,13 @@ Trainer::update(llvm::ArrayRef<TokenBatch> microBatches) {
 
 void Trainer::setMaster(size_t i, std::vector<float> value) {
   unsigned a = trained[i];
-  DeviceTensor old = masters[i];
-  std::vector<float> mine = shardOf(i, value);
+  const DeviceTensor &old = masters[i];
+  if (!masterIsModelTensor(i))
+    masters[i] = DeviceTensor::upload(shardOf(i, value).data(), old.getShape(),
+                                      old.getElementType(), old.onGpu());
   trainingStep.setParameter(a, std::move(value));
   if (masterIsModelTensor(i))
     masters[i] = modelMaster(i);
-  else
-    masters[i] = DeviceTensor::upload(mine.data(), old.getShape(),
-                                      old.getElementType(), old.onGpu());
 }
 
 void Trainer::syncParametersToHost() {
@@ -430,18 +417,21 @@ void Trainer::syncParametersToHost() {
     setMaster(i, masters[i].toHost().f32);
 }
 
+Trainer::StateTensor Trainer::stateTensor(size_t s,
+                                          std::vector<float> values) const {
+  size_t n = trained.size();
+  unsigned a = trained[s % n];
+  return {stateKinds[s / n] + "/" + std::to_string(a) + "/" +
+              trainingStep.getParam(a).getName().str(),
+          trainingStep.getArgumentShape(a).vec(), std::move(values)};
+}
+
 std::vector<Trainer::StateTensor> Trainer::getState() const {
   if (isSharded())
     return gatheredState;
   std::vector<StateTensor> out;
-  size_t n = trained.size();
-  for (size_t s = 0; s < stateValues.size(); ++s) {
-    unsigned a = trained[s % n];
-    out.push_back({stateKinds[s / n] + "/" + std::to_string(a) + "/" +
-                       trainingStep.getParam(a).getName().str(),
-                   trainingStep.getArgumentShape(a).vec(),
-                   stateValues[s].toHost().f32});
-  }
+  for (size_t s = 0; s < stateValues.size(); ++s)
+    out.push_back(stateTensor(s, stateValues[s].toHost().f32));
   return out;
 }
 
@@ -453,17 +443,14 @@ Trainer::setState(int64_t steps,
   std::vector<DeviceTensor> values;
   size_t n = trained.size();
   for (size_t s = 0; s < stateValues.size(); ++s) {
-    unsigned a = trained[s % n];
-    std::string name = stateKinds[s / n] + "/" + std::to_string(a) + "/" +
-                       trainingStep.getParam(a).getName().str();
+    StateTensor named = stateTensor(s, {});
     const DeviceTensor &old = stateValues[s];
-    llvm::Expected<std::vector<float>> v =
-        lookup(name, trainingStep.getArgumentShape(a));
+    llvm::Expected<std::vector<float>> v = lookup(named.name, named.shape);
     if (!v)
       return v.takeError();
-    std::vector<float> mine = shardOf(s % n, *v);
-    values.push_back(DeviceTensor::upload(mine.data(), old.getShape(),
-                                          old.getElementType(), old.onGpu()));
+    values.push_back(DeviceTensor::upload(shardOf(s % n, *v).data(),
+                                          old.getShape(), old.getElementType(),
+                                          old.onGpu()));
   }
   stateValues = std::move(values);
   step = steps;

@@ -35,13 +35,19 @@ std::vector<int64_t> Trainer::shardShape(size_t i) const {
   return shape;
 }
 
-std::vector<float> Trainer::shardOf(size_t i,
-                                    llvm::ArrayRef<float> full) const {
+llvm::ArrayRef<float> Trainer::shardOf(size_t i,
+                                       llvm::ArrayRef<float> full) const {
   if (!isSharded())
-    return full.vec();
+    return full;
   const Shard &s = shards[i];
-  auto first = full.begin() + s.firstRow * s.rowSize;
-  return std::vector<float>(first, first + s.rows * s.rowSize);
+  return full.slice(size_t(s.firstRow * s.rowSize), size_t(s.rows * s.rowSize));
+}
+
+std::vector<size_t> Trainer::shardBytes(size_t i, size_t width) const {
+  std::vector<size_t> bytes;
+  for (size_t c : shards[i].counts)
+    bytes.push_back(c * width);
+  return bytes;
 }
 
 size_t Trainer::getOptimizerBytes() const {
@@ -65,11 +71,12 @@ Trainer::shardOptimizer(const OptimizerOptions &options,
                        trainingStep.getParam(a).getName() +
                        "' is a scalar, with no dim 0 to shard");
     Shard s;
-    s.rowSize = shapeSize(shape.drop_front());
+    s.rowSize =
+        std::max<int64_t>(ShapedType::getNumElements(shape.drop_front()), 1);
     s.counts = shardCounts(shape[0], s.rowSize, ranks);
     for (int r = 0; r < rank; ++r)
-      s.firstRow += int64_t(s.counts[r]) / std::max<int64_t>(s.rowSize, 1);
-    s.rows = shape[0] / ranks + (rank < shape[0] % ranks ? 1 : 0);
+      s.firstRow += int64_t(s.counts[r]) / s.rowSize;
+    s.rows = int64_t(s.counts[rank]) / s.rowSize;
     shards.push_back(std::move(s));
   }
 
@@ -152,10 +159,8 @@ llvm::Error Trainer::gatherParameters(llvm::ArrayRef<DeviceTensor> copies) {
     bool copy = next < modelCopies.size() && modelCopies[next] == i;
     const DeviceTensor &mine = copy ? copies[next++] : masters[i];
     size_t width = whole.getNumBytes() / size_t(whole.getNumElements());
-    std::vector<size_t> bytes;
-    for (size_t c : shards[i].counts)
-      bytes.push_back(c * width);
-    if (auto e = comm.allGather(mine.data(), whole.data(), bytes))
+    if (auto e =
+            comm.allGather(mine.data(), whole.data(), shardBytes(i, width)))
       return e;
   }
   return llvm::Error::success();
@@ -164,12 +169,12 @@ llvm::Error Trainer::gatherParameters(llvm::ArrayRef<DeviceTensor> copies) {
 llvm::Expected<std::vector<float>> Trainer::gatherWhole(size_t i,
                                                         const DeviceTensor &t) {
   bool root = comm.getRank() == 0;
-  std::vector<float> whole(
-      root ? size_t(shapeSize(trainingStep.getArgumentShape(trained[i]))) : 0);
-  std::vector<size_t> bytes;
-  for (size_t c : shards[i].counts)
-    bytes.push_back(c * sizeof(float));
-  if (auto e = comm.gather(t.toHost().f32.data(), whole.data(), bytes, 0))
+  std::vector<float> whole(root
+                               ? size_t(ShapedType::getNumElements(
+                                     trainingStep.getArgumentShape(trained[i])))
+                               : 0);
+  if (auto e = comm.gather(t.toHost().f32.data(), whole.data(),
+                           shardBytes(i, sizeof(float)), 0))
     return std::move(e);
   return whole;
 }
@@ -183,13 +188,8 @@ llvm::Error Trainer::gatherShards() {
     unsigned a = trained[i];
     // An f32 parameter is whole and current on every rank already.
     if (masterIsModelTensor(i)) {
-      if (root) {
-        // Its host value (and a resident copy of the same values, new
-        // storage: the master rows follow it).
-        trainingStep.setParameter(
-            a, trainingStep.getResidentParameter(a).toHost().f32);
-        masters[i] = modelMaster(i);
-      }
+      if (root) // its host value, from the step's whole tensor
+        setMaster(i, trainingStep.getResidentParameter(a).toHost().f32);
       continue;
     }
     auto whole = gatherWhole(i, masters[i]);
@@ -200,16 +200,11 @@ llvm::Error Trainer::gatherShards() {
   }
   gatheredState.clear();
   for (size_t s = 0; s < stateValues.size(); ++s) {
-    unsigned a = trained[s % n];
     auto whole = gatherWhole(s % n, stateValues[s]);
     if (!whole)
       return whole.takeError();
-    if (!root)
-      continue;
-    gatheredState.push_back({stateKinds[s / n] + "/" + std::to_string(a) + "/" +
-                                 trainingStep.getParam(a).getName().str(),
-                             trainingStep.getArgumentShape(a).vec(),
-                             std::move(*whole)});
+    if (root)
+      gatheredState.push_back(stateTensor(s, std::move(*whole)));
   }
   return llvm::Error::success();
 }

@@ -80,8 +80,8 @@ public:
   [[noreturn]] virtual void abortAll(int code) = 0;
 };
 
-/// The process alone (world size 1).
-std::unique_ptr<Communicator> createSingleProcessCommunicator();
+/// The process alone (world size 1); one per process.
+Communicator &getSingleProcessCommunicator();
 
 /// The processes of MPI_COMM_WORLD (initialising MPI on first use). An
 /// error when the build has no MPI.

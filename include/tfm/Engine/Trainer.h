@@ -182,7 +182,12 @@ private:
   std::vector<int64_t> shardShape(size_t i) const;
   /// The shard of `full` (trained tensor i's values) this rank owns (all
   /// of it without ZeRO-1).
-  std::vector<float> shardOf(size_t i, llvm::ArrayRef<float> full) const;
+  llvm::ArrayRef<float> shardOf(size_t i, llvm::ArrayRef<float> full) const;
+  /// Every rank's bytes of trained tensor i's shards, `width` bytes a value.
+  std::vector<size_t> shardBytes(size_t i, size_t width) const;
+  /// State tensor s (kind s / n of trained tensor s % n) named as saves
+  /// name it.
+  StateTensor stateTensor(size_t s, std::vector<float> values) const;
   /// Reduce-scatters the summed gradients into this rank's shards, sums
   /// the loss, and clips the shards by the global norm (returned).
   llvm::Expected<std::vector<DeviceTensor>>
@@ -197,7 +202,6 @@ private:
 
   TrainingStep &trainingStep;
   LearningRateSchedule schedule;
-  std::unique_ptr<Communicator> ownComm; // when none was given
   Communicator &comm;
   std::vector<unsigned> trained;
   std::vector<std::string> stateKinds;
@@ -221,9 +225,6 @@ private:
 /// Runs tfm-add-optimizer-step with `options` on `module` (bf16 copies made
 /// by the step).
 llvm::Error addOptimizerStep(ModuleOp module, const OptimizerOptions &options);
-
-/// The number of elements of `shape`.
-int64_t shapeSize(llvm::ArrayRef<int64_t> shape);
 
 /// The targets a batch's loss counts: labels after the causal shift
 /// (labels[:, 1:]) that are not -100.
