@@ -295,13 +295,29 @@ llvm::Error mlir::tfm::saveTrainingCheckpoint(llvm::StringRef outDir,
   // named checkpoint-N, is left alone).
   if (std::error_code ec = syncFolder(outDir))
     return makeError(outDir + ": cannot sync: " + ec.message());
+  // Each is first hidden by one rename, so that a process killed while
+  // removing it leaves no half save under a checkpoint-N name; what a kill
+  // left hidden (a save being removed, or one being written) goes now.
+  std::vector<std::string> older, leftovers;
   std::error_code ec;
   for (fs::directory_iterator it(outDir, ec, /*follow_symlinks=*/false), end;
        it != end && !ec; it.increment(ec)) {
     std::optional<int64_t> k = saveStepOf(*it);
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
     if (k && *k < run.step && fs::exists(childPath(it->path(), kStateFile)))
-      removeTreeNoFollow(it->path());
+      older.push_back(name.str());
+    else if (name.starts_with(".checkpoint-") &&
+             (name.ends_with(".removing") || name.ends_with(".partial")) &&
+             it->type() == fs::file_type::directory_file)
+      leftovers.push_back(it->path());
   }
+  for (const std::string &name : older) {
+    std::string hidden = childPath(outDir, "." + name + ".removing");
+    if (!fs::rename(childPath(outDir, name), hidden))
+      leftovers.push_back(hidden);
+  }
+  for (const std::string &path : leftovers)
+    removeTreeNoFollow(path);
   return llvm::Error::success();
 }
 

@@ -674,10 +674,13 @@ mlir::tfm::runTraining(const TrainRunOptions &given,
   // alone is printed and it removes the output folder it made before the
   // others end it.
   if (comm->getRank() != 0)
-    std::this_thread::sleep_for(std::chrono::seconds(2));
-  llvm::errs() << "tfm-train: rank " << comm->getRank() << " of "
-               << comm->getSize() << ": " << llvm::toString(log.takeError())
-               << "\n";
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+  // One write: a rank ended meanwhile by another's abort prints no half line.
+  std::string line = ("tfm-train: rank " + llvm::Twine(comm->getRank()) +
+                      " of " + llvm::Twine(comm->getSize()) + ": " +
+                      llvm::toString(log.takeError()) + "\n")
+                         .str();
+  llvm::errs() << line;
   llvm::errs().flush();
   comm->abortAll(1);
   llvm_unreachable("abortAll returns not");
